@@ -1,0 +1,35 @@
+/**
+ * The closed catalogue of error codes and their default HTTP status (SPEC.md section 7, plus the
+ * platform's own codes for endpoints the specification leaves open). Every error body is
+ * `{"error": code, "message": text}`.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_credentials: 401,
+  unauthenticated: 401,
+  scope_denied: 403,
+  project_archived: 403,
+  ip_not_allowed: 403,
+  server_side_only: 403,
+  not_found: 404,
+  unknown_handle: 404,
+  conflict: 409,
+  rate_limited: 429,
+  internal_error: 500,
+  issuer_unavailable: 502,
+  turn_unavailable: 502,
+  signaling_unavailable: 502,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  readonly error: ErrorCode;
+  readonly message: string;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_STATUS, value);
+}

@@ -1,0 +1,22 @@
+/** Identifier prefixes (DESIGN.md section 2). */
+export const ID_PREFIX = {
+  project: 'prj_',
+  app: 'app_',
+  secret: 'sk_',
+  handle: 'rvk_',
+  session: 'cs_',
+  refresh: 'rt_',
+  account: 'acc_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+const ID_PATTERN: Readonly<Record<'project' | 'app' | 'account', RegExp>> = {
+  project: /^prj_[A-Za-z0-9_-]{22}$/,
+  app: /^app_[A-Za-z0-9_-]{22}$/,
+  account: /^acc_[A-Za-z0-9_-]{22}$/,
+};
+
+export function isId(kind: 'project' | 'app' | 'account', value: string): boolean {
+  return ID_PATTERN[kind].test(value);
+}

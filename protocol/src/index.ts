@@ -1,0 +1,14 @@
+export { ERROR_STATUS, isErrorCode } from './errors.ts';
+export type { ErrorCode, ErrorBody } from './errors.ts';
+export {
+  DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS, MAX_STREAM_ID,
+  MAX_ID_LENGTH, TOKEN_API_BODY_LIMIT_BYTES, APP_REQUESTS_PER_MINUTE, ADDRESS_REQUESTS_PER_MINUTE,
+  AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS,
+} from './limits.ts';
+export { ROLES } from './wire.ts';
+export type {
+  Role, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
+  RevocationRequest, GrantClaims,
+} from './wire.ts';
+export { ID_PREFIX, isId } from './ids.ts';
+export type { IdKind } from './ids.ts';

@@ -1,0 +1,81 @@
+/** Wire shapes of the token API, with the specification's field names (SPEC.md section 2). */
+
+export const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Body of `POST /v1/rtc/tokens`. */
+export interface TokenRequest {
+  readonly room_id: string;
+  readonly user_id: string;
+  readonly role: Role;
+  readonly publish_streams?: readonly number[];
+  readonly subscribe_streams?: readonly number[];
+  readonly subscribe_room?: boolean;
+  readonly ttl_seconds?: number;
+  readonly turn?: boolean;
+  readonly signaling?: boolean;
+}
+
+/** The `media` object of a token response. */
+export interface MediaCredentials {
+  /** Compact JWS signed by the platform; not secret by itself. */
+  readonly grant: string;
+  /** Secret media key (base64url); never sent to the media server. */
+  readonly key: string;
+  readonly sfu_host: string;
+  readonly sfu_port: number;
+  readonly encryption: 'aes-256-gcm';
+  /** Kept on the customer server to cut the user off early. */
+  readonly revocation_handle: string;
+}
+
+export interface TurnCredentials {
+  readonly username: string;
+  readonly credential: string;
+  readonly uris: readonly string[];
+}
+
+export interface SignalingCredentials {
+  readonly token: string;
+  readonly url: string;
+}
+
+/** Body of a successful `POST /v1/rtc/tokens`. */
+export interface TokenResponse {
+  readonly project_id: string;
+  readonly app_id: string;
+  readonly room_id: string;
+  readonly user_id: string;
+  readonly role: Role;
+  readonly publish_streams: readonly number[];
+  readonly subscribe_streams: readonly number[];
+  readonly subscribe_room: boolean;
+  readonly issued_at: number;
+  readonly expires_at: number;
+  readonly media: MediaCredentials;
+  readonly turn?: TurnCredentials;
+  readonly signaling?: SignalingCredentials;
+}
+
+/** Body of `POST /v1/rtc/tokens/revoke`. */
+export interface RevocationRequest {
+  readonly revocation_handle: string;
+}
+
+/** Claims of a media grant (DESIGN.md section 4). */
+export interface GrantClaims {
+  readonly iss: string;
+  readonly aud: 'rtc-media' | 'rtc-signaling';
+  readonly jti: string;
+  readonly prj: string;
+  readonly app: string;
+  readonly room: string;
+  readonly sub: string;
+  readonly role: Role;
+  readonly pub: readonly number[];
+  readonly subs: readonly number[];
+  readonly sub_room: boolean;
+  readonly iat: number;
+  readonly exp: number;
+  readonly cnf: { readonly kid: string };
+}

@@ -1,0 +1,24 @@
+import type { BusEvent, EventBus } from '../../ports.ts';
+
+/** In-process event bus (the embedded default): every subscriber of this process, in order. */
+export function createMemoryBus(onHandlerError: (err: unknown) => void): EventBus {
+  const handlers = new Set<(event: BusEvent) => void>();
+  return {
+    async publish(event) {
+      for (const handler of handlers) {
+        try {
+          handler(event);
+        } catch (err) {
+          onHandlerError(err);
+        }
+      }
+    },
+    subscribe(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+    async close() {
+      handlers.clear();
+    },
+  };
+}

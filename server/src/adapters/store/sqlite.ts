@@ -1,0 +1,239 @@
+import Database from 'better-sqlite3';
+import type {
+  AccountRecord, AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
+  RevocationRecord, SessionRecord, SessionStatus, Store,
+} from '../../ports.ts';
+
+// Each entry moves the schema one version forward; PRAGMA user_version records how far a file is.
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     password_hash TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     family_id TEXT NOT NULL,
+     access_hash TEXT NOT NULL UNIQUE,
+     access_expires_at INTEGER NOT NULL,
+     refresh_hash TEXT NOT NULL UNIQUE,
+     refresh_expires_at INTEGER NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active','rotated','ended')),
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX sessions_family ON sessions(family_id);
+   CREATE TABLE projects (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     name TEXT NOT NULL,
+     console_app_id TEXT NOT NULL UNIQUE,
+     archived_at INTEGER,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX projects_account ON projects(account_id, created_at);
+   CREATE TABLE credentials (
+     app_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     name TEXT NOT NULL,
+     secret_hash TEXT NOT NULL,
+     scope_publisher INTEGER NOT NULL,
+     scope_subscriber INTEGER NOT NULL,
+     ip_allowlist TEXT NOT NULL,
+     max_ttl_seconds INTEGER NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     rotated_at INTEGER,
+     revoked_at INTEGER
+   );
+   CREATE INDEX credentials_project ON credentials(project_id, created_at);
+   CREATE TABLE revocations (
+     grant_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX revocations_expiry ON revocations(expires_at);`,
+];
+
+interface ProjectRow {
+  id: string; account_id: string; name: string; console_app_id: string;
+  archived_at: number | null; created_at: number; updated_at: number;
+}
+interface CredentialRow {
+  app_id: string; project_id: string; name: string; secret_hash: string; scope_publisher: number;
+  scope_subscriber: number; ip_allowlist: string; max_ttl_seconds: number; created_at: number;
+  updated_at: number; rotated_at: number | null; revoked_at: number | null;
+}
+interface SessionRow {
+  id: string; account_id: string; family_id: string; access_hash: string; access_expires_at: number;
+  refresh_hash: string; refresh_expires_at: number; status: SessionStatus; created_at: number;
+}
+interface AccountRow { id: string; email: string; password_hash: string; created_at: number }
+
+const toAccount = (r: AccountRow): AccountRecord =>
+  ({ id: r.id, email: r.email, passwordHash: r.password_hash, createdAt: r.created_at });
+
+const toSession = (r: SessionRow): SessionRecord => ({
+  id: r.id, accountId: r.account_id, familyId: r.family_id, accessHash: r.access_hash,
+  accessExpiresAt: r.access_expires_at, refreshHash: r.refresh_hash, refreshExpiresAt: r.refresh_expires_at,
+  status: r.status, createdAt: r.created_at,
+});
+
+const toProject = (r: ProjectRow): ProjectRecord => ({
+  id: r.id, accountId: r.account_id, name: r.name, consoleAppId: r.console_app_id,
+  archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+const toCredential = (r: CredentialRow): CredentialRecord => ({
+  appId: r.app_id, projectId: r.project_id, name: r.name, secretHash: r.secret_hash,
+  scopes: { publisher: r.scope_publisher === 1, subscriber: r.scope_subscriber === 1 },
+  ipAllowlist: JSON.parse(r.ip_allowlist) as string[], maxTtlSeconds: r.max_ttl_seconds,
+  createdAt: r.created_at, updatedAt: r.updated_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
+});
+
+/** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
+export function createSqliteStore(path: string): Store {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+
+  const q = {
+    ping: db.prepare('SELECT 1'),
+    insertAccount: db.prepare(`INSERT INTO accounts (id, email, password_hash, created_at)
+      VALUES (@id, @email, @passwordHash, @createdAt) ON CONFLICT (email) DO NOTHING`),
+    accountByEmail: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE email = ?'),
+    accountById: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
+    insertSession: db.prepare(`INSERT INTO sessions (id, account_id, family_id, access_hash, access_expires_at,
+      refresh_hash, refresh_expires_at, status, created_at) VALUES (@id, @accountId, @familyId, @accessHash,
+      @accessExpiresAt, @refreshHash, @refreshExpiresAt, @status, @createdAt)`),
+    sessionByAccess: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE access_hash = ?'),
+    sessionByRefresh: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE refresh_hash = ?'),
+    rotateSession: db.prepare(`UPDATE sessions SET status = 'rotated' WHERE id = ? AND status = 'active'`),
+    endFamily: db.prepare(`UPDATE sessions SET status = 'ended' WHERE family_id = ?`),
+    insertProject: db.prepare(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at,
+      updated_at) VALUES (@id, @accountId, @name, @consoleAppId, @archivedAt, @createdAt, @updatedAt)`),
+    listProjects: db.prepare<[string], ProjectRow>(
+      'SELECT * FROM projects WHERE account_id = ? ORDER BY created_at, id'),
+    getProject: db.prepare<[string, string], ProjectRow>('SELECT * FROM projects WHERE account_id = ? AND id = ?'),
+    projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
+    countProjects: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM projects WHERE account_id = ?'),
+    insertCredential: db.prepare(`INSERT INTO credentials (app_id, project_id, name, secret_hash, scope_publisher,
+      scope_subscriber, ip_allowlist, max_ttl_seconds, created_at, updated_at, rotated_at, revoked_at)
+      VALUES (@appId, @projectId, @name, @secretHash, @publisher, @subscriber, @ipAllowlist, @maxTtlSeconds,
+      @createdAt, @updatedAt, @rotatedAt, @revokedAt)`),
+    listCredentials: db.prepare<[string], CredentialRow>(
+      'SELECT * FROM credentials WHERE project_id = ? ORDER BY created_at, app_id'),
+    getCredential: db.prepare<[string, string], CredentialRow>(
+      'SELECT * FROM credentials WHERE project_id = ? AND app_id = ?'),
+    credentialById: db.prepare<[string], CredentialRow>('SELECT * FROM credentials WHERE app_id = ?'),
+    countCredentials: db.prepare<[string], { n: number }>(
+      'SELECT count(*) AS n FROM credentials WHERE project_id = ?'),
+    authCredential: db.prepare<[string], CredentialRow & { project_archived_at: number | null }>(
+      `SELECT c.*, p.archived_at AS project_archived_at FROM credentials c JOIN projects p ON p.id = c.project_id
+       WHERE c.app_id = ?`),
+    insertRevocation: db.prepare(`INSERT INTO revocations (grant_id, project_id, expires_at)
+      VALUES (@grantId, @projectId, @expiresAt) ON CONFLICT (grant_id) DO NOTHING`),
+    isRevoked: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM revocations WHERE grant_id = ?'),
+    listRevocations: db.prepare<[number], { grant_id: string; project_id: string; expires_at: number }>(
+      'SELECT * FROM revocations WHERE expires_at >= ?'),
+    purgeRevocations: db.prepare('DELETE FROM revocations WHERE expires_at < ?'),
+  };
+
+  const updateProject = db.transaction((id: string, patch: ProjectPatch): ProjectRecord | undefined => {
+    const row = q.projectById.get(id);
+    if (!row) return undefined;
+    const next: ProjectRow = {
+      ...row,
+      name: patch.name ?? row.name,
+      archived_at: patch.archivedAt === undefined ? row.archived_at : patch.archivedAt,
+      updated_at: patch.updatedAt,
+    };
+    db.prepare('UPDATE projects SET name = ?, archived_at = ?, updated_at = ? WHERE id = ?')
+      .run(next.name, next.archived_at, next.updated_at, id);
+    return toProject(next);
+  });
+
+  const updateCredential = db.transaction((appId: string, patch: CredentialPatch): CredentialRecord | undefined => {
+    const row = q.credentialById.get(appId);
+    if (!row) return undefined;
+    const next: CredentialRow = {
+      ...row,
+      name: patch.name ?? row.name,
+      secret_hash: patch.secretHash ?? row.secret_hash,
+      scope_publisher: patch.scopes ? Number(patch.scopes.publisher) : row.scope_publisher,
+      scope_subscriber: patch.scopes ? Number(patch.scopes.subscriber) : row.scope_subscriber,
+      ip_allowlist: patch.ipAllowlist ? JSON.stringify(patch.ipAllowlist) : row.ip_allowlist,
+      max_ttl_seconds: patch.maxTtlSeconds ?? row.max_ttl_seconds,
+      rotated_at: patch.rotatedAt ?? row.rotated_at,
+      revoked_at: patch.revokedAt ?? row.revoked_at,
+      updated_at: patch.updatedAt,
+    };
+    db.prepare(`UPDATE credentials SET name = @name, secret_hash = @secret_hash, scope_publisher = @scope_publisher,
+      scope_subscriber = @scope_subscriber, ip_allowlist = @ip_allowlist, max_ttl_seconds = @max_ttl_seconds,
+      rotated_at = @rotated_at, revoked_at = @revoked_at, updated_at = @updated_at WHERE app_id = @app_id`).run(next);
+    return toCredential(next);
+  });
+
+  return {
+    async ping() { q.ping.get(); },
+    async close() { db.close(); },
+
+    async insertAccount(a) { return q.insertAccount.run(a).changes === 1; },
+    async findAccountByEmail(email) { const r = q.accountByEmail.get(email); return r && toAccount(r); },
+    async getAccount(id) { const r = q.accountById.get(id); return r && toAccount(r); },
+
+    async insertSession(s) { q.insertSession.run(s); },
+    async findSessionByAccessHash(h) { const r = q.sessionByAccess.get(h); return r && toSession(r); },
+    async findSessionByRefreshHash(h) { const r = q.sessionByRefresh.get(h); return r && toSession(r); },
+    async markSessionRotated(id) { return q.rotateSession.run(id).changes === 1; },
+    async endSessionFamily(familyId) { q.endFamily.run(familyId); },
+
+    async insertProject(p) { q.insertProject.run(p); },
+    async listProjects(accountId) { return q.listProjects.all(accountId).map(toProject); },
+    async getProject(accountId, id) { const r = q.getProject.get(accountId, id); return r && toProject(r); },
+    async updateProject(id, patch) { return updateProject(id, patch); },
+    async countProjects(accountId) { return q.countProjects.get(accountId)?.n ?? 0; },
+
+    async insertCredential(c) {
+      q.insertCredential.run({
+        appId: c.appId, projectId: c.projectId, name: c.name, secretHash: c.secretHash,
+        publisher: Number(c.scopes.publisher), subscriber: Number(c.scopes.subscriber),
+        ipAllowlist: JSON.stringify(c.ipAllowlist), maxTtlSeconds: c.maxTtlSeconds, createdAt: c.createdAt,
+        updatedAt: c.updatedAt, rotatedAt: c.rotatedAt, revokedAt: c.revokedAt,
+      });
+    },
+    async listCredentials(projectId) { return q.listCredentials.all(projectId).map(toCredential); },
+    async getCredential(projectId, appId) { const r = q.getCredential.get(projectId, appId); return r && toCredential(r); },
+    async updateCredential(appId, patch) { return updateCredential(appId, patch); },
+    async countCredentials(projectId) { return q.countCredentials.get(projectId)?.n ?? 0; },
+    async findCredentialForAuth(appId) {
+      const r = q.authCredential.get(appId);
+      return r && { ...toCredential(r), projectArchived: r.project_archived_at !== null };
+    },
+
+    async insertRevocation(r) { q.insertRevocation.run(r); },
+    async isRevoked(grantId) { return q.isRevoked.get(grantId) !== undefined; },
+    async listRevocations(nowSec) {
+      return q.listRevocations.all(nowSec).map((r) => ({ grantId: r.grant_id, projectId: r.project_id, expiresAt: r.expires_at }));
+    },
+    async purgeRevocations(nowSec) { return q.purgeRevocations.run(nowSec).changes; },
+  };
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`the data file has schema version ${current}, newer than this build knows (${MIGRATIONS.length})`);
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

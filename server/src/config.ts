@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseCidr } from './core/address.ts';
+import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '../../protocol/src/limits.ts';
+
+export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+
+export interface Config {
+  /** Roles this process serves. */
+  readonly roles: readonly RoleName[];
+  /** Bind address of every role. */
+  readonly host: string;
+  readonly ports: Readonly<Record<RoleName, number>>;
+  readonly dataDir: string;
+  readonly store: { readonly kind: 'sqlite'; readonly path: string };
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** CIDRs of reverse proxies whose X-Forwarded-For is believed. */
+  readonly trustProxy: readonly string[];
+  /** `iss` of every grant. */
+  readonly issuer: string;
+  readonly media: { readonly publicHost: string; readonly publicPort: number | undefined };
+  readonly limits: { readonly appPerMinute: number; readonly addressPerMinute: number };
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEFAULT_PORTS: Record<RoleName, number> = { api: 8080, token: 8081, signaling: 8082, media: 7880 };
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+// roles that exist in this build; the others are refused with a clear message
+const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token'];
+
+/** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+
+  const roles = (env['RTC_ROLES'] ?? AVAILABLE_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean);
+  for (const role of roles) {
+    if (!(ROLE_NAMES as readonly string[]).includes(role)) problems.push(`RTC_ROLES: unknown role ${JSON.stringify(role)}`);
+    else if (!AVAILABLE_ROLES.includes(role as RoleName)) problems.push(`RTC_ROLES: role ${role} is not available in this build`);
+  }
+  if (roles.length === 0) problems.push('RTC_ROLES must name at least one role');
+
+  const ports = {
+    api: int('RTC_API_PORT', DEFAULT_PORTS.api, 0, 65535),
+    token: int('RTC_TOKEN_PORT', DEFAULT_PORTS.token, 0, 65535),
+    signaling: int('RTC_SIGNALING_PORT', DEFAULT_PORTS.signaling, 0, 65535),
+    media: int('RTC_MEDIA_PORT', DEFAULT_PORTS.media, 0, 65535),
+  };
+
+  const dataDir = resolve(env['RTC_DATA_DIR'] || './data');
+  const databaseUrl = env['DATABASE_URL'];
+  if (databaseUrl) problems.push('DATABASE_URL: only the embedded SQLite store is available in this build');
+  if (env['REDIS_URL']) problems.push('REDIS_URL: only the in-process limiter and bus are available in this build');
+
+  let tls: Config['tls'];
+  const certFile = env['RTC_TLS_CERT_FILE'];
+  const keyFile = env['RTC_TLS_KEY_FILE'];
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    problems.push('RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together');
+  } else if (certFile && keyFile) {
+    try {
+      tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+    } catch (err) {
+      problems.push(`RTC_TLS_CERT_FILE/RTC_TLS_KEY_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  }
+
+  const trustProxy = (env['RTC_TRUST_PROXY'] ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+  for (const cidr of trustProxy) {
+    if (!parseCidr(cidr)) problems.push(`RTC_TRUST_PROXY: ${JSON.stringify(cidr)} is not an IPv4 or IPv6 CIDR`);
+  }
+
+  const logLevel = env['RTC_LOG_LEVEL'] ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`RTC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const publicPort = env['RTC_MEDIA_PUBLIC_PORT'] ? int('RTC_MEDIA_PUBLIC_PORT', 0, 1, 65535) : undefined;
+
+  const config: Config = {
+    roles: roles as RoleName[],
+    host: env['RTC_HOST'] || '127.0.0.1',
+    ports,
+    dataDir,
+    store: { kind: 'sqlite', path: resolve(dataDir, 'rtc.sqlite') },
+    tls,
+    trustProxy,
+    issuer: env['RTC_ISSUER'] || 'rtc-platform',
+    media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || 'localhost', publicPort },
+    limits: {
+      appPerMinute: int('RTC_APP_RATE_LIMIT_PER_MINUTE', APP_REQUESTS_PER_MINUTE, 1, 100_000_000),
+      addressPerMinute: int('RTC_ADDRESS_RATE_LIMIT_PER_MINUTE', ADDRESS_REQUESTS_PER_MINUTE, 1, 100_000_000),
+    },
+    logLevel: logLevel as Config['logLevel'],
+    shutdownGraceMs: int('RTC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,31 @@
+import { ERROR_STATUS, type ErrorCode, type ErrorBody } from '../../../protocol/src/errors.ts';
+
+/** The one exception type of the server: a catalogue code, a message safe to show, a status. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryAfterSec: number | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { status?: number; retryAfterSec?: number; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = opts.status ?? ERROR_STATUS[code];
+    this.retryAfterSec = opts.retryAfterSec;
+  }
+
+  toJSON(): ErrorBody {
+    return { error: this.code, message: this.message };
+  }
+}
+
+// spec §3.5: one 401 for every cause of an authentication failure
+export const INVALID_CREDENTIALS_MESSAGE = 'invalid App ID or App Secret';
+export const badCredentials = (): ApiError => new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
+
+export const notFound = (what: string): ApiError => new ApiError('not_found', `${what} not found`);
+
+export const rateLimited = (retryAfterSec: number): ApiError =>
+  new ApiError('rate_limited', 'rate limit exceeded; retry after the time in Retry-After', {
+    retryAfterSec: Math.max(1, Math.ceil(retryAfterSec)),
+  });

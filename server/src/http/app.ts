@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import { resolveClientAddress } from '../core/address.ts';
+import { ApiError } from '../core/errors.ts';
+import type { HttpContext } from './context.ts';
+import { replyWithError } from './reply.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
+import { registerCredentialRoutes } from './routes/credentials.ts';
+import { registerProjectRoutes } from './routes/projects.ts';
+import { registerRtcTokenRoutes } from './routes/rtc-tokens.ts';
+import { registerPublicKeyRoutes, registerTokenServiceRoutes } from './routes/token-service.ts';
+
+export type HttpRole = 'api' | 'token';
+
+export interface HttpAppOptions {
+  readonly role: HttpRole;
+  readonly logger: Logger;
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+}
+
+/** Bodies are kept as bytes and parsed by each route after its own checks (DESIGN.md §3 order). */
+const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+/** Builds the HTTP app of one role (api or token) on shared services. */
+export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): FastifyInstance {
+  const tls = options.tls;
+  const app = Fastify({
+    loggerInstance: options.logger.child({ role: options.role }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    requestIdHeader: false,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server
+    serverFactory: (handler) => (tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
+      : createHttpServer(handler)),
+  } satisfies FastifyServerOptions);
+
+  app.decorateRequest('clientAddress', '');
+  app.decorateRequest('accountId', '');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('cache-control', 'no-store');
+    req.clientAddress = resolveClientAddress(req.socket.remoteAddress ?? '', headerValue(req.headers['x-forwarded-for']), ctx.trustProxy);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const path = req.url.split('?', 1)[0];
+    req.log.info({ method: req.method, path, status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10, address: req.clientAddress }, 'request');
+  });
+  app.setErrorHandler((err, req, reply) => replyWithError(err, req, reply));
+  app.setNotFoundHandler((req, reply) =>
+    replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
+
+  registerRtcTokenRoutes(app, ctx);
+  registerPublicKeyRoutes(app, ctx);
+  if (options.role === 'token') registerTokenServiceRoutes(app, ctx);
+  if (options.role === 'api') {
+    registerAuthRoutes(app, ctx);
+    registerProjectRoutes(app, ctx);
+    registerCredentialRoutes(app, ctx);
+  }
+  return app;
+}
+
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../protocol/src/limits.ts';
+import { ApiError } from '../../core/errors.ts';
+import type { AuthCredential } from '../../ports.ts';
+import { revocationRequestSchema, tokenRequestSchema } from '../../schemas/token.ts';
+import { parseJsonBody, validate } from '../../schemas/validate.ts';
+import { admitAddress, authenticateApp } from '../../services/app-auth.ts';
+import { issueToken } from '../../services/issue-token.ts';
+import { revokeByHandle } from '../../services/revoke-token.ts';
+import type { HttpContext } from '../context.ts';
+import type { RouteFlags } from '../reply.ts';
+
+/**
+ * Steps 1-3 of the token API's order of checks (DESIGN.md section 3), run before the body is read:
+ * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
+ */
+export function tokenApiGate(ctx: HttpContext) {
+  return async (req: FastifyRequest): Promise<void> => {
+    await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
+    // spec §4 rule 6: a browser Origin gets 403 server_side_only (Sec-Fetch-* is sent only by browsers)
+    if (req.headers.origin !== undefined || req.headers['sec-fetch-mode'] !== undefined) {
+      throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');
+    }
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > TOKEN_API_BODY_LIMIT_BYTES) {
+      throw new ApiError('invalid_request', `the request body exceeds ${TOKEN_API_BODY_LIMIT_BYTES} bytes`, { status: 413 });
+    }
+  };
+}
+
+/** Steps 4-7: authentication, App ID rate limit, IP allowlist, archived project. */
+export function authenticateTokenCaller(ctx: HttpContext, req: FastifyRequest): Promise<AuthCredential> {
+  return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
+}
+
+export const TOKEN_ROUTE_OPTIONS = {
+  bodyLimit: TOKEN_API_BODY_LIMIT_BYTES,
+  config: { basicAuth: true } satisfies RouteFlags,
+};
+
+/** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
+export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  const onRequest = tokenApiGate(ctx);
+
+  app.post('/v1/rtc/tokens', { ...TOKEN_ROUTE_OPTIONS, onRequest }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const body = validate(tokenRequestSchema, parseJsonBody(req.body as Buffer | undefined));
+    const token = issueToken(ctx.deps, ctx.issuer, {
+      projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
+      subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
+    }, body);
+    return reply.code(200).send(token);
+  });
+
+  app.post('/v1/rtc/tokens/revoke', { ...TOKEN_ROUTE_OPTIONS, onRequest }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const body = validate(revocationRequestSchema, parseJsonBody(req.body as Buffer | undefined));
+    return reply.code(200).send(await revokeByHandle(ctx.deps, cred.projectId, body.revocation_handle));
+  });
+}

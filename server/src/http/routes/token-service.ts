@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../core/errors.ts';
+import { tokenServiceRequestSchema } from '../../schemas/token.ts';
+import { parseJsonBody, validate } from '../../schemas/validate.ts';
+import { issueToken } from '../../services/issue-token.ts';
+import type { HttpContext } from '../context.ts';
+import { authenticateTokenCaller, TOKEN_ROUTE_OPTIONS, tokenApiGate } from './rtc-tokens.ts';
+
+/** `POST /v1/tokens` on the token host (DESIGN.md section 3): the short form of the token request. */
+export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  app.post('/v1/tokens', { ...TOKEN_ROUTE_OPTIONS, onRequest: tokenApiGate(ctx) }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const body = validate(tokenServiceRequestSchema, parseJsonBody(req.body as Buffer | undefined));
+    if (body.app_id !== cred.appId) {
+      throw new ApiError('invalid_request', 'app_id must be the App ID of the authenticating credential');
+    }
+    const token = issueToken(ctx.deps, ctx.issuer, {
+      projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
+      subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
+    }, { room_id: body.room_id, user_id: body.user_id, role: body.role, ttl_seconds: body.ttl_sec });
+    return reply.code(200).send(token);
+  });
+}
+
+/** `GET /health` and `GET /.well-known/jwks.json`, unauthenticated. */
+export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  const jwks = JSON.stringify({
+    keys: ctx.deps.keys.verifying.map((k) => ({
+      ...k.publicKey.export({ format: 'jwk' }), kid: k.kid, use: 'sig', alg: 'EdDSA',
+    })),
+  });
+  app.get('/.well-known/jwks.json', async (_req, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('application/json').send(jwks));
+
+  app.get('/health', async (req, reply) => {
+    try {
+      await ctx.deps.store.ping();
+      return reply.send({ status: 'ok' });
+    } catch (err) {
+      req.log.warn({ err }, 'health check failed');
+      return reply.code(503).send({ status: 'unavailable', store: 'unavailable' });
+    }
+  });
+}

@@ -1,0 +1,76 @@
+import { rotateKeyRing } from '../adapters/keys/file-keyring.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { startPlatform } from './serve.ts';
+
+const USAGE = `usage: rtc <command>
+
+commands:
+  serve          start every configured role (RTC_ROLES, default api,token)
+  keys rotate    add a new signing key and media master key to RTC_DATA_DIR;
+                 the current keys stay published until their grants expire
+  help           show this text
+
+Configuration comes from RTC_* environment variables (see docs/operations/configuration.md).`;
+
+async function serve(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = createLogger(config.logLevel);
+  const platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn('grace period over: exiting with requests still open');
+      logger.flush();
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    platform.close().then(
+      () => {
+        logger.info('stopped');
+        logger.flush(() => process.exit(0));
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        logger.flush(() => process.exit(1));
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, sub] = argv;
+  if (command === 'serve') {
+    await serve();
+    return -1;
+  }
+  if (command === 'keys' && sub === 'rotate') {
+    const config = loadConfig(process.env);
+    const kids = rotateKeyRing(config.dataDir, Math.floor(Date.now() / 1000));
+    process.stdout.write(`${JSON.stringify({ rotated: true, signing_kid: kids.signingKid, media_master_kid: kids.masterKid })}\n`);
+    return 0;
+  }
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${USAGE}\n`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) process.stderr.write(`rtc: ${err.message}\n`);
+    else process.stderr.write(`rtc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

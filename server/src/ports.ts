@@ -1,0 +1,145 @@
+/** The ports the services use, in domain terms; adapters implement them (memory, SQLite, ...). */
+
+export interface Clock {
+  nowMs(): number;
+}
+
+export interface AccountRecord {
+  readonly id: string;
+  readonly email: string;
+  readonly passwordHash: string;
+  readonly createdAt: number;
+}
+
+export type SessionStatus = 'active' | 'rotated' | 'ended';
+
+/** One access/refresh pair of a console session; rotations of one login share a family. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly familyId: string;
+  readonly accessHash: string;
+  readonly accessExpiresAt: number;
+  readonly refreshHash: string;
+  readonly refreshExpiresAt: number;
+  readonly status: SessionStatus;
+  readonly createdAt: number;
+}
+
+export interface ProjectRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly name: string;
+  /** App ID shown on temporary tokens issued from the console (no secret exists for it). */
+  readonly consoleAppId: string;
+  readonly archivedAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface Scopes {
+  readonly publisher: boolean;
+  readonly subscriber: boolean;
+}
+
+export interface CredentialRecord {
+  readonly appId: string;
+  readonly projectId: string;
+  readonly name: string;
+  readonly secretHash: string;
+  readonly scopes: Scopes;
+  readonly ipAllowlist: readonly string[];
+  readonly maxTtlSeconds: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly rotatedAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+/** A credential with what the token API needs of its project, read in one look-up. */
+export interface AuthCredential extends CredentialRecord {
+  readonly projectArchived: boolean;
+}
+
+export interface RevocationRecord {
+  readonly grantId: string;
+  readonly projectId: string;
+  readonly expiresAt: number;
+}
+
+export interface ProjectPatch {
+  readonly name?: string;
+  readonly archivedAt?: number | null;
+  readonly updatedAt: number;
+}
+
+export interface CredentialPatch {
+  readonly name?: string;
+  readonly scopes?: Scopes;
+  readonly ipAllowlist?: readonly string[];
+  readonly maxTtlSeconds?: number;
+  readonly secretHash?: string;
+  readonly rotatedAt?: number;
+  readonly revokedAt?: number;
+  readonly updatedAt: number;
+}
+
+export interface Store {
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  /** False when the e-mail address is taken. */
+  insertAccount(account: AccountRecord): Promise<boolean>;
+  findAccountByEmail(email: string): Promise<AccountRecord | undefined>;
+  getAccount(id: string): Promise<AccountRecord | undefined>;
+
+  insertSession(session: SessionRecord): Promise<void>;
+  findSessionByAccessHash(hash: string): Promise<SessionRecord | undefined>;
+  findSessionByRefreshHash(hash: string): Promise<SessionRecord | undefined>;
+  /** Moves an active session to `rotated`; false when it was not active (a race lost). */
+  markSessionRotated(id: string): Promise<boolean>;
+  endSessionFamily(familyId: string): Promise<void>;
+
+  insertProject(project: ProjectRecord): Promise<void>;
+  listProjects(accountId: string): Promise<ProjectRecord[]>;
+  getProject(accountId: string, projectId: string): Promise<ProjectRecord | undefined>;
+  updateProject(projectId: string, patch: ProjectPatch): Promise<ProjectRecord | undefined>;
+  countProjects(accountId: string): Promise<number>;
+
+  insertCredential(credential: CredentialRecord): Promise<void>;
+  listCredentials(projectId: string): Promise<CredentialRecord[]>;
+  getCredential(projectId: string, appId: string): Promise<CredentialRecord | undefined>;
+  updateCredential(appId: string, patch: CredentialPatch): Promise<CredentialRecord | undefined>;
+  countCredentials(projectId: string): Promise<number>;
+  findCredentialForAuth(appId: string): Promise<AuthCredential | undefined>;
+
+  insertRevocation(revocation: RevocationRecord): Promise<void>;
+  isRevoked(grantId: string): Promise<boolean>;
+  listRevocations(nowSec: number): Promise<RevocationRecord[]>;
+  purgeRevocations(nowSec: number): Promise<number>;
+}
+
+export interface LimitResult {
+  readonly ok: boolean;
+  /** Whole seconds until the window ends (0 when ok). */
+  readonly retryAfterSec: number;
+}
+
+/** Fixed-window counters keyed by string; the window opens with the first hit. */
+export interface Limiter {
+  /** Counts one hit; not ok when this hit went over `max` within the window. */
+  hit(key: string, max: number, windowSec: number): Promise<LimitResult>;
+  /** Without counting: not ok when `max` hits were already counted in the open window. */
+  peek(key: string, max: number, windowSec: number): Promise<LimitResult>;
+}
+
+export type BusEvent =
+  | { readonly type: 'grant.revoked'; readonly grantId: string; readonly projectId: string; readonly expiresAt: number }
+  | { readonly type: 'credential.changed'; readonly appId: string };
+
+/** Fan-out of platform events to every process (revocations reach every media server). */
+export interface EventBus {
+  publish(event: BusEvent): Promise<void>;
+  subscribe(handler: (event: BusEvent) => void): () => void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,120 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../protocol/src/limits.ts';
+import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { ApiError, rateLimited } from '../core/errors.ts';
+import { newBearer, newId } from '../core/ids.ts';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../core/password.ts';
+import type { AccountRecord, SessionRecord } from '../ports.ts';
+import { nowSec, type ServiceDeps } from './deps.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 900;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const REGISTRATIONS_PER_HOUR = 100;
+
+export interface AccountView {
+  readonly id: string;
+  readonly email: string;
+  readonly created_at: number;
+}
+
+export interface SessionTokens {
+  readonly account: AccountView;
+  readonly access_token: string;
+  readonly refresh_token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
+}
+
+const LOGIN_FAILED = 'invalid e-mail address or password';
+const SESSION_INVALID = 'the session token is missing, invalid or expired';
+
+export const accountView = (a: AccountRecord): AccountView => ({ id: a.id, email: a.email, created_at: a.createdAt });
+
+function hashBearer(deps: ServiceDeps, token: string): string {
+  return createHmac('sha256', deps.keys.secretHashKey).update(`bearer:${token}`).digest('base64url');
+}
+
+async function openSession(deps: ServiceDeps, account: AccountRecord, familyId: string): Promise<SessionTokens> {
+  const now = nowSec(deps.clock);
+  const access = newBearer('session');
+  const refresh = newBearer('refresh');
+  const session: SessionRecord = {
+    id: randomBytes(16).toString('base64url'), accountId: account.id, familyId,
+    accessHash: hashBearer(deps, access), accessExpiresAt: now + ACCESS_TOKEN_TTL_SECONDS,
+    refreshHash: hashBearer(deps, refresh), refreshExpiresAt: now + REFRESH_TOKEN_TTL_SECONDS,
+    status: 'active', createdAt: now,
+  };
+  await deps.store.insertSession(session);
+  return {
+    account: accountView(account), access_token: access, refresh_token: refresh, token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+  };
+}
+
+export async function register(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+  const rate = await deps.limiter.hit(`register:${address}`, REGISTRATIONS_PER_HOUR, 3600);
+  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
+  const account: AccountRecord = {
+    id: newId('account'), email: email.toLowerCase(), passwordHash: await hashPassword(password),
+    createdAt: nowSec(deps.clock),
+  };
+  if (!(await deps.store.insertAccount(account))) {
+    throw new ApiError('conflict', 'an account with this e-mail address exists');
+  }
+  return openSession(deps, account, randomBytes(16).toString('base64url'));
+}
+
+/** Login failures are limited like token-API authentication: per address and per e-mail address. */
+export async function login(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+  const normalized = email.toLowerCase();
+  const keys = [`loginfail:addr:${address}`, `loginfail:email:${normalized}`];
+  for (const key of keys) {
+    const blocked = await deps.limiter.peek(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+    if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
+  }
+  const account = await deps.store.findAccountByEmail(normalized);
+  const ok = await verifyPassword(password, account?.passwordHash ?? (await DUMMY_PASSWORD_HASH));
+  if (!account || !ok) {
+    for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+    throw new ApiError('invalid_credentials', LOGIN_FAILED);
+  }
+  return openSession(deps, account, randomBytes(16).toString('base64url'));
+}
+
+/** Rotates the pair; a refresh token used twice ends its whole session family (theft detected). */
+export async function refresh(deps: ServiceDeps, refreshToken: string): Promise<SessionTokens> {
+  const invalid = new ApiError('unauthenticated', 'the refresh token is invalid, expired or already used');
+  if (!refreshToken.startsWith(ID_PREFIX.refresh)) throw invalid;
+  const session = await deps.store.findSessionByRefreshHash(hashBearer(deps, refreshToken));
+  if (!session) throw invalid;
+  if (session.status === 'rotated') {
+    await deps.store.endSessionFamily(session.familyId);
+    throw invalid;
+  }
+  if (session.status !== 'active' || session.refreshExpiresAt < nowSec(deps.clock)) throw invalid;
+  if (!(await deps.store.markSessionRotated(session.id))) {
+    // a concurrent refresh with the same token won the race: that is reuse too
+    await deps.store.endSessionFamily(session.familyId);
+    throw invalid;
+  }
+  const account = await deps.store.getAccount(session.accountId);
+  if (!account) throw invalid;
+  return openSession(deps, account, session.familyId);
+}
+
+/** Resolves a console access token to its session; 401 unauthenticated otherwise. */
+export async function authenticateSession(deps: ServiceDeps, authorization: string | undefined): Promise<SessionRecord> {
+  const invalid = new ApiError('unauthenticated', SESSION_INVALID);
+  if (authorization === undefined || authorization.length > 512) throw invalid;
+  const space = authorization.indexOf(' ');
+  if (space === -1 || authorization.slice(0, space).toLowerCase() !== 'bearer') throw invalid;
+  const token = authorization.slice(space + 1).trim();
+  if (!token.startsWith(ID_PREFIX.session)) throw invalid;
+  const session = await deps.store.findSessionByAccessHash(hashBearer(deps, token));
+  if (!session || session.status !== 'active' || session.accessExpiresAt < nowSec(deps.clock)) throw invalid;
+  return session;
+}
+
+export async function logout(deps: ServiceDeps, session: SessionRecord): Promise<void> {
+  await deps.store.endSessionFamily(session.familyId);
+}

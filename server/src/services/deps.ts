@@ -1,0 +1,13 @@
+import type { KeyRing } from '../core/keyring.ts';
+import type { Clock, EventBus, Limiter, Store } from '../ports.ts';
+
+/** What the services need: ports and key material, chosen by the composition root. */
+export interface ServiceDeps {
+  readonly store: Store;
+  readonly limiter: Limiter;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  readonly keys: KeyRing;
+}
+
+export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

@@ -1,0 +1,65 @@
+import type { GrantClaims, TokenResponse } from '../../../protocol/src/wire.ts';
+import { ApiError } from '../core/errors.ts';
+import { GRANT_TYPE, signJws } from '../core/grant.ts';
+import { newGrantId } from '../core/ids.ts';
+import { deriveMediaKey } from '../core/media-key.ts';
+import { encodeHandle } from '../core/revocation-handle.ts';
+import { applyTokenPolicy, type CredentialPolicy, type ShapedTokenRequest } from '../core/token-policy.ts';
+import { nowSec, type ServiceDeps } from './deps.ts';
+
+/** Where grants point the app, and the optional services a token may carry. */
+export interface IssuerSettings {
+  readonly issuer: string;
+  readonly sfuHost: string;
+  readonly sfuPort: number;
+}
+
+/** The subject of an issuance: a real credential, or a project's console pseudo-credential. */
+export interface Issuer extends CredentialPolicy {
+  readonly projectId: string;
+  readonly appId: string;
+}
+
+/** Applies policy to a shaped request and mints the grant, media key and revocation handle. */
+export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: ShapedTokenRequest): TokenResponse {
+  const grant = applyTokenPolicy(req, issuer);
+  // DESIGN §3: no TURN server or signaling service configured in this deployment
+  if (grant.turn) throw new ApiError('turn_unavailable', 'no TURN relay is configured for this platform');
+  if (grant.signaling) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
+
+  const iat = nowSec(deps.clock);
+  const exp = iat + grant.ttlSeconds;
+  const grantId = newGrantId();
+  const master = deps.keys.mediaMaster;
+  const claims: GrantClaims = {
+    iss: settings.issuer, aud: 'rtc-media', jti: grantId.toString('base64url'), prj: issuer.projectId,
+    app: issuer.appId, room: grant.room, sub: grant.user, role: grant.role, pub: grant.pub, subs: grant.subs,
+    sub_room: grant.subRoom, iat, exp, cnf: { kid: master.kid },
+  };
+  let signed: string;
+  try {
+    signed = signJws(claims, deps.keys.signing, GRANT_TYPE);
+  } catch (cause) {
+    throw new ApiError('issuer_unavailable', 'the grant could not be signed; retry with backoff', { cause });
+  }
+  return {
+    project_id: issuer.projectId,
+    app_id: issuer.appId,
+    room_id: grant.room,
+    user_id: grant.user,
+    role: grant.role,
+    publish_streams: grant.pub,
+    subscribe_streams: grant.subs,
+    subscribe_room: grant.subRoom,
+    issued_at: iat,
+    expires_at: exp,
+    media: {
+      grant: signed,
+      key: deriveMediaKey(master.secret, grantId).toString('base64url'),
+      sfu_host: settings.sfuHost,
+      sfu_port: settings.sfuPort,
+      encryption: 'aes-256-gcm',
+      revocation_handle: encodeHandle(deps.keys.handleKey, { projectId: issuer.projectId, grantId, expiresAt: exp }),
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { ApiError, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { ProjectRecord } from '../ports.ts';
+import { nowSec, type ServiceDeps } from './deps.ts';
+
+export const MAX_PROJECTS_PER_ACCOUNT = 100;
+
+export interface ProjectView {
+  readonly id: string;
+  readonly name: string;
+  readonly archived: boolean;
+  readonly archived_at: number | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+export const projectView = (p: ProjectRecord): ProjectView => ({
+  id: p.id, name: p.name, archived: p.archivedAt !== null, archived_at: p.archivedAt,
+  created_at: p.createdAt, updated_at: p.updatedAt,
+});
+
+export async function createProject(deps: ServiceDeps, accountId: string, name: string): Promise<ProjectRecord> {
+  if ((await deps.store.countProjects(accountId)) >= MAX_PROJECTS_PER_ACCOUNT) {
+    throw new ApiError('conflict', `an account may hold at most ${MAX_PROJECTS_PER_ACCOUNT} projects`);
+  }
+  const now = nowSec(deps.clock);
+  const project: ProjectRecord = {
+    id: newId('project'), accountId, name, consoleAppId: newId('app'), archivedAt: null, createdAt: now, updatedAt: now,
+  };
+  await deps.store.insertProject(project);
+  return project;
+}
+
+/** Another account's project is 404, never 403 (DESIGN.md section 6: existence is not leaked). */
+export async function getOwnProject(deps: ServiceDeps, accountId: string, projectId: string): Promise<ProjectRecord> {
+  const project = await deps.store.getProject(accountId, projectId);
+  if (!project) throw notFound('project');
+  return project;
+}
+
+export async function renameProject(deps: ServiceDeps, accountId: string, projectId: string, name: string): Promise<ProjectRecord> {
+  await getOwnProject(deps, accountId, projectId);
+  const updated = await deps.store.updateProject(projectId, { name, updatedAt: nowSec(deps.clock) });
+  if (!updated) throw notFound('project');
+  return updated;
+}
+
+/** Archiving is idempotent; an archived project's credentials get 403 project_archived at once. */
+export async function setArchived(deps: ServiceDeps, accountId: string, projectId: string, archived: boolean): Promise<ProjectRecord> {
+  const project = await getOwnProject(deps, accountId, projectId);
+  if ((project.archivedAt !== null) === archived) return project;
+  const now = nowSec(deps.clock);
+  const updated = await deps.store.updateProject(projectId, { archivedAt: archived ? now : null, updatedAt: now });
+  if (!updated) throw notFound('project');
+  return updated;
+}
