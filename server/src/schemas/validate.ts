@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ApiError } from '../core/errors.ts';
 
 /** Field names in messages are shown JSON-quoted and cut short, so input is never echoed at length. */

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type {
-  AccountRecord, AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
-  RevocationRecord, SessionRecord, SessionStatus, Store,
+  AccountRecord, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
+  SessionRecord, SessionStatus, Store,
 } from '../../ports.ts';
 
 // Each entry moves the schema one version forward; PRAGMA user_version records how far a file is.

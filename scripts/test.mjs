@@ -1,0 +1,30 @@
+// npm test: installs what the tests need, then lint, type-check, build and every test.
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ROOT, build, ensureCommands, ensureNodeModules, must, run } from './lib.mjs';
+
+ensureNodeModules();
+ensureCommands({ openssl: 'openssl' });
+
+must(process.execPath, [`${ROOT}/node_modules/eslint/bin/eslint.js`, '.']);
+must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json', '--noEmit']);
+build();
+
+function findTests(dir) {
+  const found = [];
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (name.endsWith('.test.ts')) found.push(relative(ROOT, path));
+  }
+  return found;
+}
+
+const only = process.argv.slice(2);
+const files = only.length > 0 ? only : ['protocol', 'server', 'sdk', 'test'].flatMap((d) => {
+  try { return findTests(join(ROOT, d)); } catch { return []; }
+}).sort();
+
+const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', ...files]);
+process.exit(status);

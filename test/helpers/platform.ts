@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'server/src/main/cli.ts');
+
+export interface RunningServer {
+  readonly urls: Readonly<Record<string, string>>;
+  readonly api: string;
+  readonly token: string;
+  readonly dataDir: string;
+  readonly process: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM, then waits for the exit; SIGKILL after 10 s. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartOptions {
+  readonly env?: Record<string, string>;
+  readonly dataDir?: string;
+  readonly roles?: readonly string[];
+}
+
+/** Starts `rtc serve` as a child process on port 0 and waits for its role lines. */
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rtc-test-'));
+  const roles = options.roles ?? ['api', 'token'];
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      RTC_DATA_DIR: dataDir,
+      RTC_ROLES: roles.join(','),
+      RTC_API_PORT: '0',
+      RTC_TOKEN_PORT: '0',
+      RTC_SIGNALING_PORT: '0',
+      RTC_MEDIA_PORT: '0',
+      RTC_LOG_LEVEL: 'debug',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const chunks: string[] = [];
+  child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
+  const urls: Record<string, string> = {};
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${chunks.join('')}`)), 20_000);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      chunks.push(`${line}\n`);
+      try {
+        const parsed = JSON.parse(line) as { role?: string; url?: string };
+        if (parsed.role && parsed.url) urls[parsed.role] = parsed.url;
+      } catch {
+        // not a role line
+      }
+      if (roles.every((r) => urls[r])) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before it started:\n${chunks.join('')}`));
+    });
+  });
+
+  return {
+    urls,
+    api: urls['api'] ?? '',
+    token: urls['token'] ?? '',
+    dataDir,
+    process: child,
+    output: () => chunks.join(''),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const result = await exited;
+        clearTimeout(kill);
+        return result;
+      }
+      return exited;
+    },
+  };
+}
