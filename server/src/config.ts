@@ -19,7 +19,12 @@ export interface Config {
   readonly trustProxy: readonly string[];
   /** `iss` of every grant. */
   readonly issuer: string;
+  /** Where apps reach the media role (`media.sfu_host`/`sfu_port`); the port defaults to the bound one. */
   readonly media: { readonly publicHost: string; readonly publicPort: number | undefined };
+  /** `signaling.url` of token responses; defaults to the bound signaling role of this process. */
+  readonly signaling: { readonly publicUrl: string | undefined };
+  /** TURN REST API credentials (coturn use-auth-secret); undefined: `turn: true` gets 502. */
+  readonly turn: { readonly secret: string; readonly uris: readonly string[] } | undefined;
   readonly limits: { readonly appPerMinute: number; readonly addressPerMinute: number };
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly shutdownGraceMs: number;
@@ -41,6 +46,7 @@ const DEFAULT_PORTS: Record<RoleName, number> = { api: 8080, token: 8081, signal
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 // roles that exist in this build; the others are refused with a clear message
 const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token'];
+const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
 
 /** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
 export function loadConfig(env: Env): Config {
@@ -56,7 +62,7 @@ export function loadConfig(env: Env): Config {
     return Number(raw);
   };
 
-  const roles = (env['RTC_ROLES'] ?? AVAILABLE_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean);
+  const roles = (env['RTC_ROLES'] ?? DEFAULT_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean);
   for (const role of roles) {
     if (!(ROLE_NAMES as readonly string[]).includes(role)) problems.push(`RTC_ROLES: unknown role ${JSON.stringify(role)}`);
     else if (!AVAILABLE_ROLES.includes(role as RoleName)) problems.push(`RTC_ROLES: role ${role} is not available in this build`);
@@ -98,6 +104,23 @@ export function loadConfig(env: Env): Config {
 
   const publicPort = env['RTC_MEDIA_PUBLIC_PORT'] ? int('RTC_MEDIA_PUBLIC_PORT', 0, 1, 65535) : undefined;
 
+  const signalingUrl = env['RTC_SIGNALING_PUBLIC_URL'] || undefined;
+  if (signalingUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(signalingUrl)) {
+    problems.push('RTC_SIGNALING_PUBLIC_URL must be an http(s) URL');
+  }
+
+  let turn: Config['turn'];
+  const turnSecret = env['RTC_TURN_SECRET'];
+  const turnUris = (env['RTC_TURN_URIS'] ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  if (turnSecret && turnUris.length > 0) {
+    for (const uri of turnUris) {
+      if (!/^turns?:[^\s]+$/.test(uri)) problems.push(`RTC_TURN_URIS: ${JSON.stringify(uri)} is not a turn: or turns: URI`);
+    }
+    turn = { secret: turnSecret, uris: turnUris };
+  } else if (turnSecret || turnUris.length > 0) {
+    problems.push('RTC_TURN_SECRET and RTC_TURN_URIS must be set together');
+  }
+
   const config: Config = {
     roles: roles as RoleName[],
     host: env['RTC_HOST'] || '127.0.0.1',
@@ -108,6 +131,8 @@ export function loadConfig(env: Env): Config {
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
     media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || 'localhost', publicPort },
+    signaling: { publicUrl: signalingUrl },
+    turn,
     limits: {
       appPerMinute: int('RTC_APP_RATE_LIMIT_PER_MINUTE', APP_REQUESTS_PER_MINUTE, 1, 100_000_000),
       addressPerMinute: int('RTC_ADDRESS_RATE_LIMIT_PER_MINUTE', ADDRESS_REQUESTS_PER_MINUTE, 1, 100_000_000),

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
@@ -11,6 +10,7 @@ import { createHttpApp, type HttpRole } from '../http/app.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
 export interface RunningPlatform {
   readonly urls: ReadonlyMap<RoleName, string>;
@@ -21,32 +21,44 @@ export interface RunningPlatform {
 const systemClock: Clock = { nowMs: () => Date.now() };
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 
+/** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
+const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = {};
+
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
   const keys = loadKeyRing(config.dataDir, nowSec(systemClock));
   const store = createSqliteStore(config.store.path);
   const bus = createMemoryBus((err) => logger.error({ err }, 'event handler failed'));
   const deps: ServiceDeps = { store, limiter: createMemoryLimiter(), bus, clock: systemClock, keys };
-  const ctx: HttpContext = {
-    deps,
-    issuer: { issuer: config.issuer, sfuHost: config.media.publicHost, sfuPort: config.media.publicPort ?? config.ports.media },
-    limits: config.limits,
-    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  const roleContext: RoleContext = { config, deps, logger };
+
+  const running: RoleServer[] = [];
+  const urls = new Map<RoleName, string>();
+  const started = (role: RoleName, server: RoleServer): void => {
+    running.push(server);
+    urls.set(role, server.url);
+    announce(JSON.stringify({ role, url: server.url }));
   };
 
-  const apps: FastifyInstance[] = [];
-  const urls = new Map<RoleName, string>();
   try {
+    // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
+      const starter = ROLE_STARTERS[role];
+      if (starter) started(role, await starter(roleContext));
+    }
+    const ctx = httpContext(config, deps, urls);
+    for (const role of config.roles) {
+      if (role !== 'api' && role !== 'token') continue;
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls });
-      apps.push(app);
+      // registered before listen, so a failed listen still closes it
+      running.push({ url: '', close: () => app.close() });
       await app.listen({ host: config.host, port: config.ports[role] });
-      const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined);
+      const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
       announce(JSON.stringify({ role, url }));
     }
   } catch (err) {
-    await Promise.allSettled(apps.map((a) => a.close()));
+    await Promise.allSettled(running.map((r) => r.close()));
     await store.close();
     throw err;
   }
@@ -61,14 +73,30 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     urls,
     async close() {
       clearInterval(purge);
-      await Promise.allSettled(apps.map((a) => a.close()));
+      await Promise.allSettled(running.map((r) => r.close()));
       await bus.close();
       await store.close();
     },
   };
 }
 
-function urlOf(address: AddressInfo, tls: boolean): string {
+function httpContext(config: Config, deps: ServiceDeps, urls: ReadonlyMap<RoleName, string>): HttpContext {
+  const mediaUrl = urls.get('media');
+  const boundMediaPort = mediaUrl ? Number(new URL(mediaUrl).port) : undefined;
+  return {
+    deps,
+    issuer: {
+      issuer: config.issuer,
+      sfuHost: config.media.publicHost,
+      sfuPort: config.media.publicPort ?? boundMediaPort ?? config.ports.media,
+    },
+    limits: config.limits,
+    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  };
+}
+
+/** `scheme://host:port` of a bound listener (IPv6 in brackets). */
+export function urlOf(address: AddressInfo, scheme: string): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `${tls ? 'https' : 'http'}://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }
