@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '../../protocol/src/limits.ts';
 
@@ -45,7 +46,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 const DEFAULT_PORTS: Record<RoleName, number> = { api: 8080, token: 8081, signaling: 8082, media: 7880 };
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 // roles that exist in this build; the others are refused with a clear message
-const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token'];
+const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token', 'signaling', 'media'];
 const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
 
 /** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
@@ -62,7 +63,8 @@ export function loadConfig(env: Env): Config {
     return Number(raw);
   };
 
-  const roles = (env['RTC_ROLES'] ?? DEFAULT_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean);
+  // an empty variable means "unset", like every other one; a role named twice is served once
+  const roles = [...new Set((env['RTC_ROLES'] || DEFAULT_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean))];
   for (const role of roles) {
     if (!(ROLE_NAMES as readonly string[]).includes(role)) problems.push(`RTC_ROLES: unknown role ${JSON.stringify(role)}`);
     else if (!AVAILABLE_ROLES.includes(role as RoleName)) problems.push(`RTC_ROLES: role ${role} is not available in this build`);
@@ -92,6 +94,10 @@ export function loadConfig(env: Env): Config {
     } catch (err) {
       problems.push(`RTC_TLS_CERT_FILE/RTC_TLS_KEY_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
+    // checked here, so a bad pair is a listed problem rather than a failure to listen
+    if (tls && !isKeyPair(tls.cert, tls.key)) {
+      problems.push('RTC_TLS_CERT_FILE/RTC_TLS_KEY_FILE must hold a PEM certificate and its private key');
+    }
   }
 
   const trustProxy = (env['RTC_TRUST_PROXY'] ?? '').split(',').map((c) => c.trim()).filter(Boolean);
@@ -99,7 +105,7 @@ export function loadConfig(env: Env): Config {
     if (!parseCidr(cidr)) problems.push(`RTC_TRUST_PROXY: ${JSON.stringify(cidr)} is not an IPv4 or IPv6 CIDR`);
   }
 
-  const logLevel = env['RTC_LOG_LEVEL'] ?? 'info';
+  const logLevel = env['RTC_LOG_LEVEL'] || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`RTC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const publicPort = env['RTC_MEDIA_PUBLIC_PORT'] ? int('RTC_MEDIA_PUBLIC_PORT', 0, 1, 65535) : undefined;
@@ -142,6 +148,16 @@ export function loadConfig(env: Env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+function isKeyPair(cert: Buffer, key: Buffer): boolean {
+  try {
+    createSecureContext({ cert, key });
+    return true;
+  } catch {
+    // the reason is not shown: it could quote the key material
+    return false;
+  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -6,6 +6,8 @@ export const REDACT_PATHS = [
   'req.headers.cookie', 'password', '*.password', 'app_secret', '*.app_secret', 'refresh_token',
   '*.refresh_token', 'access_token', '*.access_token', 'key', '*.key', 'media.key', '*.media.key',
   'secret', '*.secret', 'credential', '*.credential', 'token', '*.token',
+  // the bytes of a request the HTTP parser refused (headers included), attached to its error
+  'rawPacket', '*.rawPacket',
 ];
 
 /** JSON lines on standard error (standard output carries the role lines). */

@@ -52,7 +52,13 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (command === 'keys' && sub === 'rotate') {
     const config = loadConfig(process.env);
-    const kids = rotateKeyRing(config.dataDir, Math.floor(Date.now() / 1000));
+    let kids: ReturnType<typeof rotateKeyRing>;
+    try {
+      kids = rotateKeyRing(config.dataDir, Math.floor(Date.now() / 1000));
+    } catch (err) {
+      process.stderr.write(`rtc: keys rotate: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
     process.stdout.write(`${JSON.stringify({ rotated: true, signing_kid: kids.signingKid, media_master_kid: kids.masterKid })}\n`);
     return 0;
   }
@@ -70,6 +76,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`rtc: ${err.message}\n`);
+    // an operating-system refusal (port taken, file missing or unreadable) is the operator's to fix, not a bug
+    else if (err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string') process.stderr.write(`rtc: ${err.message}\n`);
     else process.stderr.write(`rtc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   },

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
@@ -10,6 +11,8 @@ import { createHttpApp, type HttpRole } from '../http/app.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import { startMediaRole } from '../media/start.ts';
+import { startSignaling } from '../signaling/start.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
 export interface RunningPlatform {
@@ -22,7 +25,7 @@ const systemClock: Clock = { nowMs: () => Date.now() };
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
-const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = {};
+const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMediaRole, signaling: startSignaling };
 
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
@@ -51,7 +54,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       if (role !== 'api' && role !== 'token') continue;
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls });
       // registered before listen, so a failed listen still closes it
-      running.push({ url: '', close: () => app.close() });
+      running.push({ url: '', close: closeOnDrain(app) });
       await app.listen({ host: config.host, port: config.ports[role] });
       const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
@@ -89,9 +92,26 @@ function httpContext(config: Config, deps: ServiceDeps, urls: ReadonlyMap<RoleNa
       issuer: config.issuer,
       sfuHost: config.media.publicHost,
       sfuPort: config.media.publicPort ?? boundMediaPort ?? config.ports.media,
+      turn: config.turn,
+      signalingUrl: config.signaling.publicUrl ?? urls.get('signaling'),
     },
     limits: config.limits,
     trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  };
+}
+
+/**
+ * A close that lets requests in flight finish and answers them with `Connection: close`, so that
+ * keep-alive clients do not hold the process open until their connection times out.
+ */
+function closeOnDrain(app: FastifyInstance): () => Promise<void> {
+  let closing = false;
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  return () => {
+    closing = true;
+    return app.close();
   };
 }
 

@@ -27,7 +27,9 @@ const streamList = (field: string, max: number) =>
     .refine(unique, { error: `${field} must not repeat a stream id` })
     .meta({ uniqueItems: true });
 
-export const roleSchema = z.enum(ROLES, { error: `role must be one of ${ROLES.join(', ')}` });
+export const roleSchema = z.enum(ROLES, {
+  error: (issue) => (issue.input === undefined ? 'role is required' : `role must be one of ${ROLES.join(', ')}`),
+});
 
 export const ttlSchema = (field: string) =>
   z.number(typeError(field, `an integer from 1 to ${MAX_TTL_SECONDS}`))

@@ -51,7 +51,7 @@ export async function createCredential(
   const project = await getOwnProject(deps, accountId, projectId);
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
   if ((await deps.store.countCredentials(projectId)) >= MAX_CREDENTIALS_PER_PROJECT) {
-    throw new ApiError('conflict', `a project may hold at most ${MAX_CREDENTIALS_PER_PROJECT} credentials`);
+    throw new ApiError('conflict', `a project may hold at most ${MAX_CREDENTIALS_PER_PROJECT} active credentials; revoke one to make room`);
   }
   const now = nowSec(deps.clock);
   const secret = newAppSecret();

@@ -1,10 +1,11 @@
 import type { GrantClaims, TokenResponse } from '../../../protocol/src/wire.ts';
 import { ApiError } from '../core/errors.ts';
-import { GRANT_TYPE, signJws } from '../core/grant.ts';
+import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import { newGrantId } from '../core/ids.ts';
 import { deriveMediaKey } from '../core/media-key.ts';
 import { encodeHandle } from '../core/revocation-handle.ts';
 import { applyTokenPolicy, type CredentialPolicy, type ShapedTokenRequest } from '../core/token-policy.ts';
+import { turnCredentials } from '../core/turn.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
 /** Where grants point the app, and the optional services a token may carry. */
@@ -12,6 +13,10 @@ export interface IssuerSettings {
   readonly issuer: string;
   readonly sfuHost: string;
   readonly sfuPort: number;
+  /** TURN REST API shared secret and relay URIs; undefined: `turn: true` gets 502 turn_unavailable. */
+  readonly turn?: { readonly secret: string; readonly uris: readonly string[] } | undefined;
+  /** Base URL of the signaling service; undefined: `signaling: true` gets 502 signaling_unavailable. */
+  readonly signalingUrl?: string | undefined;
 }
 
 /** The subject of an issuance: a real credential, or a project's console pseudo-credential. */
@@ -23,9 +28,11 @@ export interface Issuer extends CredentialPolicy {
 /** Applies policy to a shaped request and mints the grant, media key and revocation handle. */
 export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: ShapedTokenRequest): TokenResponse {
   const grant = applyTokenPolicy(req, issuer);
-  // DESIGN §3: no TURN server or signaling service configured in this deployment
-  if (grant.turn) throw new ApiError('turn_unavailable', 'no TURN relay is configured for this platform');
-  if (grant.signaling) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
+  // DESIGN §3: 502 when this deployment has no TURN relay or signaling service configured
+  const turn = settings.turn;
+  const signalingUrl = settings.signalingUrl;
+  if (grant.turn && !turn) throw new ApiError('turn_unavailable', 'no TURN relay is configured for this platform');
+  if (grant.signaling && !signalingUrl) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
 
   const iat = nowSec(deps.clock);
   const exp = iat + grant.ttlSeconds;
@@ -37,8 +44,11 @@ export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: 
     sub_room: grant.subRoom, iat, exp, cnf: { kid: master.kid },
   };
   let signed: string;
+  let signalingToken: string | undefined;
   try {
     signed = signJws(claims, deps.keys.signing, GRANT_TYPE);
+    // DESIGN §4: the same claims and jti, so one revocation cuts media and signaling together
+    if (grant.signaling) signalingToken = signJws({ ...claims, aud: 'rtc-signaling' }, deps.keys.signing, SIGNALING_TOKEN_TYPE);
   } catch (cause) {
     throw new ApiError('issuer_unavailable', 'the grant could not be signed; retry with backoff', { cause });
   }
@@ -61,5 +71,7 @@ export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: 
       encryption: 'aes-256-gcm',
       revocation_handle: encodeHandle(deps.keys.handleKey, { projectId: issuer.projectId, grantId, expiresAt: exp }),
     },
+    ...(grant.turn && turn && { turn: turnCredentials(turn.secret, turn.uris, exp, claims.jti) }),
+    ...(signalingToken !== undefined && signalingUrl && { signaling: { token: signalingToken, url: signalingUrl } }),
   };
 }

@@ -86,6 +86,9 @@ export function loadKeyRing(dir: string, nowSec: number): KeyRing {
  * every grant they issued has expired. Running processes pick the new keys up on restart.
  */
 export function rotateKeyRing(dir: string, nowSec: number): { signingKid: string; masterKid: string } {
+  if (!existsSync(join(dir, FILE_NAME))) {
+    throw new Error(`no ${FILE_NAME} in ${dir}: \`rtc serve\` creates the keys on its first start`);
+  }
   const file = readKeyFile(dir);
   const retireAt = nowSec + RETIRE_AFTER_SECONDS;
   for (const k of file.signing) if (k.retire_at === undefined) k.retire_at = retireAt;

@@ -1,7 +1,9 @@
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type {
   AccountRecord, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
   SessionRecord, SessionStatus, Store,
+  QuoteRecord, SubscriptionRequestRecord, SubscriptionRequestStatus,
 } from '../../ports.ts';
 
 // Each entry moves the schema one version forward; PRAGMA user_version records how far a file is.
@@ -55,6 +57,31 @@ const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX revocations_expiry ON revocations(expires_at);`,
+  // billing: quotes are immutable documents; at most one pending subscription request per project
+  `CREATE TABLE quotes (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     price_list_version TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     document TEXT NOT NULL
+   );
+   CREATE INDEX quotes_account ON quotes(account_id);
+   CREATE TABLE subscription_requests (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     plan TEXT NOT NULL,
+     quote_id TEXT REFERENCES quotes(id),
+     note TEXT,
+     status TEXT NOT NULL CHECK (status IN ('pending','approved','rejected','cancelled')),
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     decided_at INTEGER,
+     reason TEXT
+   );
+   CREATE INDEX subscription_requests_account ON subscription_requests(account_id);
+   CREATE INDEX subscription_requests_project ON subscription_requests(project_id);
+   CREATE UNIQUE INDEX subscription_requests_one_pending ON subscription_requests(project_id) WHERE status = 'pending';`,
 ];
 
 interface ProjectRow {
@@ -71,6 +98,20 @@ interface SessionRow {
   refresh_hash: string; refresh_expires_at: number; status: SessionStatus; created_at: number;
 }
 interface AccountRow { id: string; email: string; password_hash: string; created_at: number }
+interface QuoteRow { id: string; account_id: string; price_list_version: string; created_at: number; document: string }
+interface SubscriptionRequestRow {
+  id: string; account_id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
+  status: SubscriptionRequestStatus; created_at: number; updated_at: number; decided_at: number | null; reason: string | null;
+}
+
+const toQuote = (r: QuoteRow): QuoteRecord => ({
+  id: r.id, accountId: r.account_id, priceListVersion: r.price_list_version, createdAt: r.created_at, document: r.document,
+});
+
+const toSubscriptionRequest = (r: SubscriptionRequestRow): SubscriptionRequestRecord => ({
+  id: r.id, accountId: r.account_id, projectId: r.project_id, plan: r.plan, quoteId: r.quote_id, note: r.note,
+  status: r.status, createdAt: r.created_at, updatedAt: r.updated_at, decidedAt: r.decided_at, reason: r.reason,
+});
 
 const toAccount = (r: AccountRow): AccountRecord =>
   ({ id: r.id, email: r.email, passwordHash: r.password_hash, createdAt: r.created_at });
@@ -95,6 +136,8 @@ const toCredential = (r: CredentialRow): CredentialRecord => ({
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
 export function createSqliteStore(path: string): Store {
+  // the file holds password and secret hashes: a new one is its owner's only (SQLite gives -wal/-shm the same mode)
+  closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -118,7 +161,8 @@ export function createSqliteStore(path: string): Store {
     insertProject: db.prepare(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at,
       updated_at) VALUES (@id, @accountId, @name, @consoleAppId, @archivedAt, @createdAt, @updatedAt)`),
     listProjects: db.prepare<[string], ProjectRow>(
-      'SELECT * FROM projects WHERE account_id = ? ORDER BY created_at, id'),
+      // rowid breaks ties in insertion order (ids are random; created_at has one-second steps)
+      'SELECT * FROM projects WHERE account_id = ? ORDER BY created_at, rowid'),
     getProject: db.prepare<[string, string], ProjectRow>('SELECT * FROM projects WHERE account_id = ? AND id = ?'),
     projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
     countProjects: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM projects WHERE account_id = ?'),
@@ -127,12 +171,13 @@ export function createSqliteStore(path: string): Store {
       VALUES (@appId, @projectId, @name, @secretHash, @publisher, @subscriber, @ipAllowlist, @maxTtlSeconds,
       @createdAt, @updatedAt, @rotatedAt, @revokedAt)`),
     listCredentials: db.prepare<[string], CredentialRow>(
-      'SELECT * FROM credentials WHERE project_id = ? ORDER BY created_at, app_id'),
+      'SELECT * FROM credentials WHERE project_id = ? ORDER BY created_at, rowid'),
     getCredential: db.prepare<[string, string], CredentialRow>(
       'SELECT * FROM credentials WHERE project_id = ? AND app_id = ?'),
     credentialById: db.prepare<[string], CredentialRow>('SELECT * FROM credentials WHERE app_id = ?'),
+    // revoked credentials stay listed but no longer count toward the project's limit
     countCredentials: db.prepare<[string], { n: number }>(
-      'SELECT count(*) AS n FROM credentials WHERE project_id = ?'),
+      'SELECT count(*) AS n FROM credentials WHERE project_id = ? AND revoked_at IS NULL'),
     authCredential: db.prepare<[string], CredentialRow & { project_archived_at: number | null }>(
       `SELECT c.*, p.archived_at AS project_archived_at FROM credentials c JOIN projects p ON p.id = c.project_id
        WHERE c.app_id = ?`),
@@ -142,6 +187,29 @@ export function createSqliteStore(path: string): Store {
     listRevocations: db.prepare<[number], { grant_id: string; project_id: string; expires_at: number }>(
       'SELECT * FROM revocations WHERE expires_at >= ?'),
     purgeRevocations: db.prepare('DELETE FROM revocations WHERE expires_at < ?'),
+    insertQuote: db.prepare(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document)
+      VALUES (@id, @accountId, @priceListVersion, @createdAt, @document)`),
+    getQuote: db.prepare<[string, string], QuoteRow>('SELECT * FROM quotes WHERE account_id = ? AND id = ?'),
+    // newest first: rowid follows insertion order (rows are never deleted)
+    listQuotes: db.prepare<{ accountId: string; afterId: string | null; limit: number }, QuoteRow>(
+      `SELECT * FROM quotes WHERE account_id = @accountId
+       AND (@afterId IS NULL OR rowid < (SELECT rowid FROM quotes WHERE id = @afterId AND account_id = @accountId))
+       ORDER BY rowid DESC LIMIT @limit`),
+    insertSubscriptionRequest: db.prepare(`INSERT INTO subscription_requests (id, account_id, project_id, plan, quote_id,
+      note, status, created_at, updated_at, decided_at, reason) VALUES (@id, @accountId, @projectId, @plan, @quoteId,
+      @note, @status, @createdAt, @updatedAt, @decidedAt, @reason) ON CONFLICT DO NOTHING`),
+    subscriptionRequestById: db.prepare<[string], SubscriptionRequestRow>('SELECT * FROM subscription_requests WHERE id = ?'),
+    listSubscriptionRequests: db.prepare<{
+      accountId: string | null; projectId: string | null; status: string | null; afterId: string | null; limit: number;
+    }, SubscriptionRequestRow>(
+      `SELECT * FROM subscription_requests
+       WHERE (@accountId IS NULL OR account_id = @accountId) AND (@projectId IS NULL OR project_id = @projectId)
+       AND (@status IS NULL OR status = @status)
+       AND (@afterId IS NULL OR rowid < (SELECT rowid FROM subscription_requests WHERE id = @afterId))
+       ORDER BY rowid DESC LIMIT @limit`),
+    transitionSubscriptionRequest: db.prepare<{ id: string; status: string; at: number; reason: string | null }>(
+      `UPDATE subscription_requests SET status = @status, updated_at = @at, decided_at = @at, reason = @reason
+       WHERE id = @id AND status = 'pending'`),
   };
 
   const updateProject = db.transaction((id: string, patch: ProjectPatch): ProjectRecord | undefined => {
@@ -222,6 +290,28 @@ export function createSqliteStore(path: string): Store {
       return q.listRevocations.all(nowSec).map((r) => ({ grantId: r.grant_id, projectId: r.project_id, expiresAt: r.expires_at }));
     },
     async purgeRevocations(nowSec) { return q.purgeRevocations.run(nowSec).changes; },
+
+    async insertQuote(quote) { q.insertQuote.run(quote); },
+    async getQuote(accountId, id) { const r = q.getQuote.get(accountId, id); return r && toQuote(r); },
+    async listQuotes(accountId, page) {
+      return q.listQuotes.all({ accountId, afterId: page.afterId ?? null, limit: page.limit }).map(toQuote);
+    },
+    async insertSubscriptionRequest(request) { return q.insertSubscriptionRequest.run(request).changes === 1; },
+    async getSubscriptionRequest(id, accountId) {
+      const r = q.subscriptionRequestById.get(id);
+      return r && (accountId === undefined || r.account_id === accountId) ? toSubscriptionRequest(r) : undefined;
+    },
+    async listSubscriptionRequests(filter, page) {
+      return q.listSubscriptionRequests.all({
+        accountId: filter.accountId ?? null, projectId: filter.projectId ?? null, status: filter.status ?? null,
+        afterId: page.afterId ?? null, limit: page.limit,
+      }).map(toSubscriptionRequest);
+    },
+    async transitionSubscriptionRequest(id, to) {
+      const changed = q.transitionSubscriptionRequest.run({ id, status: to.status, at: to.at, reason: to.reason ?? null }).changes;
+      const r = changed === 1 ? q.subscriptionRequestById.get(id) : undefined;
+      return r && toSubscriptionRequest(r);
+    },
   };
 }
 

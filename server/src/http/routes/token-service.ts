@@ -14,6 +14,10 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
     if (body.app_id !== cred.appId) {
       throw new ApiError('invalid_request', 'app_id must be the App ID of the authenticating credential');
     }
+    // the 400 names this endpoint's field (ttl_sec), not the token request's ttl_seconds
+    if (body.ttl_sec !== undefined && body.ttl_sec > cred.maxTtlSeconds) {
+      throw new ApiError('invalid_request', `ttl_sec must be at most ${cred.maxTtlSeconds}, the limit set on this credential`);
+    }
     const token = issueToken(ctx.deps, ctx.issuer, {
       projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,

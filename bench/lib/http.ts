@@ -1,0 +1,24 @@
+/** One HTTP request over node:http (not fetch, whose Sec-Fetch-Mode header marks it as a browser). */
+import { request } from 'node:http';
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly text: string;
+}
+
+export function postJson(url: string, body: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,12 @@
+export { TokenClient } from './token-client.ts';
+export type { TokenClientOptions, CallOptions, TokenClientEvent, TokenClientLogger } from './token-client.ts';
+export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
+export type { TokenOperation } from './errors.ts';
+export { DEFAULT_RETRY } from './retry.ts';
+export type { RetryOptions } from './retry.ts';
+export { assertServerRuntime } from './runtime.ts';
+export type { FetchLike, FetchInitLike, FetchResponseLike, ClockLike, SleepLike } from './transport.ts';
+export type {
+  TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials, RevocationRequest, Role,
+} from '../../../protocol/src/wire.ts';
+export type { ErrorCode } from '../../../protocol/src/errors.ts';

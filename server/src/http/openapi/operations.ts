@@ -1,0 +1,13 @@
+import { BILLING_API_OPERATIONS } from './operations/billing-api.ts';
+import { CUSTOMER_API_OPERATIONS } from './operations/customer-api.ts';
+import { PUBLIC_API_OPERATIONS } from './operations/public-api.ts';
+import { TOKEN_API_OPERATIONS } from './operations/token-api.ts';
+import type { Operation } from './registry.ts';
+
+/** Every operation of the platform, in the order of the reference. A role's routes add their group here. */
+export const OPERATIONS: readonly Operation[] = [
+  ...TOKEN_API_OPERATIONS,
+  ...CUSTOMER_API_OPERATIONS,
+  ...PUBLIC_API_OPERATIONS,
+  ...BILLING_API_OPERATIONS,
+];

@@ -1,0 +1,73 @@
+import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from '../../../schemas/token.ts';
+import { requestComponent, TOKEN_API_BODY_LIMIT, type ErrorSpec, type Operation } from '../registry.ts';
+import { healthSchema, healthUnavailableSchema, jwksSchema, revocationResultSchema, tokenResponseSchema } from '../responses.ts';
+
+const TOKEN_API_ERRORS: readonly ErrorSpec[] = [
+  'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'scope_denied',
+  'project_archived', 'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable', 'turn_unavailable',
+  'signaling_unavailable',
+];
+
+const ORDER_OF_CHECKS = 'Order of checks: address blocked or over its rate limit (429), browser Origin (403 server_side_only), '
+  + 'body over 8 KB (413), authentication (401, identical for every cause), App ID rate limit (429), IP allowlist '
+  + '(403 ip_not_allowed), archived project (403 project_archived), body (400), scopes (403 scope_denied).';
+
+/** The token API (SPEC.md section 4) on both hosts, the token service, keys and health. */
+export const TOKEN_API_OPERATIONS: readonly Operation[] = [
+  {
+    id: 'issueRtcToken', method: 'POST', path: '/v1/rtc/tokens', hosts: ['api', 'token'], tag: 'Token API',
+    summary: 'Issue media credentials for one user in one room',
+    description: `Exchanges the credential for a media grant, a media key and a revocation handle. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', body: requestComponent(tokenRequestSchema, 'TokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    example: { room_id: 'room-81', user_id: 'user-7', role: 'speaker', publish_streams: [1], subscribe_room: true, ttl_seconds: 600 },
+    responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
+    errors: TOKEN_API_ERRORS,
+  },
+  {
+    id: 'revokeRtcToken', method: 'POST', path: '/v1/rtc/tokens/revoke', hosts: ['api', 'token'], tag: 'Token API',
+    summary: 'Revoke a token by its revocation handle',
+    description: 'The media servers close the session within about one second and refuse the grant from then on. '
+      + 'Revoking again is also 200. A handle of another project, or an altered one, is 404 unknown_handle.',
+    auth: 'basic', body: requestComponent(revocationRequestSchema, 'RevocationRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    example: { revocation_handle: 'rvk_AQ' },
+    responses: { 200: { description: 'revoked (idempotent)', schema: revocationResultSchema } },
+    errors: [
+      'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'project_archived',
+      'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited',
+    ],
+  },
+  {
+    id: 'issueServiceToken', method: 'POST', path: '/v1/tokens', hosts: ['token'], tag: 'Token service',
+    summary: 'Issue media credentials (short form of the token request)',
+    description: `HTTP Basic like the token API; app_id must be the authenticated App ID. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', body: requestComponent(tokenServiceRequestSchema, 'ServiceTokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    example: { app_id: 'app_AAAAAAAAAAAAAAAAAAAAAA', user_id: 'user-7', room_id: 'room-81', role: 'participant', ttl_sec: 300 },
+    responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
+    errors: [
+      'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'project_archived',
+      'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable',
+    ],
+  },
+  {
+    id: 'getHealth', method: 'GET', path: '/health', hosts: ['api', 'token'], tag: 'Keys and health',
+    summary: 'Health of the process and its store', auth: 'none',
+    responses: {
+      200: { description: 'the store answers', schema: healthSchema },
+      503: { description: 'the store does not answer', schema: healthUnavailableSchema },
+    },
+    errors: [],
+  },
+  {
+    id: 'getJwks', method: 'GET', path: '/.well-known/jwks.json', hosts: ['api', 'token'], tag: 'Keys and health',
+    summary: 'Public keys that verify media grants and signaling tokens',
+    description: 'A JSON Web Key Set (RFC 7517) of Ed25519 keys; old keys stay listed until every grant they signed has expired.',
+    auth: 'none',
+    responses: {
+      200: {
+        description: 'the key set', schema: jwksSchema,
+        headers: { 'Cache-Control': 'public, max-age=300' },
+      },
+    },
+    errors: [],
+  },
+];

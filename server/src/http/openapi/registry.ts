@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import type { ErrorCode } from '../../../../protocol/src/errors.ts';
+
+/**
+ * The route registry: one entry per operation of every network role, built from the same zod
+ * schemas the routes validate with. The OpenAPI document (`document.ts`) is generated from it,
+ * and `test/contract/openapi.test.ts` fails when a served route is missing here or drifts.
+ */
+
+/** The network roles of DESIGN.md section 1 that serve HTTP. */
+export const HOSTS = ['api', 'token', 'signaling'] as const;
+export type Host = (typeof HOSTS)[number];
+
+/** `none`, HTTP Basic with an App ID and App Secret, or a console session's Bearer `cs_…` token. */
+export type Auth = 'none' | 'basic' | 'bearer' | 'signaling';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface ResponseSpec {
+  readonly description: string;
+  /** The body; omitted for an empty body (204, 304). */
+  readonly schema?: z.ZodType;
+  /** Default `application/json`. */
+  readonly contentType?: string;
+  /** Response headers by name, with a description each. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** An error the operation may answer: a catalogue code at its default status, or at another status. */
+export type ErrorSpec = ErrorCode | readonly [status: number, code: ErrorCode];
+
+export interface Operation {
+  /** Unique and stable: `operationId` of the document. */
+  readonly id: string;
+  readonly method: Method;
+  /** OpenAPI form: `/v1/projects/{id}`. */
+  readonly path: string;
+  readonly hosts: readonly Host[];
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly auth: Auth;
+  /** One schema per `{name}` of the path. */
+  readonly pathParams?: Readonly<Record<string, z.ZodType>>;
+  /** The strict query schema the route validates with (unknown parameters are 400). */
+  readonly query?: z.ZodObject;
+  /** The body schema the route validates with (a named component). */
+  readonly body?: z.ZodType;
+  /** A valid body, shown in the document and sent by the contract test. */
+  readonly example?: unknown;
+  readonly bodyLimitBytes?: number;
+  readonly responses: Readonly<Record<number, ResponseSpec>>;
+  readonly errors: readonly ErrorSpec[];
+  /** Public and cacheable: ETag, Cache-Control: public, 304 on If-None-Match. */
+  readonly cacheable?: boolean;
+}
+
+/** Named request schemas (rendered as input: what a client may send). */
+export const requestComponents = z.registry<{ id: string }>();
+/** Named response schemas (rendered as output: what the server sends). */
+export const responseComponents = z.registry<{ id: string }>();
+
+/** Gives a request schema its component name; returns the same schema object. */
+export function requestComponent<S extends z.ZodType>(schema: S, id: string): S {
+  if (!requestComponents.has(schema)) requestComponents.add(schema, { id });
+  return schema;
+}
+
+/** Gives a response schema its component name; returns the same schema object. */
+export function responseComponent<S extends z.ZodType>(schema: S, id: string): S {
+  if (!responseComponents.has(schema)) responseComponents.add(schema, { id });
+  return schema;
+}
+
+/** The error body of every endpoint: `{"error": code, "message": text}`. */
+export const errorSchema = responseComponent(z.strictObject({
+  error: z.string().meta({ description: 'a code of the error catalogue' }),
+  message: z.string().meta({ description: 'what went wrong; for 400, the violated rule' }),
+}), 'Error');
+
+/** A path parameter: an identifier looked up in the store (malformed or foreign ids are 404). */
+export const idParam = (description: string) => z.string().meta({ description });
+
+/** The body limits of the HTTP roles (DESIGN.md section 3; customer API default). */
+export const TOKEN_API_BODY_LIMIT = 8192;
+export const DEFAULT_BODY_LIMIT = 64 * 1024;

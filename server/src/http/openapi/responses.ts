@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { ROLES } from '../../../../protocol/src/wire.ts';
+import { responseComponent } from './registry.ts';
+
+/**
+ * Response bodies of the token API and the customer API, as the services build them
+ * (protocol/src/wire.ts, services/accounts.ts, projects.ts, credentials.ts). The contract test
+ * checks real responses against these schemas, so a field added or renamed in a service fails it.
+ */
+
+const time = z.int().min(0).meta({ description: 'seconds since the Unix epoch' });
+
+export const tokenResponseSchema = responseComponent(z.strictObject({
+  project_id: z.string().meta({ description: 'prj_ followed by 22 base64url characters' }),
+  app_id: z.string().meta({ description: 'App ID of the credential (app_…)' }),
+  room_id: z.string(),
+  user_id: z.string(),
+  role: z.enum(ROLES),
+  publish_streams: z.array(z.int()),
+  subscribe_streams: z.array(z.int()).meta({ description: 'empty when none were requested' }),
+  subscribe_room: z.boolean(),
+  issued_at: time,
+  expires_at: time.meta({ description: 'issued_at plus the granted lifetime' }),
+  media: z.strictObject({
+    grant: z.string().meta({ description: 'compact JWS (EdDSA, typ rtc-grant+jwt); verify with GET /.well-known/jwks.json' }),
+    key: z.string().meta({ description: 'secret media key (base64url); never logged, never sent to the media server' }),
+    sfu_host: z.string(),
+    sfu_port: z.int().min(1).max(65535),
+    encryption: z.literal('aes-256-gcm'),
+    revocation_handle: z.string().meta({ description: 'rvk_…; keep it on the customer server to cut the user off early' }),
+  }),
+  turn: z.strictObject({
+    username: z.string(),
+    credential: z.string(),
+    uris: z.array(z.string()).meta({ description: 'turn: and turns: URIs' }),
+  }).optional().meta({ description: 'present when the request had turn: true' }),
+  signaling: z.strictObject({
+    token: z.string(),
+    url: z.string(),
+  }).optional().meta({ description: 'present when the request had signaling: true' }),
+}), 'TokenResponse');
+
+export const revocationResultSchema = responseComponent(z.strictObject({ revoked: z.literal(true) }), 'RevocationResult');
+
+export const healthSchema = responseComponent(z.strictObject({ status: z.literal('ok') }), 'Health');
+export const healthUnavailableSchema = responseComponent(z.strictObject({
+  status: z.literal('unavailable'),
+  store: z.literal('unavailable').optional(),
+}), 'HealthUnavailable');
+
+export const jwksSchema = responseComponent(z.strictObject({
+  keys: z.array(z.strictObject({
+    kty: z.literal('OKP'),
+    crv: z.literal('Ed25519'),
+    x: z.string(),
+    kid: z.string(),
+    use: z.literal('sig'),
+    alg: z.literal('EdDSA'),
+  })),
+}), 'JsonWebKeySet');
+
+export const accountSchema = responseComponent(z.strictObject({
+  id: z.string().meta({ description: 'acc_ followed by 22 base64url characters' }),
+  email: z.string(),
+  created_at: time,
+}), 'Account');
+
+export const sessionTokensSchema = responseComponent(z.strictObject({
+  account: accountSchema,
+  access_token: z.string().meta({ description: 'cs_…: send as Authorization: Bearer on the customer API' }),
+  refresh_token: z.string().meta({ description: 'rt_…: single use; POST /v1/auth/refresh returns a new pair' }),
+  token_type: z.literal('Bearer'),
+  expires_in: z.int().min(1).meta({ description: 'lifetime of access_token in seconds' }),
+}), 'SessionTokens');
+
+export const projectSchema = responseComponent(z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  archived: z.boolean(),
+  archived_at: time.nullable(),
+  created_at: time,
+  updated_at: time,
+}), 'Project');
+
+export const projectListSchema = responseComponent(z.strictObject({ projects: z.array(projectSchema) }), 'ProjectList');
+
+const credentialFields = {
+  app_id: z.string(),
+  project_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(['publisher', 'subscriber'])),
+  ip_allowlist: z.array(z.string()),
+  max_ttl_seconds: z.int().min(1),
+  status: z.enum(['active', 'revoked']),
+  created_at: time,
+  updated_at: time,
+  rotated_at: time.nullable(),
+  revoked_at: time.nullable(),
+};
+
+export const credentialSchema = responseComponent(z.strictObject(credentialFields), 'Credential');
+
+export const credentialWithSecretSchema = responseComponent(z.strictObject({
+  ...credentialFields,
+  app_secret: z.string().meta({ description: 'sk_…: shown only here; store it in a secret store' }),
+}), 'CredentialWithSecret');
+
+export const credentialListSchema = responseComponent(z.strictObject({ credentials: z.array(credentialSchema) }), 'CredentialList');

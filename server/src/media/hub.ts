@@ -1,0 +1,157 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import type { BusEvent, Clock, EventBus, Store } from '../ports.ts';
+import type { GrantKeys, MediaGrant } from './grant-check.ts';
+import {
+  HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS, MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW,
+} from './limits.ts';
+import { RevocationIndex } from './revocation-index.ts';
+import { Room } from './room.ts';
+import { Session } from './session.ts';
+
+export interface MediaHubOptions {
+  readonly keys: GrantKeys;
+  readonly store: Pick<Store, 'isRevoked' | 'listRevocations'>;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+const REVOCATION_PURGE_INTERVAL_MS = 60_000;
+
+/**
+ * The media server's state: rooms keyed by (project, room id), every open session, and the
+ * revocation index fed by the event bus and by the persisted list loaded at start.
+ */
+export class MediaHub {
+  readonly keys: GrantKeys;
+  readonly logger: Logger;
+  readonly revocations = new RevocationIndex<Session>();
+  readonly stats = { framesDropped: 0 };
+  /** Sent to clients in `joined`. */
+  readonly limits = {
+    max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
+    replay_window: REPLAY_WINDOW,
+    handshake_timeout_ms: HANDSHAKE_TIMEOUT_MS,
+    idle_timeout_ms: IDLE_TIMEOUT_MS,
+  };
+  private readonly store: MediaHubOptions['store'];
+  private readonly clock: Clock;
+  private readonly rooms = new Map<string, Room>();
+  private readonly sessions = new Set<Session>();
+  private readonly wss: WebSocketServer;
+  private readonly unsubscribe: () => void;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  private constructor(options: MediaHubOptions) {
+    this.keys = options.keys;
+    this.logger = options.logger;
+    this.store = options.store;
+    this.clock = options.clock;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_CLIENT_MESSAGE_BYTES,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    this.unsubscribe = options.bus.subscribe((event) => this.onEvent(event));
+  }
+
+  /** Subscribes to revocations, then loads the persisted ones (so none falls between the two). */
+  static async create(options: MediaHubOptions): Promise<MediaHub> {
+    const hub = new MediaHub(options);
+    try {
+      for (const r of await options.store.listRevocations(hub.nowSec())) hub.revocations.revoke(r.grantId, r.expiresAt);
+    } catch (err) {
+      hub.unsubscribe();
+      throw err;
+    }
+    const sweep = setInterval(() => {
+      for (const session of hub.sessions) if (session.isJoined) session.sweep(Math.ceil(IDLE_TIMEOUT_MS / IDLE_SWEEP_INTERVAL_MS));
+    }, IDLE_SWEEP_INTERVAL_MS);
+    const purge = setInterval(() => hub.revocations.purge(hub.nowSec()), REVOCATION_PURGE_INTERVAL_MS);
+    sweep.unref();
+    purge.unref();
+    hub.timers.push(sweep, purge);
+    return hub;
+  }
+
+  nowMs(): number {
+    return this.clock.nowMs();
+  }
+
+  private nowSec(): number {
+    return Math.floor(this.clock.nowMs() / 1000);
+  }
+
+  /** Upgrades a request on the media path; anything else gets a plain HTTP error. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    if (pathOf(req.url) !== MEDIA_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = new Session(this, ws, socket);
+      this.sessions.add(session);
+    });
+  }
+
+  /** Revoked in memory (from the bus or the list loaded at start), else asks the store. */
+  async isRevoked(grantId: string): Promise<boolean> {
+    if (this.revocations.isRevoked(grantId)) return true;
+    return (await this.store.isRevoked(grantId)) || this.revocations.isRevoked(grantId);
+  }
+
+  roomFor(projectId: string, roomId: string): Room {
+    // the project is part of the key: the same room id in two projects is two rooms
+    const key = `${projectId}\u0000${roomId}`;
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = new Room(key, () => this.clock.nowMs());
+      this.rooms.set(key, room);
+    }
+    return room;
+  }
+
+  dropIfEmpty(room: Room): void {
+    if (room.members.size === 0 && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
+  }
+
+  joined(session: Session, grant: MediaGrant): void {
+    this.logger.debug({ projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId, participantId: session.participantId },
+      'media: participant joined');
+  }
+
+  left(session: Session, room: Room): void {
+    this.dropIfEmpty(room);
+    this.logger.debug({ participantId: session.participantId }, 'media: participant left');
+  }
+
+  forget(session: Session): void {
+    this.sessions.delete(session);
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private onEvent(event: BusEvent): void {
+    if (event.type !== 'grant.revoked') return;
+    for (const session of this.revocations.revoke(event.grantId, event.expiresAt)) session.close('revoked');
+  }
+
+  /** Closes every session with 1001 and stops listening to the bus. */
+  async close(): Promise<void> {
+    this.unsubscribe();
+    for (const timer of this.timers) clearInterval(timer);
+    for (const session of [...this.sessions]) session.close('going_away');
+  }
+}
+
+function pathOf(url: string | undefined): string {
+  const q = (url ?? '').indexOf('?');
+  return q === -1 ? (url ?? '') : (url ?? '').slice(0, q);
+}

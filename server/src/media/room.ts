@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import { KEY_BYTES, KEY_ROTATION_GRACE_MS, KIND, MAX_ROOM_PARTICIPANTS, REPLAY_WINDOW, type MediaKind } from './limits.ts';
+import { ReplayWindow } from './replay-window.ts';
+
+/** What a room needs of a session. */
+export interface Member {
+  readonly participantId: string;
+  readonly userId: string;
+  readonly role: string;
+  /** Streams this member publishes, by id. */
+  readonly published: Map<number, Stream>;
+  canSubscribe(streamId: number): boolean;
+  sendControl(message: Readonly<Record<string, unknown>>): void;
+  pushMedia(kind: number, message: Buffer): void;
+}
+
+interface KeyGeneration {
+  readonly epoch: number;
+  readonly key: Buffer;
+  readonly window: ReplayWindow;
+}
+
+/**
+ * One published stream. Its key is the stream key: the publisher seals frames under it, the
+ * server authenticates each frame once and forwards the same bytes to every subscriber, who
+ * received the key inside its own sealed session. The key rotates when a subscriber loses access.
+ */
+export class Stream {
+  readonly id: number;
+  readonly kind: MediaKind;
+  readonly kindCode: number;
+  readonly publisher: Member;
+  readonly subscribers = new Set<Member>();
+  current: KeyGeneration;
+  previous: (KeyGeneration & { readonly until: number }) | undefined;
+  rotationPending = false;
+  live = true;
+
+  constructor(id: number, kind: MediaKind, publisher: Member) {
+    this.id = id;
+    this.kind = kind;
+    this.kindCode = KIND[kind];
+    this.publisher = publisher;
+    this.current = { epoch: 1, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
+  }
+
+  /** The key generation a frame names by its epoch, while it may still be used. */
+  generation(epoch: number, nowMs: number): KeyGeneration | undefined {
+    if (epoch === this.current.epoch) return this.current;
+    const previous = this.previous;
+    return previous && previous.epoch === epoch && nowMs < previous.until ? previous : undefined;
+  }
+
+  rotate(nowMs: number): void {
+    this.previous = { ...this.current, until: nowMs + KEY_ROTATION_GRACE_MS };
+    const epoch = this.current.epoch === 0xffff ? 1 : this.current.epoch + 1;
+    this.current = { epoch, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
+  }
+
+  keyMessage(): Record<string, unknown> {
+    return { type: 'stream_key', stream_id: this.id, epoch: this.current.epoch, key: this.current.key.toString('base64url') };
+  }
+
+  /** How a member sees this stream; the key only for those who receive it. */
+  describe(forMember: Member): Record<string, unknown> {
+    const base = {
+      stream_id: this.id,
+      kind: this.kind,
+      participant_id: this.publisher.participantId,
+      user_id: this.publisher.userId,
+    };
+    if (!this.subscribers.has(forMember)) return { ...base, subscribed: false };
+    return { ...base, subscribed: true, epoch: this.current.epoch, key: this.current.key.toString('base64url') };
+  }
+}
+
+export type PublishResult = { readonly ok: true; readonly stream: Stream } | { readonly ok: false; readonly code: 'stream_in_use' | 'already_published' };
+
+/** A room of one project: its members by user id and its streams by id (stream ids are room-wide). */
+export class Room {
+  readonly key: string;
+  readonly members = new Map<string, Member>();
+  readonly streams = new Map<number, Stream>();
+  private readonly now: () => number;
+
+  constructor(key: string, now: () => number) {
+    this.key = key;
+    this.now = now;
+  }
+
+  isFull(): boolean {
+    return this.members.size >= MAX_ROOM_PARTICIPANTS;
+  }
+
+  /** Adds a member (the caller replaced any earlier session of the same user) and subscribes it. */
+  add(member: Member): void {
+    this.members.set(member.userId, member);
+    for (const stream of this.streams.values()) {
+      if (stream.publisher !== member && member.canSubscribe(stream.id)) stream.subscribers.add(member);
+    }
+    const joined = { type: 'participant_joined', participant: describeMember(member) };
+    for (const other of this.members.values()) if (other !== member) other.sendControl(joined);
+  }
+
+  /** Snapshot for a member that just joined: the others and every stream. */
+  snapshot(member: Member): { participants: Record<string, unknown>[]; streams: Record<string, unknown>[] } {
+    const participants = [...this.members.values()].filter((m) => m !== member).map(describeMember);
+    const streams = [...this.streams.values()].map((s) => s.describe(member));
+    return { participants, streams };
+  }
+
+  remove(member: Member): void {
+    if (this.members.get(member.userId) !== member) return;
+    this.members.delete(member.userId);
+    for (const stream of [...member.published.values()]) this.removeStream(stream, false);
+    for (const stream of this.streams.values()) {
+      if (stream.subscribers.delete(member)) this.scheduleRotation(stream);
+    }
+    const left = { type: 'participant_left', participant_id: member.participantId, user_id: member.userId };
+    for (const other of this.members.values()) other.sendControl(left);
+  }
+
+  publish(member: Member, id: number, kind: MediaKind): PublishResult {
+    const existing = this.streams.get(id);
+    if (existing) return { ok: false, code: existing.publisher === member ? 'already_published' : 'stream_in_use' };
+    const stream = new Stream(id, kind, member);
+    for (const other of this.members.values()) {
+      if (other !== member && other.canSubscribe(id)) stream.subscribers.add(other);
+    }
+    this.streams.set(id, stream);
+    member.published.set(id, stream);
+    for (const other of this.members.values()) {
+      if (other !== member) other.sendControl({ type: 'stream_added', stream: stream.describe(other) });
+    }
+    return { ok: true, stream };
+  }
+
+  /** Ends a stream; the publisher is told too when the server, not the publisher, ended it. */
+  removeStream(stream: Stream, notifyPublisher: boolean): void {
+    if (!stream.live) return;
+    stream.live = false;
+    this.streams.delete(stream.id);
+    stream.publisher.published.delete(stream.id);
+    stream.subscribers.clear();
+    const removed = { type: 'stream_removed', stream_id: stream.id, participant_id: stream.publisher.participantId, user_id: stream.publisher.userId };
+    for (const other of this.members.values()) {
+      if (other !== stream.publisher || notifyPublisher) other.sendControl(removed);
+    }
+  }
+
+  /** After a member's permissions changed (renewal): its publications and subscriptions follow the new grant. */
+  reconcile(member: Member, mayPublish: (streamId: number) => boolean): void {
+    for (const stream of [...member.published.values()]) {
+      if (!mayPublish(stream.id)) this.removeStream(stream, true);
+    }
+    for (const stream of this.streams.values()) {
+      if (stream.publisher === member) continue;
+      const allowed = member.canSubscribe(stream.id);
+      const has = stream.subscribers.has(member);
+      if (allowed && !has) {
+        stream.subscribers.add(member);
+        member.sendControl(stream.keyMessage());
+      } else if (!allowed && has) {
+        stream.subscribers.delete(member);
+        member.sendControl({ type: 'stream_unsubscribed', stream_id: stream.id });
+        this.scheduleRotation(stream);
+      }
+    }
+  }
+
+  /** Rotates a stream key once the current turn of the event loop is over (one rotation for many departures). */
+  scheduleRotation(stream: Stream): void {
+    if (stream.rotationPending || !stream.live) return;
+    stream.rotationPending = true;
+    setImmediate(() => {
+      stream.rotationPending = false;
+      if (!stream.live) return;
+      stream.rotate(this.now());
+      const message = stream.keyMessage();
+      // subscribers first: they must hold the new key before the publisher uses it
+      for (const member of stream.subscribers) member.sendControl(message);
+      stream.publisher.sendControl(message);
+    });
+  }
+}
+
+function describeMember(member: Member): Record<string, unknown> {
+  return { participant_id: member.participantId, user_id: member.userId, role: member.role };
+}

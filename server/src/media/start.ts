@@ -1,0 +1,63 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { RoleStarter } from '../main/roles.ts';
+import { MediaHub } from './hub.ts';
+import { MEDIA_PATH } from './limits.ts';
+
+/**
+ * The media role of `rtc serve` (DESIGN.md section 1): a WebSocket SFU at `/v1/media`
+ * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
+ */
+export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
+  const hub = await MediaHub.create({
+    keys: {
+      verifying: new Map(deps.keys.verifying.map((k) => [k.kid, k])),
+      masters: deps.keys.mediaMasters,
+      issuer: config.issuer,
+    },
+    store: deps.store,
+    bus: deps.bus,
+    clock: deps.clock,
+    logger,
+  });
+  const server: Server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }) : createHttpServer();
+  server.on('request', answerPlainRequest);
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  const close = async (): Promise<void> => {
+    await hub.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.ports.media, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await hub.close();
+    throw err;
+  }
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logger.info({ path: MEDIA_PATH, port: address.port }, 'media server listening');
+  return { url: `${config.tls ? 'wss' : 'ws'}://${host}:${address.port}`, close };
+};
+
+/** Plain HTTP on the media port: the media path wants a WebSocket upgrade, nothing else exists. */
+function answerPlainRequest(req: IncomingMessage, res: ServerResponse): void {
+  const onPath = (req.url ?? '').split('?')[0] === MEDIA_PATH;
+  const status = onPath ? 426 : 404;
+  const body = JSON.stringify(onPath
+    ? { error: 'upgrade_required', message: 'the media endpoint speaks WebSocket only' }
+    : { error: 'not_found', message: 'no such endpoint on the media server' });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(onPath && { upgrade: 'websocket' }) });
+  res.end(body);
+}

@@ -1,0 +1,115 @@
+import type { z } from 'zod';
+import {
+  AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, DEFAULT_TTL_SECONDS, MAX_ID_LENGTH, MAX_PUBLISH_STREAMS,
+  MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, TOKEN_API_BODY_LIMIT_BYTES,
+} from '../../../protocol/src/limits.ts';
+import { formatScaled } from '../catalog/money.ts';
+import type { PlatformData } from '../catalog/platform.ts';
+import type { PriceList } from '../catalog/price-list.ts';
+import type {
+  currenciesResponseSchema, discountResponseSchema, PlatformCatalog, plansResponseSchema, ratesResponseSchema,
+} from '../schemas/public.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './accounts.ts';
+
+/** Spec §8: a revoked grant stops working within about one second. */
+const REVOCATION_EFFECT_SECONDS = 1;
+
+/** What the catalog reports about this deployment, read once from the configuration. */
+export interface CatalogSettings {
+  readonly sfuHost: string;
+  readonly sfuPort: number;
+  readonly appRequestsPerMinute: number;
+  readonly addressRequestsPerMinute: number;
+  readonly temporaryTokenMaxTtlSeconds: number;
+}
+
+/**
+ * `GET /v1/public/platform/catalog`: regions and their media hosts (this deployment serves one
+ * region, whose media host is the one token responses name), roles, codecs, the limits of spec §8
+ * as this deployment applies them, and token lifetimes.
+ */
+export function platformCatalog(platform: PlatformData, settings: CatalogSettings): PlatformCatalog {
+  return {
+    catalog_version: platform.version,
+    api_version: 'v1',
+    regions: [{ id: 'default', name: 'Default region', media_hosts: [{ host: settings.sfuHost, port: settings.sfuPort }] }],
+    roles: platform.roles.map((r) => ({ role: r.role, may_publish: r.may_publish, may_subscribe: r.may_subscribe, description: r.description })),
+    codecs: { audio: [...platform.codecs.audio], video: [...platform.codecs.video] },
+    encryption: [...platform.encryption],
+    limits: {
+      token_api: {
+        requests_per_minute_per_app_id: settings.appRequestsPerMinute,
+        requests_per_minute_per_address: settings.addressRequestsPerMinute,
+        failed_authentications_per_address: AUTH_FAILURES_PER_WINDOW,
+        failed_authentication_window_seconds: AUTH_FAILURE_WINDOW_SECONDS,
+        max_request_body_bytes: TOKEN_API_BODY_LIMIT_BYTES,
+      },
+      token_request: {
+        id_min_length: 1,
+        id_max_length: MAX_ID_LENGTH,
+        max_publish_streams: MAX_PUBLISH_STREAMS,
+        max_subscribe_streams: MAX_SUBSCRIBE_STREAMS,
+        max_stream_id: MAX_STREAM_ID,
+      },
+      revocation_effect_seconds: REVOCATION_EFFECT_SECONDS,
+    },
+    token_lifetimes: {
+      default_ttl_seconds: DEFAULT_TTL_SECONDS,
+      max_ttl_seconds: MAX_TTL_SECONDS,
+      temporary_token_max_ttl_seconds: settings.temporaryTokenMaxTtlSeconds,
+      console_access_token_seconds: ACCESS_TOKEN_TTL_SECONDS,
+      console_refresh_token_seconds: REFRESH_TOKEN_TTL_SECONDS,
+    },
+  };
+}
+
+/** `GET /v1/public/pricing/plans`. */
+export function pricingPlans(list: PriceList): z.output<typeof plansResponseSchema> {
+  return {
+    price_list_version: list.version,
+    plans: list.plans.map((p) => ({
+      id: p.id, name: p.name, description: p.description, currency: p.currency, monthly_fee_minor: p.monthly_fee_minor,
+      included_minutes: Object.fromEntries(list.usage_kinds.map((k) => [k.id, p.included_minutes[k.id] ?? 0])),
+    })),
+  };
+}
+
+/** `GET /v1/public/pricing/rates`: every plan's price of every usage kind. */
+export function pricingRates(list: PriceList): z.output<typeof ratesResponseSchema> {
+  const minorUnits = new Map(list.currencies.map((c) => [c.code, c.minor_units]));
+  // unit_minutes is a power of ten (checked when the price list loads): the price of a minute is exact
+  const digits = String(list.unit_minutes).length - 1;
+  return {
+    price_list_version: list.version,
+    unit_minutes: list.unit_minutes,
+    usage_kinds: list.usage_kinds.map((k) => ({ id: k.id, name: k.name, medium: k.medium, max_pixels: k.max_pixels, description: k.description })),
+    rates: list.plans.flatMap((plan) => list.usage_kinds.map((kind) => {
+      const price = plan.unit_prices_minor[kind.id] ?? 0;
+      const scale = (minorUnits.get(plan.currency) ?? 0) + digits;
+      return {
+        plan: plan.id, usage_kind: kind.id, currency: plan.currency, unit_price_minor: price,
+        per_minute: formatScaled(BigInt(price), scale),
+      };
+    })),
+  };
+}
+
+/** `GET /v1/public/pricing/discount`. */
+export function pricingDiscount(list: PriceList): z.output<typeof discountResponseSchema> {
+  return {
+    price_list_version: list.version,
+    basis: 'total_minutes',
+    applies_to: 'usage_subtotal',
+    tiers: list.volume_discount.tiers.map((t) => ({ from_minutes: t.from_minutes, up_to_minutes: t.up_to_minutes, discount_bps: t.discount_bps })),
+  };
+}
+
+/** `GET /v1/public/pricing/currencies`. */
+export function pricingCurrencies(list: PriceList): z.output<typeof currenciesResponseSchema> {
+  return {
+    price_list_version: list.version,
+    base_currency: list.base_currency,
+    rates_as_of: list.exchange_rates_as_of,
+    currencies: list.currencies.map((c) => ({ code: c.code, name: c.name, minor_units: c.minor_units, per_base: c.per_base })),
+  };
+}

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { ApiError } from '../core/errors.ts';
+import { replyWithError, type RouteFlags } from '../http/reply.ts';
+import { opaqueId } from '../schemas/token.ts';
+import { parseJsonBody, validate } from '../schemas/validate.ts';
+import type { EventSink } from './rooms.ts';
+import type { SignalingService } from './service.ts';
+import { MAX_BODY_BYTES } from './settings.ts';
+import type { SessionIdentity } from './verify-token.ts';
+import { SSE_KEEPALIVE } from './sse.ts';
+
+export interface SignalingAppOptions {
+  readonly logger: Logger;
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+}
+
+/** The signaling app and the way to end its open streams before it closes. */
+export interface SignalingApp {
+  readonly app: FastifyInstance;
+  /** Ends every event stream (the connections then close) and stops the keep-alive timer. */
+  endStreams(): void;
+}
+
+const tokenField = z.string({ error: 'token must be a string' });
+const joinSchema = z.strictObject({ token: tokenField });
+const messageSchema = z.strictObject({
+  token: tokenField,
+  data: z.unknown().optional(),
+  to: opaqueId('to').optional(),
+});
+
+const ROUTE = { config: { bearerAuth: true } satisfies RouteFlags };
+const CORS_HEADERS = 'authorization, content-type, last-event-id';
+
+/** The signaling role's HTTP app (docs/protocol/signaling.md), errors as on the token API. */
+export function createSignalingApp(service: SignalingService, options: SignalingAppOptions): SignalingApp {
+  const tls = options.tls;
+  const app = Fastify({
+    loggerInstance: options.logger.child({ role: 'signaling' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    requestIdHeader: false,
+    bodyLimit: MAX_BODY_BYTES,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    serverFactory: (handler) => (tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
+      : createHttpServer(handler)),
+  } satisfies FastifyServerOptions);
+
+  let closing = false;
+  const streams = new Set<ServerResponse>();
+  const keepalive = setInterval(() => {
+    for (const res of streams) if (!res.writableEnded && !res.destroyed) res.write(SSE_KEEPALIVE);
+  }, service.settings.keepaliveMs);
+  keepalive.unref();
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('cache-control', 'no-store');
+    // apps call this service from browsers; tokens travel in bodies and headers, never cookies
+    if (req.headers.origin !== undefined) {
+      reply.header('access-control-allow-origin', '*');
+      reply.header('access-control-expose-headers', 'retry-after, x-request-id');
+    }
+  });
+  // while closing, answers end their connection so keep-alive clients do not hold the process open
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, path: req.url.split('?', 1)[0], status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+  app.setErrorHandler((err, req, reply) => replyWithError(err, req, reply));
+  app.setNotFoundHandler((req, reply) =>
+    replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
+
+  app.options('/v1/signaling/*', async (_req, reply) => reply.code(204)
+    .header('access-control-allow-methods', 'GET, POST')
+    .header('access-control-allow-headers', CORS_HEADERS)
+    .header('access-control-max-age', '600')
+    .send());
+
+  app.get('/health', async (_req, reply) => reply.send({ status: 'ok' }));
+
+  /** POST bodies carry the token (spec §5): parsed JSON, then the token, then the rest. */
+  const authenticatePost = async (req: FastifyRequest): Promise<{ body: unknown; identity: SessionIdentity }> => {
+    const body = parseJsonBody(req.body as Buffer | undefined);
+    const token = typeof body === 'object' && body !== null && 'token' in body && typeof body.token === 'string' ? body.token : undefined;
+    return { body, identity: await service.authenticate(token) };
+  };
+
+  app.post('/v1/signaling/join', ROUTE, async (req, reply) => {
+    const { body, identity } = await authenticatePost(req);
+    validate(joinSchema, body);
+    return reply.send(service.join(identity));
+  });
+
+  app.post('/v1/signaling/leave', ROUTE, async (req, reply) => {
+    const { body, identity } = await authenticatePost(req);
+    validate(joinSchema, body);
+    service.leave(identity);
+    return reply.send({ left: true });
+  });
+
+  app.post('/v1/signaling/messages', ROUTE, async (req, reply) => {
+    const { body, identity } = await authenticatePost(req);
+    const message = validate(messageSchema, body);
+    if (message.data === undefined || message.data === null) {
+      throw new ApiError('invalid_request', 'data is required: any JSON value except null');
+    }
+    const dataJson = JSON.stringify(message.data);
+    const limit = service.settings.maxMessageBytes;
+    if (Buffer.byteLength(dataJson) > limit) {
+      throw new ApiError('invalid_request', `data exceeds ${limit} bytes of JSON`, { status: 413 });
+    }
+    return reply.send(service.send(identity, dataJson, message.to));
+  });
+
+  app.get('/v1/signaling/participants', ROUTE, async (req, reply) => {
+    const identity = await service.authenticate(bearerToken(req));
+    return reply.send({ room_id: identity.roomId, participants: service.participants(identity) });
+  });
+
+  app.get('/v1/signaling/events', ROUTE, async (req, reply) => {
+    const identity = await service.authenticate(bearerToken(req));
+    const res = reply.raw;
+    // frames wait in the sink until the head is written: a refusal (not joined) is still an
+    // ordinary error reply, and the replay reaches the reader before any live event
+    const sink = streamSink(res, service.settings.maxStreamBufferBytes);
+    const detach = service.openStream(identity, headerText(req.headers['last-event-id']), sink);
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-accel-buffering': 'no' });
+    res.write('retry: 1000\n\n');
+    sink.release();
+    const opened = Date.now();
+    const closed = (): void => {
+      streams.delete(res);
+      detach();
+      req.log.info({ method: 'GET', path: '/v1/signaling/events', status: 200, ms: Date.now() - opened }, 'event stream closed');
+    };
+    if (res.destroyed) closed();
+    else {
+      streams.add(res);
+      res.once('close', closed);
+    }
+    return reply;
+  });
+
+  return {
+    app,
+    endStreams() {
+      closing = true;
+      clearInterval(keepalive);
+      for (const res of streams) if (!res.writableEnded) res.end();
+      streams.clear();
+    },
+  };
+}
+
+interface HeldSink extends EventSink {
+  /** Writes what was queued before the response head existed; later writes go straight out. */
+  release(): void;
+}
+
+function streamSink(res: ServerResponse, maxBuffered: number): HeldSink {
+  let held: string[] | undefined = [];
+  let endPending = false;
+  const sink: HeldSink = {
+    write(frame) {
+      if (held) {
+        held.push(frame);
+        return true;
+      }
+      if (res.destroyed || res.writableEnded) return true;
+      if (res.writableLength > maxBuffered) return false;
+      res.write(frame);
+      return true;
+    },
+    end() {
+      if (held) endPending = true;
+      else if (!res.writableEnded) res.end();
+    },
+    release() {
+      const frames = held ?? [];
+      held = undefined;
+      if (frames.length > 0) res.write(frames.join(''));
+      if (endPending) sink.end();
+    },
+  };
+  return sink;
+}
+
+function bearerToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization;
+  const match = header === undefined ? null : /^Bearer +([^\s]+) *$/i.exec(header);
+  return match?.[1];
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+

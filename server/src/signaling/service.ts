@@ -1,0 +1,117 @@
+import { ApiError, rateLimited } from '../core/errors.ts';
+import type { SigningKey } from '../core/keyring.ts';
+import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
+import type { SignalingSettings } from './settings.ts';
+import { verifySignalingToken, type SessionIdentity } from './verify-token.ts';
+
+/** The signaling service behind the HTTP edge: who a token speaks for, and the rooms. */
+export interface SignalingService {
+  readonly settings: SignalingSettings;
+  /**
+   * Verifies a signaling token (signature, audience, expiry, revocation) and counts the request
+   * against the token's rate limit: 401 for any invalid token, 429 over the limit.
+   */
+  authenticate(token: string | undefined): Promise<SessionIdentity>;
+  join(identity: SessionIdentity): JoinResult;
+  leave(identity: SessionIdentity): void;
+  send(identity: SessionIdentity, dataJson: string, to: string | undefined): { id: string };
+  participants(identity: SessionIdentity): Participant[];
+  openStream(identity: SessionIdentity, lastEventId: string | undefined, sink: EventSink): () => void;
+  stats(): { rooms: number; sessions: number; streams: number };
+  /** Stops listening for revocations and ends every stream. */
+  close(): void;
+}
+
+// one response for every cause, like the token API's 401 (spec §3.5)
+export const INVALID_SIGNALING_TOKEN_MESSAGE = 'the signaling token is invalid, expired or revoked';
+const invalidToken = (): ApiError => new ApiError('unauthenticated', INVALID_SIGNALING_TOKEN_MESSAGE);
+
+export interface SignalingServiceOptions {
+  /**
+   * Also read revocations from the store at this interval: for a process that serves no role
+   * revoking tokens, since the in-process event bus then never carries a revocation to it.
+   */
+  readonly revocationPollMs?: number | undefined;
+  /** Told when a revocation poll fails (the next one retries). */
+  readonly onPollError?: (err: unknown) => void;
+}
+
+/** Wires the room registry to the platform's ports: keys, store, limiter and revocation events. */
+export function createSignalingService(deps: ServiceDeps, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
+  const keys = new Map<string, SigningKey>(deps.keys.verifying.map((k) => [k.kid, k]));
+  const rooms = createRoomRegistry(settings, deps.clock);
+  // grants revoked while this process runs, kept until they expire: closes the gap between a
+  // request's store look-up and its effect on the rooms
+  const revoked = new Map<string, number>();
+
+  const onRevoked = (grantId: string, expiresAt: number): void => {
+    revoked.set(grantId, expiresAt);
+    rooms.revoke(grantId);
+  };
+  const unsubscribe = deps.bus.subscribe((event) => {
+    if (event.type === 'grant.revoked') onRevoked(event.grantId, event.expiresAt);
+  });
+  let polling = false;
+  const poll = options.revocationPollMs === undefined ? undefined : setInterval(() => {
+    if (polling || rooms.stats().sessions === 0) return;
+    polling = true;
+    deps.store.listRevocations(nowSec(deps.clock)).then((list) => {
+      for (const r of list) if (!revoked.has(r.grantId)) onRevoked(r.grantId, r.expiresAt);
+    }).catch((err: unknown) => options.onPollError?.(err)).finally(() => {
+      polling = false;
+    });
+  }, options.revocationPollMs);
+  poll?.unref();
+  const purge = setInterval(() => {
+    const now = nowSec(deps.clock);
+    for (const [grantId, expiresAt] of revoked) if (expiresAt < now) revoked.delete(grantId);
+  }, 60_000);
+  purge.unref();
+
+  const live = (identity: SessionIdentity): void => {
+    if (revoked.has(identity.grantId)) throw invalidToken();
+  };
+
+  return {
+    settings,
+    async authenticate(token) {
+      if (token === undefined) throw invalidToken();
+      const identity = verifySignalingToken(token, keys, { issuer: settings.issuer, nowSec: nowSec(deps.clock) });
+      if (!identity) throw invalidToken();
+      // DESIGN §5: a revoked grant is refused, also after a restart
+      if (revoked.has(identity.grantId) || await deps.store.isRevoked(identity.grantId)) throw invalidToken();
+      const limit = await deps.limiter.hit(`signaling:${identity.grantId}`, settings.rateLimit.max, settings.rateLimit.windowSec);
+      if (!limit.ok) throw rateLimited(limit.retryAfterSec);
+      return identity;
+    },
+    // each call checks revocation again in the same turn as its effect: a revocation that arrived
+    // after authenticate() answered can never leave a session or stream behind
+    join(identity) {
+      live(identity);
+      return rooms.join(identity);
+    },
+    leave(identity) {
+      rooms.leave(identity.grantId);
+    },
+    send(identity, dataJson, to) {
+      live(identity);
+      return rooms.send(identity.grantId, dataJson, to);
+    },
+    participants(identity) {
+      live(identity);
+      return rooms.participants(identity.projectId, identity.roomId);
+    },
+    openStream(identity, lastEventId, sink) {
+      live(identity);
+      return rooms.openStream(identity.grantId, lastEventId, sink);
+    },
+    stats: () => rooms.stats(),
+    close() {
+      clearInterval(purge);
+      clearInterval(poll);
+      unsubscribe();
+      rooms.close();
+    },
+  };
+}

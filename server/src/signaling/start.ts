@@ -1,0 +1,31 @@
+import type { AddressInfo } from 'node:net';
+import type { RoleStarter } from '../main/roles.ts';
+import { createSignalingApp } from './app.ts';
+import { createSignalingService } from './service.ts';
+import { defaultSignalingSettings, REVOCATION_POLL_MS } from './settings.ts';
+
+/** The signaling role of `rtc serve` (DESIGN.md section 1): rooms in this process, tokens from the platform. */
+export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
+  // revocations reach this process over the in-process bus only when it also serves the token API
+  const revokesHere = config.roles.includes('api') || config.roles.includes('token');
+  const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
+    revocationPollMs: revokesHere ? undefined : REVOCATION_POLL_MS,
+    onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
+  });
+  const { app, endStreams } = createSignalingApp(service, { logger, tls: config.tls });
+  const close = async (): Promise<void> => {
+    // open event streams would hold the server open: end them first, readers resume elsewhere
+    service.close();
+    endStreams();
+    await app.close();
+  };
+  try {
+    await app.listen({ host: config.host, port: config.ports.signaling });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `${config.tls ? 'https' : 'http'}://${host}:${address.port}`, close };
+};

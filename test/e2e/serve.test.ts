@@ -1,0 +1,298 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import type { TokenResponse } from '../../protocol/src/wire.ts';
+import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { bearer } from '../helpers/accounts.ts';
+import { request } from '../helpers/http.ts';
+import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+
+const CLI = join(ROOT, 'server/src/main/cli.ts');
+const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'speaker', publish_streams: [1] };
+
+interface CliResult { code: number | null; stdout: string; stderr: string }
+
+/** Runs the `rtc` command to its end with only the given environment. */
+function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+    const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(kill);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function issue(host: string, customer: Customer): Promise<TokenResponse> {
+  const res = await request(`${host}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: TOKEN_BODY });
+  assert.equal(res.status, 200, res.text);
+  return res.json<TokenResponse>();
+}
+
+async function jwksOf(host: string): Promise<JSONWebKeySet> {
+  const res = await request(`${host}/.well-known/jwks.json`);
+  assert.equal(res.status, 200, res.text);
+  return res.json<JSONWebKeySet>();
+}
+
+async function verifyGrant(grant: string, jwks: JSONWebKeySet): Promise<void> {
+  await jwtVerify(grant, createLocalJWKSet(jwks), { audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'] });
+}
+
+describe('rtc serve: role lines, configuration errors, shutdown, restarts and key rotation', () => {
+  const dirs: string[] = [];
+  const tempDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'rtc-serve-'));
+    dirs.push(dir);
+    return dir;
+  };
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints one JSON role line per role on stdout, with the bound port', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env['PATH'] ?? '', RTC_DATA_DIR: tempDir(), RTC_ROLES: 'api,token', RTC_API_PORT: '0', RTC_TOKEN_PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const stdout: string[] = [];
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const lines = createInterface({ input: child.stdout });
+        lines.on('line', (line) => {
+          stdout.push(line);
+          if (stdout.length === 2) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`exited with ${code} after ${stdout.length} lines`)));
+      });
+      const roles = stdout.map((line) => JSON.parse(line) as { role: string; url: string });
+      assert.deepEqual(roles.map((r) => r.role).sort(), ['api', 'token']);
+      for (const { role, url } of roles) {
+        assert.deepEqual(Object.keys(JSON.parse(stdout.find((l) => l.includes(`"${role}"`)) ?? '{}')), ['role', 'url']);
+        const { protocol, hostname, port } = new URL(url);
+        assert.equal(protocol, 'http:');
+        assert.equal(hostname, '127.0.0.1');
+        assert.ok(Number(port) > 0, `${role} announced port ${port}`);
+        const health = await request(`${url}/health`);
+        assert.equal(health.status, 200, health.text);
+        assert.deepEqual(health.json(), { status: 'ok' });
+      }
+      assert.notEqual(roles[0]?.url, roles[1]?.url);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
+    // nothing but role lines on stdout: logs go to stderr
+    assert.equal(stdout.length, 2, stdout.join('\n'));
+  });
+
+  const badConfigs: [string, Record<string, string>, RegExp[]][] = [
+    ['a port that is not a number', { RTC_API_PORT: 'abc' }, [/RTC_API_PORT must be an integer from 0 to 65535/]],
+    ['a trusted proxy that is not a CIDR', { RTC_TRUST_PROXY: 'nonsense' }, [/RTC_TRUST_PROXY: "nonsense" is not an IPv4 or IPv6 CIDR/]],
+    ['only one of the TLS variables', { RTC_TLS_CERT_FILE: '/nonexistent/cert.pem' }, [/RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together/]],
+    ['all three at once', { RTC_API_PORT: 'abc', RTC_TRUST_PROXY: 'nonsense', RTC_TLS_KEY_FILE: '/nonexistent/key.pem' }, [
+      /RTC_API_PORT must be an integer/, /RTC_TRUST_PROXY: "nonsense"/, /RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together/,
+    ]],
+  ];
+  for (const [what, env, problems] of badConfigs) {
+    it(`exits with code 1 listing every problem for ${what}`, async () => {
+      const result = await runCli(['serve'], { RTC_DATA_DIR: tempDir(), RTC_ROLES: 'api,token', RTC_TOKEN_PORT: '0', ...env });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, '', 'a role line was printed');
+      assert.match(result.stderr, /invalid configuration/);
+      for (const problem of problems) assert.match(result.stderr, problem);
+      assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace was printed');
+    });
+  }
+
+  it('exits with code 1 naming the address when a port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const result = await runCli(['serve'], {
+        RTC_DATA_DIR: tempDir(), RTC_ROLES: 'api,token', RTC_API_PORT: '0', RTC_TOKEN_PORT: String(port),
+      });
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, new RegExp(`^rtc: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}$`, 'm'));
+      assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace was printed');
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses `rtc keys rotate` on a data directory without keys (exit code 1)', async () => {
+    const dir = tempDir();
+    const result = await runCli(['keys', 'rotate'], { RTC_DATA_DIR: dir });
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^rtc: keys rotate: no keys\.json in .*`rtc serve` creates the keys on its first start\n$/);
+  });
+
+  for (const keepAlive of [false, true]) {
+    describe(`graceful shutdown (${keepAlive ? 'keep-alive' : 'one-shot'} client connection)`, () => {
+      let server: RunningServer;
+      let customer: Customer;
+      const agent = keepAlive ? new Agent({ keepAlive: true }) : false;
+
+      before(async () => {
+        server = await startServer({ dataDir: tempDir() });
+        customer = await createCustomer(server.api);
+      });
+      after(async () => {
+        await server.stop();
+        if (agent) agent.destroy();
+      });
+
+      it('finishes a request in flight at SIGTERM (200) and asks the client to close, then exits with code 0', async () => {
+        const body = Buffer.from(JSON.stringify(TOKEN_BODY));
+        const half = Math.floor(body.length / 2);
+        const req = httpRequest(new URL(`${server.token}/v1/rtc/tokens`), {
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: customer.auth, 'content-type': 'application/json', 'content-length': String(body.length),
+            // the interim 100 response proves the server has read the headers and is handling the request
+            expect: '100-continue',
+          },
+        });
+        const response = new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
+          req.on('response', (res: IncomingMessage) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({
+              status: res.statusCode ?? 0, connection: res.headers.connection, text: Buffer.concat(chunks).toString('utf8'),
+            }));
+            res.on('error', reject);
+          });
+          req.on('error', reject);
+        });
+        await new Promise<void>((resolve) => req.once('continue', () => resolve()));
+        req.write(body.subarray(0, half));
+
+        server.process.kill('SIGTERM');
+        // wait for the shutdown to begin: the log says so and the listener stops taking connections
+        await waitFor(() => server.output().includes('shutting down'));
+        await waitFor(async () => (await request(`${server.token}/health`).then(() => false, () => true)));
+
+        req.end(body.subarray(half));
+        const res = await response;
+        assert.equal(res.status, 200, res.text);
+        assert.equal((JSON.parse(res.text) as TokenResponse).project_id, customer.projectId);
+        // a keep-alive client must not keep a closing server's connection open
+        assert.equal(res.connection, 'close');
+        const exit = await server.stop();
+        assert.deepEqual(exit, { code: 0, signal: null });
+        assert.doesNotMatch(server.output(), /grace period over/);
+      });
+    });
+  }
+
+  describe('restarts on the same data directory', () => {
+    let dataDir: string;
+    let customer: Customer;
+    let firstGrant: TokenResponse;
+    let firstKid: string;
+
+    before(async () => {
+      dataDir = tempDir();
+      const first = await startServer({ dataDir });
+      try {
+        customer = await createCustomer(first.api);
+        firstGrant = await issue(first.token, customer);
+        firstKid = String(decodeProtectedHeader(firstGrant.media.grant).kid);
+      } finally {
+        await first.stop();
+      }
+    });
+
+    it('keeps keys.json private to its owner (mode 0600)', () => {
+      const mode = statSync(join(dataDir, 'keys.json')).mode & 0o777;
+      assert.equal(mode.toString(8), '600');
+    });
+
+    it('keeps the store private to its owner', () => {
+      const mode = statSync(join(dataDir, 'rtc.sqlite')).mode & 0o777;
+      assert.equal(mode & 0o077, 0, `rtc.sqlite has mode ${mode.toString(8)}`);
+    });
+
+    it('keeps accounts, sessions, projects and credentials, and reuses the keys', async () => {
+      const keysBefore = readFileSync(join(dataDir, 'keys.json'), 'utf8');
+      const server = await startServer({ dataDir });
+      try {
+        const me = await request(`${server.api}/v1/projects/${customer.projectId}`, { headers: bearer(customer.accessToken) });
+        assert.equal(me.status, 200, me.text);
+        const t = await issue(server.api, customer);
+        assert.equal(t.project_id, customer.projectId);
+        assert.equal(decodeProtectedHeader(t.media.grant).kid, firstKid);
+        await verifyGrant(firstGrant.media.grant, await jwksOf(server.token));
+        const revoke = await request(`${server.token}/v1/rtc/tokens/revoke`, {
+          headers: { authorization: customer.auth }, body: { revocation_handle: firstGrant.media.revocation_handle },
+        });
+        assert.equal(revoke.status, 200, revoke.text);
+      } finally {
+        assert.equal((await server.stop()).code, 0);
+      }
+      assert.equal(readFileSync(join(dataDir, 'keys.json'), 'utf8'), keysBefore);
+    });
+
+    it('rotates keys with `rtc keys rotate`: both kids published, new grants on the new key, old grants still verify', async () => {
+      const rotated = await runCli(['keys', 'rotate'], { RTC_DATA_DIR: dataDir });
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const out = JSON.parse(rotated.stdout) as { rotated: boolean; signing_kid: string; media_master_kid: string };
+      assert.equal(out.rotated, true);
+      assert.notEqual(out.signing_kid, firstKid);
+      assert.equal(statSync(join(dataDir, 'keys.json')).mode & 0o777, 0o600);
+
+      const server = await startServer({ dataDir });
+      try {
+        for (const host of [server.api, server.token]) {
+          const jwks = await jwksOf(host);
+          assert.deepEqual(jwks.keys.map((k) => k.kid).sort(), [firstKid, out.signing_kid].sort());
+          await verifyGrant(firstGrant.media.grant, jwks);
+        }
+        const t = await issue(server.token, customer);
+        assert.equal(decodeProtectedHeader(t.media.grant).kid, out.signing_kid);
+        const jwks = await jwksOf(server.api);
+        await verifyGrant(t.media.grant, jwks);
+        const { payload } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks));
+        assert.deepEqual(payload['cnf'], { kid: out.media_master_kid });
+        // the App Secret and the revocation handles do not depend on the rotated keys
+        const revoke = await request(`${server.api}/v1/rtc/tokens/revoke`, {
+          headers: { authorization: customer.auth }, body: { revocation_handle: t.media.revocation_handle },
+        });
+        assert.equal(revoke.status, 200, revoke.text);
+      } finally {
+        assert.equal((await server.stop()).code, 0);
+      }
+    });
+  });
+});
+
+/** Polls `check` until it holds; gives up after 10 s (a bound, not a measured time). */
+async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('condition not reached');
+}

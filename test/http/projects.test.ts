@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, createProject, registerAccount, type Account } from '../helpers/accounts.ts';
+import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { request, type HttpResult } from '../helpers/http.ts';
+import { startServer, type RunningServer } from '../helpers/platform.ts';
+
+interface ProjectBody {
+  readonly id: string;
+  readonly name: string;
+  readonly archived: boolean;
+  readonly archived_at: number | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+describe('customer API: projects', () => {
+  let server: RunningServer;
+  let owner: Account;
+  let stranger: Customer;
+
+  const call = (method: string, path: string, token: string, body?: unknown): Promise<HttpResult> =>
+    request(`${server.api}${path}`, { method, headers: bearer(token), ...(body !== undefined && { body }) });
+
+  before(async () => {
+    server = await startServer();
+    owner = await registerAccount(server.api);
+    stranger = await createCustomer(server.api);
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('creates a project (201) with a prj_ id and its fields', async () => {
+    const res = await call('POST', '/v1/projects', owner.accessToken, { name: '  Launch demo  ' });
+    assert.equal(res.status, 201, res.text);
+    const p = res.json<ProjectBody>();
+    assert.deepEqual(Object.keys(p).sort(), ['archived', 'archived_at', 'created_at', 'id', 'name', 'updated_at']);
+    assert.match(p.id, /^prj_[A-Za-z0-9_-]{22}$/);
+    assert.equal(p.name, 'Launch demo');
+    assert.equal(p.archived, false);
+    assert.equal(p.archived_at, null);
+    assert.ok(Number.isInteger(p.created_at));
+    assert.equal(p.updated_at, p.created_at);
+  });
+
+  it('lists only the account\'s own projects, oldest first', async () => {
+    const acc = await registerAccount(server.api);
+    const empty = await call('GET', '/v1/projects', acc.accessToken);
+    assert.equal(empty.status, 200, empty.text);
+    assert.deepEqual(empty.json(), { projects: [] });
+    const a = await createProject(server.api, acc.accessToken, 'first');
+    const b = await createProject(server.api, acc.accessToken, 'second');
+    const res = await call('GET', '/v1/projects', acc.accessToken);
+    assert.equal(res.status, 200, res.text);
+    const list = res.json<{ projects: ProjectBody[] }>().projects;
+    assert.deepEqual(list.map((p) => p.id), [a, b]);
+    assert.deepEqual(list.map((p) => p.name), ['first', 'second']);
+    assert.ok(!list.some((p) => p.id === stranger.projectId));
+  });
+
+  it('gets a project by id (200)', async () => {
+    const id = await createProject(server.api, owner.accessToken, 'fetch me');
+    const res = await call('GET', `/v1/projects/${id}`, owner.accessToken);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json<ProjectBody>().id, id);
+    assert.equal(res.json<ProjectBody>().name, 'fetch me');
+  });
+
+  it('renames a project with PATCH (200) and keeps the new name', async () => {
+    const id = await createProject(server.api, owner.accessToken, 'old name');
+    const res = await call('PATCH', `/v1/projects/${id}`, owner.accessToken, { name: 'new name' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.json<ProjectBody>().name, 'new name');
+    assert.ok(res.json<ProjectBody>().updated_at >= res.json<ProjectBody>().created_at);
+    const again = await call('GET', `/v1/projects/${id}`, owner.accessToken);
+    assert.equal(again.json<ProjectBody>().name, 'new name');
+  });
+
+  it('archives and unarchives a project, each idempotently', async () => {
+    const id = await createProject(server.api, owner.accessToken);
+    const archived = await call('POST', `/v1/projects/${id}/archive`, owner.accessToken);
+    assert.equal(archived.status, 200, archived.text);
+    assert.equal(archived.json<ProjectBody>().archived, true);
+    const at = archived.json<ProjectBody>().archived_at;
+    assert.ok(Number.isInteger(at));
+
+    const twice = await call('POST', `/v1/projects/${id}/archive`, owner.accessToken);
+    assert.equal(twice.status, 200, twice.text);
+    assert.equal(twice.json<ProjectBody>().archived, true);
+    assert.equal(twice.json<ProjectBody>().archived_at, at);
+    assert.equal((await call('GET', `/v1/projects/${id}`, owner.accessToken)).json<ProjectBody>().archived, true);
+
+    const restored = await call('POST', `/v1/projects/${id}/unarchive`, owner.accessToken);
+    assert.equal(restored.status, 200, restored.text);
+    assert.equal(restored.json<ProjectBody>().archived, false);
+    assert.equal(restored.json<ProjectBody>().archived_at, null);
+    const restoredTwice = await call('POST', `/v1/projects/${id}/unarchive`, owner.accessToken);
+    assert.equal(restoredTwice.status, 200, restoredTwice.text);
+    assert.equal(restoredTwice.json<ProjectBody>().archived, false);
+  });
+
+  it('refuses tokens for an archived project\'s credentials and accepts them again once unarchived', async () => {
+    const c = await createCustomer(server.api);
+    const issue = () => request(`${server.token}/v1/rtc/tokens`, {
+      headers: { authorization: c.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
+    });
+    assert.equal((await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).status, 200);
+    const refused = await issue();
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.json()['error'], 'project_archived');
+    assert.equal((await call('POST', `/v1/projects/${c.projectId}/unarchive`, c.accessToken)).status, 200);
+    assert.equal((await issue()).status, 200);
+  });
+
+  const invalid: [string, unknown, RegExp][] = [
+    ['a missing name', {}, /name is required/],
+    ['an empty name', { name: '   ' }, /name must not be empty/],
+    ['a name over 100 characters', { name: 'n'.repeat(101) }, /name must be at most 100 characters/],
+    ['a name that is not a string', { name: 42 }, /name must be a string/],
+    ['a name with control characters', { name: 'a\u0007b' }, /control characters/],
+    ['an unknown field', { name: 'ok', owner: 'someone' }, /unknown field "owner"/],
+    ['a body that is not JSON', '{"name":', /not valid JSON/],
+  ];
+  for (const [what, body, rule] of invalid) {
+    it(`answers ${what} with 400 invalid_request naming the rule (create and rename)`, async () => {
+      const id = await createProject(server.api, owner.accessToken);
+      for (const [method, path] of [['POST', '/v1/projects'], ['PATCH', `/v1/projects/${id}`]] as const) {
+        const res = await request(`${server.api}${path}`, {
+          method, headers: { ...bearer(owner.accessToken), 'content-type': 'application/json' }, body,
+        });
+        assert.equal(res.status, 400, `${method} ${path}: ${res.text}`);
+        assert.equal(res.json()['error'], 'invalid_request');
+        assert.match(String(res.json()['message']), rule);
+      }
+    });
+  }
+
+  it('answers a body that is not application/json with 415 invalid_request', async () => {
+    const res = await request(`${server.api}/v1/projects`, {
+      headers: { ...bearer(owner.accessToken), 'content-type': 'text/plain' }, body: 'name=x',
+    });
+    assert.equal(res.status, 415, res.text);
+    assert.equal(res.json()['error'], 'invalid_request');
+  });
+
+  it('answers every project and credential route of another account\'s project with 404 (never 403)', async () => {
+    const pid = stranger.projectId;
+    const aid = stranger.appId;
+    const routes: [string, string, unknown?][] = [
+      ['GET', `/v1/projects/${pid}`],
+      ['PATCH', `/v1/projects/${pid}`, { name: 'taken over' }],
+      ['POST', `/v1/projects/${pid}/archive`],
+      ['POST', `/v1/projects/${pid}/unarchive`],
+      ['POST', `/v1/projects/${pid}/temporary-token`, { room_id: 'r', user_id: 'u', role: 'host' }],
+      ['POST', `/v1/projects/${pid}/credentials`, { scopes: ['publisher'] }],
+      ['GET', `/v1/projects/${pid}/credentials`],
+      ['GET', `/v1/projects/${pid}/credentials/${aid}`],
+      ['PATCH', `/v1/projects/${pid}/credentials/${aid}`, { name: 'taken over' }],
+      ['POST', `/v1/projects/${pid}/credentials/${aid}/rotate`],
+      ['POST', `/v1/projects/${pid}/credentials/${aid}/revoke`],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await call(method, path, owner.accessToken, body);
+      assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
+      assert.equal(res.json()['error'], 'not_found');
+      assert.ok(!res.text.includes(stranger.appSecret));
+    }
+    // nothing changed: the owner still sees the project as it was and the credential still works
+    const own = await call('GET', `/v1/projects/${pid}`, stranger.accessToken);
+    assert.equal(own.json<ProjectBody>().name, 'test project');
+    assert.equal(own.json<ProjectBody>().archived, false);
+    const token = await request(`${server.api}/v1/rtc/tokens`, {
+      headers: { authorization: stranger.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
+    });
+    assert.equal(token.status, 200, token.text);
+  });
+
+  it('gives another account\'s project and a project that does not exist the same 404 body', async () => {
+    const theirs = await call('GET', `/v1/projects/${stranger.projectId}`, owner.accessToken);
+    const missing = await call('GET', `/v1/projects/prj_${'A'.repeat(22)}`, owner.accessToken);
+    assert.equal(theirs.status, 404);
+    assert.equal(missing.status, 404);
+    assert.equal(theirs.text, missing.text);
+  });
+
+  it('answers an unknown project id with 404 on every route', async () => {
+    for (const id of [`prj_${'B'.repeat(22)}`, 'nonsense']) {
+      for (const [method, path, body] of [
+        ['GET', `/v1/projects/${id}`],
+        ['PATCH', `/v1/projects/${id}`, { name: 'x' }],
+        ['POST', `/v1/projects/${id}/archive`],
+        ['POST', `/v1/projects/${id}/unarchive`],
+        ['GET', `/v1/projects/${id}/credentials`],
+      ] as const) {
+        const res = await call(method, path, owner.accessToken, body);
+        assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
+        assert.equal(res.json()['error'], 'not_found');
+      }
+    }
+  });
+});
