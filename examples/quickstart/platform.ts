@@ -30,6 +30,8 @@ export async function startPlatform(roles: readonly string[]): Promise<Platform>
       RTC_TOKEN_PORT: '0',
       RTC_SIGNALING_PORT: '0',
       RTC_MEDIA_PORT: '0',
+      // token responses name the media server by this host; the roles listen on 127.0.0.1
+      RTC_MEDIA_PUBLIC_HOST: '127.0.0.1',
       RTC_LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

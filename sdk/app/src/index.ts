@@ -1,3 +1,12 @@
+export { connect, MEDIA_PATH } from './connect.ts';
+export { MediaSession, LocalStream, MAX_FRAME_PAYLOAD_BYTES } from './session.ts';
+export type { SessionState } from './session.ts';
+export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
+export type { MediaErrorCode } from './errors.ts';
+export type {
+  ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents,
+  DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike,
+} from './types.ts';
 export { SignalingClient, SignalingError } from './signaling.ts';
 export type {
   SignalingClientOptions, SignalingEvent, SignalingFetch, SignalingJoinResult, SignalingLeaveReason, SignalingParticipant,

@@ -360,7 +360,8 @@ function tokenExpiry(token: string): number | undefined {
   }
 }
 
-interface SseFrame {
+/** One dispatched Server-Sent Event; `id` only when the event carried an `id` field. */
+export interface SseFrame {
   readonly id: string | undefined;
   readonly event: string;
   readonly data: string;
@@ -387,9 +388,10 @@ function toEvent(frame: SseFrame): SignalingEvent | undefined {
 /**
  * Reads Server-Sent Events from a fetch response (the WHATWG event-stream format: lines ending
  * in CR, LF or CRLF; `:` comments; `field: value`; a blank line dispatches). Ends with the body;
- * throws when `signal` aborts or no byte arrives for `idleTimeoutMs`.
+ * throws when `signal` aborts or no byte arrives for `idleTimeoutMs`. Internal: not exported by
+ * the package's index.
  */
-async function* readSse(res: Response, signal: AbortSignal, idleTimeoutMs: number): AsyncGenerator<SseFrame, void, undefined> {
+export async function* readSse(res: Response, signal: AbortSignal, idleTimeoutMs: number): AsyncGenerator<SseFrame, void, undefined> {
   if (!res.body) return;
   const reader = res.body.getReader();
   const decoder = new TextDecoder();

@@ -1,4 +1,5 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -39,7 +40,9 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,
-    return503OnClosing: true,
+    // while closing, requests already on a connection are still served (with Connection: close)
+    return503OnClosing: false,
+    clientErrorHandler: replyToClientError,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server
@@ -88,6 +91,27 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
     registerOpenApiRoutes(app);
   }
   return app;
+}
+
+/**
+ * Requests the HTTP parser refuses (malformed, headers over 16 KB) never reach a route: answer them
+ * in the platform's error format too, and close the connection.
+ */
+function replyToClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = JSON.stringify({
+    error: 'invalid_request',
+    message: status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP',
+  });
+  socket.end([
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`, 'cache-control: no-store', `x-request-id: ${newRequestId()}`,
+    'connection: close', '', body,
+  ].join('\r\n'));
 }
 
 export function headerValue(value: string | string[] | undefined): string | undefined {

@@ -2,6 +2,7 @@ import { rotateKeyRing } from '../adapters/keys/file-keyring.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { startPlatform } from './serve.ts';
+import { runSubscriptionsCommand, SUBSCRIPTIONS_USAGE } from './subscriptions-command.ts';
 
 const USAGE = `usage: rtc <command>
 
@@ -9,6 +10,7 @@ commands:
   serve          start every configured role (RTC_ROLES, default api,token)
   keys rotate    add a new signing key and media master key to RTC_DATA_DIR;
                  the current keys stay published until their grants expire
+${SUBSCRIPTIONS_USAGE}
   help           show this text
 
 Configuration comes from RTC_* environment variables (see docs/operations/configuration.md).`;
@@ -49,6 +51,12 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'serve') {
     await serve();
     return -1;
+  }
+  if (command === 'subscriptions') {
+    return runSubscriptionsCommand(argv.slice(1), loadConfig(process.env), { nowMs: () => Date.now() }, {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
   }
   if (command === 'keys' && sub === 'rotate') {
     const config = loadConfig(process.env);

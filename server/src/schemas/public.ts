@@ -84,7 +84,7 @@ export const platformCatalogSchema = z.strictObject({
   regions: z.array(z.strictObject({
     id: z.string(),
     name: z.string(),
-    media_hosts: z.array(z.strictObject({ host: z.string(), port: z.int().min(1).max(65535) }))
+    media_hosts: z.array(z.strictObject({ host: z.string(), port: z.int().min(0).max(65535) }))
       .meta({ description: 'what media.sfu_host and media.sfu_port of token responses name' }),
   })),
   roles: z.array(z.strictObject({

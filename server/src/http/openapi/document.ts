@@ -52,8 +52,10 @@ const toJson = (value: unknown): JsonObject => JSON.parse(JSON.stringify(value))
 
 /** A JSON Schema as it sits inside the document: no `$schema` or `$id` of its own. */
 function bare(schema: unknown): JsonObject {
-  const { $schema: _schema, $id: _id, ...rest } = toJson(schema);
-  return rest;
+  const json = toJson(schema);
+  delete json['$schema'];
+  delete json['$id'];
+  return json;
 }
 
 function componentSchemas(): JsonObject {

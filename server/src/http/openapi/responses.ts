@@ -25,7 +25,7 @@ export const tokenResponseSchema = responseComponent(z.strictObject({
     grant: z.string().meta({ description: 'compact JWS (EdDSA, typ rtc-grant+jwt); verify with GET /.well-known/jwks.json' }),
     key: z.string().meta({ description: 'secret media key (base64url); never logged, never sent to the media server' }),
     sfu_host: z.string(),
-    sfu_port: z.int().min(1).max(65535),
+    sfu_port: z.int().min(0).max(65535),
     encryption: z.literal('aes-256-gcm'),
     revocation_handle: z.string().meta({ description: 'rvk_…; keep it on the customer server to cut the user off early' }),
   }),

@@ -17,8 +17,9 @@ import type { RouteFlags } from '../reply.ts';
 export function tokenApiGate(ctx: HttpContext) {
   return async (req: FastifyRequest): Promise<void> => {
     await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
-    // spec §4 rule 6: a browser Origin gets 403 server_side_only (Sec-Fetch-* is sent only by browsers)
-    if (req.headers.origin !== undefined || req.headers['sec-fetch-mode'] !== undefined) {
+    // spec §4 rule 6: a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
+    // browser: Node's own fetch sends it too.
+    if (req.headers.origin !== undefined) {
       throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');
     }
     const length = Number(req.headers['content-length'] ?? 0);
