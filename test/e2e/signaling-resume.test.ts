@@ -97,9 +97,14 @@ describe('signaling: resuming event streams', () => {
     const before = (await alice.client.send({ secret: 'before bob' })).id;
     const t = await issueSignalingToken(server.token, customer, { room_id: 'r-floor', user_id: 'bob' });
     assert.equal((await request(`${url}/v1/signaling/join`, { body: { token: t.signaling.token } })).status, 200);
+    // an id from before bob's join gets the room's current state, not alice's earlier message
     const frames = await readUntilReady(url, t.signaling.token, `${before.split('.')[0]}.0`);
-    assert.deepEqual(frames.map((f) => f.event), ['join', 'ready']);
-    assert.equal(frames[0]!.data['user_id'], 'bob');
+    assert.deepEqual(frames.map((f) => f.event), ['snapshot', 'ready']);
+    assert.equal(frames[0]!.data['reset'], true);
+    assert.deepEqual((frames[0]!.data['participants'] as { user_id: string }[]).map((p) => p.user_id), ['alice', 'bob']);
+    const justBefore = await readUntilReady(url, t.signaling.token, before);
+    assert.deepEqual(justBefore.map((f) => f.event), ['join', 'ready']);
+    assert.equal(justBefore[0]!.data['user_id'], 'bob');
   });
 
   it('resumes the SDK\'s stream after a dropped connection without losing or repeating an event', async () => {
@@ -142,6 +147,9 @@ describe('signaling: resuming event streams', () => {
     assert.equal(left.status, 200);
     await alice.inbox.waitFor((e) => e.type === 'join' && e.user_id === 'bob' && alice.inbox.events.some((l) => l.type === 'leave'), 5000, 'bob rejoining');
     await bob.inbox.waitFor((e) => e.type === 'ready' && bob.inbox.events.filter((r) => r.type === 'ready').length >= 2, 5000, 'the stream to reopen');
+    // the stream saw bob's own leave before it ended, so it resumes from there: nothing is missing
+    assert.deepEqual(bob.inbox.events.filter((e) => e.type !== 'ready').map((e) => `${e.type}:${(e as { user_id?: string }).user_id}`),
+      ['leave:bob', 'join:bob']);
     await alice.client.send({ n: 1 });
     await bob.inbox.waitFor((e) => counter(e) === 1, 5000, 'a message after the rejoin');
   });

@@ -197,9 +197,13 @@ describe('signaling: a room through the app SDK', () => {
     const res = await request(`${t.signaling.url}/v1/signaling/events`, { headers: { authorization: `Bearer ${t.signaling.token}` } });
     assert.equal(res.status, 409);
     assert.equal(res.json()['error'], 'conflict');
-    // the SDK joins first on its own
+    // the SDK joins first on its own, and opens the iteration with the join's view of the room
     const inbox = collect(c);
     await inbox.waitFor((e) => e.type === 'ready', 5000, 'the stream to open');
+    const first = inbox.events[0]!;
+    assert.equal(first.type, 'snapshot');
+    assert.deepEqual(first.type === 'snapshot' && first.participants.map((p) => p.user_id), ['lurker']);
+    assert.equal(c.lastEventId, (first as { id: string }).id);
     assert.deepEqual((await c.participants()).map((p) => p.user_id), ['lurker']);
     c.close();
     assert.equal(await inbox.ended, undefined);

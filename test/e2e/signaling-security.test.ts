@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
-import type { SignalingClient, SignalingEvent } from '../../sdk/app/src/signaling.ts';
+import { SignalingClient, SignalingError, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { issueSignalingToken, joinRoom, type Participant } from '../helpers/signaling.ts';
+import { collect, issueSignalingToken, joinRoom, type Participant } from '../helpers/signaling.ts';
 
 const UNAUTHENTICATED = { error: 'unauthenticated', message: 'the signaling token is invalid, expired or revoked' };
 
@@ -74,6 +74,28 @@ describe('signaling: tokens, revocation and limits', () => {
     // alice is unaffected
     await alice.client.send({ still: 'here' });
     assert.deepEqual((await alice.client.participants()).map((p) => p.user_id), ['alice']);
+  });
+
+  it('ends the SDK\'s iteration with the 401 when a revoked token cannot be renewed', async () => {
+    const t = await issueSignalingToken(server.token, customer, { room_id: 'r-revoke-sdk', user_id: 'bob' });
+    let asked = 0;
+    const bob = new SignalingClient({
+      url: t.signaling.url, token: t.signaling.token, reconnect: { minMs: 20, maxMs: 50 },
+      renewToken: async () => {
+        asked += 1;
+        throw new Error('this user was cut off');
+      },
+    });
+    clients.push(bob);
+    await bob.join();
+    // revoked while no stream was open: the next opening is refused, and renewal is refused too
+    await revoke(server, customer, t);
+    const inbox = collect(bob);
+    const err = await inbox.ended;
+    assert.ok(err instanceof SignalingError, String(err));
+    assert.equal(err.status, 401);
+    assert.equal(err.code, 'unauthenticated');
+    assert.equal(asked, 1);
   });
 
   it('ends an expired token\'s stream with an expired event and refuses it afterwards', async () => {

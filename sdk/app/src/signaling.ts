@@ -199,23 +199,40 @@ export class SignalingClient {
     const reconnect = { ...DEFAULT_RECONNECT, ...this.#options.reconnect };
     let failures = 0;
     let renewDue = false;
+    let renewFailures = 0;
+    let renewNotBefore = 0;
+    let refused: SignalingError | undefined;
     const backOff = async (): Promise<void> => {
       failures += 1;
       const ceiling = Math.min(reconnect.maxMs, reconnect.minMs * 2 ** Math.min(failures - 1, 16));
       await sleep(ceiling / 2 + Math.random() * (ceiling / 2), stop);
     };
     try {
-      if (!this.#joined) await this.join();
+      if (!this.#joined) {
+        // joined here: the join's participant list opens the iteration, and the stream resumes from it
+        const joined = await this.join();
+        this.#lastEventId = joined.last_event_id;
+        yield { type: 'snapshot', id: joined.last_event_id, room_id: joined.room_id, participants: joined.participants, reset: false };
+      }
       while (!stop.aborted && this.#joined) {
         if (renewDue) {
           renewDue = false;
-          if (!await this.#renew()) {
+          if (await this.#renew()) {
+            renewFailures = 0;
+            refused = undefined;
+          } else if (refused) {
+            // the current token is refused and no fresh one came: the session is over
+            throw refused;
+          } else {
+            // keep the current token while it lasts; ask again later rather than at once
+            renewFailures += 1;
+            renewNotBefore = Date.now() + Math.min(30_000, 1_000 * 2 ** Math.min(renewFailures - 1, 5));
             await backOff();
             continue;
           }
         }
         const attempt = new AbortController();
-        const renewTimer = this.#scheduleRenewal(() => {
+        const renewTimer = this.#scheduleRenewal(renewNotBefore, () => {
           renewDue = true;
           attempt.abort();
         });
@@ -231,12 +248,16 @@ export class SignalingClient {
               renewDue = true;
               break;
             }
+            if (event.type === 'revoked' || event.type === 'expired') this.#joined = false;
             yield event;
             if (event.type === 'revoked' || event.type === 'expired') return;
           }
         } catch (err) {
           if (stop.aborted) return;
-          if (!attempt.signal.aborted) renewDue = await this.#recover(err, stop);
+          if (!attempt.signal.aborted) {
+            renewDue = await this.#recover(err, stop);
+            if (renewDue && err instanceof SignalingError) refused = err;
+          }
         } finally {
           clearTimeout(renewTimer);
         }
@@ -265,6 +286,8 @@ export class SignalingClient {
       try {
         await this.join();
       } catch (joinErr) {
+        // a full room stays full: that is for the app to handle
+        if (joinErr instanceof SignalingError && joinErr.status === 409) throw joinErr;
         return this.#recover(joinErr, stop);
       }
       return false;
@@ -279,13 +302,13 @@ export class SignalingClient {
     this.#iteration?.abort();
   }
 
-  #scheduleRenewal(renew: () => void): ReturnType<typeof setTimeout> | undefined {
+  #scheduleRenewal(notBefore: number, renew: () => void): ReturnType<typeof setTimeout> | undefined {
     if (!this.#options.renewToken) return undefined;
     const exp = tokenExpiry(this.#token);
     if (exp === undefined) return undefined;
     const before = this.#options.renewBeforeMs ?? DEFAULT_RENEW_BEFORE_MS;
     const lifetimeMs = exp * 1000 - Date.now();
-    const delay = Math.max(0, lifetimeMs - Math.min(before, lifetimeMs / 10 + 1_000));
+    const delay = Math.max(0, lifetimeMs - Math.min(before, lifetimeMs / 10 + 1_000), notBefore - Date.now());
     // a timer beyond setTimeout's range would fire at once; tokens live an hour at most
     return setTimeout(renew, Math.min(delay, 2 ** 31 - 1));
   }

@@ -30,6 +30,7 @@ export interface WebSocketLike {
 
 /** The fields the SDK reads from WebSocket events. */
 export interface WebSocketEventLike {
+  readonly type: string;
   readonly data?: unknown;
   readonly code?: number;
   readonly reason?: string;

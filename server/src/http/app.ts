@@ -25,7 +25,7 @@ export interface HttpAppOptions {
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** Called for every route as it is registered (the OpenAPI contract test lists them this way). */
-  readonly onRoute?: ((route: { readonly method: string | string[]; readonly url: string }) => void) | undefined;
+  readonly onRoute?: ((route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }) => void) | undefined;
 }
 
 /** Bodies are kept as bytes and parsed by each route after its own checks (DESIGN.md §3 order). */
@@ -54,7 +54,7 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
   app.decorateRequest('clientAddress', '');
   app.decorateRequest('accountId', '');
   const onRoute = options.onRoute;
-  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url }));
+  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url, config: route.config }));
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 

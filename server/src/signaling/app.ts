@@ -49,6 +49,8 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // a HEAD of the event stream would hold a stream open that can carry nothing
+    exposeHeadRoutes: false,
     serverFactory: (handler) => (tls
       ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
       : createHttpServer(handler)),

@@ -145,6 +145,27 @@ describe('room registry', () => {
     assert.deepEqual(agedOut.events(), ['snapshot', 'ready']);
   });
 
+  it('answers an id from before the user\'s current presence with a reset snapshot', () => {
+    const rooms = createRoomRegistry(SETTINGS, testClock());
+    const alice = identity('alice');
+    const carol = identity('carol');
+    const bob = identity('bob');
+    rooms.join(alice);
+    rooms.join(carol);
+    const seen = rooms.join(bob).last_event_id;
+    rooms.leave(bob.grantId);
+    // while bob is away: a message and carol leaving
+    rooms.send(alice.grantId, '"while away"', undefined);
+    rooms.leave(carol.grantId);
+    const again = identity('bob');
+    rooms.join(again);
+    const sink = new Sink();
+    rooms.openStream(again.grantId, seen, sink);
+    assert.deepEqual(sink.events(), ['snapshot', 'ready']);
+    assert.equal(sink.frames[0]!.data['reset'], true);
+    assert.deepEqual((sink.frames[0]!.data['participants'] as { user_id: string }[]).map((p) => p.user_id), ['alice', 'bob']);
+  });
+
   it('ends the oldest stream beyond the per-session cap', () => {
     const rooms = createRoomRegistry({ ...SETTINGS, maxStreamsPerSession: 2 }, testClock());
     const alice = identity('alice');

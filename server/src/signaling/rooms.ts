@@ -261,11 +261,11 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
       trim(room);
       let from: number | undefined;
       const last = lastEventId === undefined ? undefined : parseEventId(lastEventId);
-      if (last && last.epoch === room.epoch && last.seq <= room.seq) {
-        // nothing from before the user's own join is replayed
-        const start = Math.max(last.seq, presence.sinceSeq - 1);
+      // an id from before the user's current presence began is answered with a snapshot: what
+      // happened while they were away is not theirs to read, and their view of the room is stale
+      if (last && last.epoch === room.epoch && last.seq <= room.seq && last.seq >= presence.sinceSeq - 1) {
         const firstKept = room.log[0]?.seq ?? room.seq + 1;
-        if (start + 1 >= firstKept) from = start;
+        if (last.seq + 1 >= firstKept) from = last.seq;
       }
       let healthy = true;
       let replayed = 0;

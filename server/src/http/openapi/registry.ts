@@ -55,6 +55,20 @@ export interface Operation {
   readonly cacheable?: boolean;
 }
 
+/**
+ * Route config naming the schemas a route validates its body and query with: the contract test
+ * checks that they are the very schema objects the registry documents for that route.
+ */
+export interface RouteSchemas {
+  readonly body?: z.ZodType;
+  readonly query?: z.ZodObject;
+}
+
+/** Adds `config.schemas` to a route's options, keeping the config flags it has. */
+export function withSchemas<O extends { config?: object }>(options: O, schemas: RouteSchemas): O & { config: { schemas: RouteSchemas } } {
+  return { ...options, config: { ...options.config, schemas } };
+}
+
 /** Named request schemas (rendered as input: what a client may send). */
 export const requestComponents = z.registry<{ id: string }>();
 /** Named response schemas (rendered as output: what the server sends). */

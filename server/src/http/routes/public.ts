@@ -7,6 +7,7 @@ import { extensionsQuerySchema, noQuerySchema, validateQuery } from '../../schem
 import { platformCatalog, pricingCurrencies, pricingDiscount, pricingPlans, pricingRates } from '../../services/catalog.ts';
 import { listCategories, searchExtensions } from '../../services/marketplace.ts';
 import type { HttpContext } from '../context.ts';
+import { withSchemas } from '../openapi/registry.ts';
 import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from './projects.ts';
 
 /** Shared caches may keep public documents for five minutes, then revalidate with If-None-Match. */
@@ -59,13 +60,13 @@ export function registerPublicRoutes(app: FastifyInstance, ctx: HttpContext): vo
     '/v1/public/marketplace/categories': fixedDocument(listCategories(MARKETPLACE)),
   };
   for (const [path, doc] of Object.entries(fixed)) {
-    app.get(path, async (req, reply) => {
+    app.get(path, withSchemas({}, { query: noQuerySchema }), async (req, reply) => {
       validateQuery(noQuerySchema, req.query);
       return sendCacheable(req, reply, doc.body, doc.etag);
     });
   }
 
-  app.get('/v1/public/marketplace/extensions', async (req, reply) => {
+  app.get('/v1/public/marketplace/extensions', withSchemas({}, { query: extensionsQuerySchema }), async (req, reply) => {
     const query = validateQuery(extensionsQuerySchema, req.query);
     return sendCacheable(req, reply, JSON.stringify(searchExtensions(MARKETPLACE, query)));
   });

@@ -6,6 +6,7 @@ import {
   cancelSubscriptionRequest, createSubscriptionRequest, getOwnSubscriptionRequest, listSubscriptionRequests,
 } from '../../services/subscriptions.ts';
 import type { HttpContext } from '../context.ts';
+import { withSchemas } from '../openapi/registry.ts';
 import { BEARER_ROUTE, requireSession } from './auth.ts';
 
 interface RequestParams { request_id: string }
@@ -20,12 +21,12 @@ export function registerSubscriptionRoutes(app: FastifyInstance, ctx: HttpContex
   const opts = { ...BEARER_ROUTE, onRequest: requireSession(ctx) };
   const base = '/v1/billing/subscription-requests';
 
-  app.post(base, opts, async (req, reply) => {
+  app.post(base, withSchemas(opts, { body: subscriptionRequestCreateSchema }), async (req, reply) => {
     const body = validate(subscriptionRequestCreateSchema, bodyOf(req));
     return reply.code(201).send(await createSubscriptionRequest(ctx.deps, req.accountId, body));
   });
 
-  app.get(base, opts, async (req, reply) =>
+  app.get(base, withSchemas(opts, { query: subscriptionRequestsQuerySchema }), async (req, reply) =>
     reply.send(await listSubscriptionRequests(ctx.deps, req.accountId, validateQuery(subscriptionRequestsQuerySchema, req.query))));
 
   app.get<{ Params: RequestParams }>(`${base}/:request_id`, opts, async (req, reply) =>

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseClientControl, parseJoin } from './messages.ts';
+
+const B32 = Buffer.alloc(32, 7).toString('base64url');
+
+describe('media messages', () => {
+  it('parses a join with exactly its fields', () => {
+    const join = parseJoin(JSON.stringify({ type: 'join', grant: 'a.b.c', nonce: B32, proof: B32 }));
+    assert.equal(join?.grant, 'a.b.c');
+    assert.equal(join?.nonce.length, 32);
+  });
+
+  const badJoins: [string, unknown][] = [
+    ['not JSON', '{'],
+    ['an array', []],
+    ['another type', { type: 'publish', grant: 'g', nonce: B32, proof: B32 }],
+    ['an extra field', { type: 'join', grant: 'g', nonce: B32, proof: B32, key: B32 }],
+    ['a missing proof', { type: 'join', grant: 'g', nonce: B32 }],
+    ['a short nonce', { type: 'join', grant: 'g', nonce: Buffer.alloc(16).toString('base64url'), proof: B32 }],
+    ['padding in the nonce', { type: 'join', grant: 'g', nonce: `${Buffer.alloc(32).toString('base64')}`, proof: B32 }],
+    ['an empty grant', { type: 'join', grant: '', nonce: B32, proof: B32 }],
+    ['a grant over 8192 characters', { type: 'join', grant: 'g'.repeat(8193), nonce: B32, proof: B32 }],
+    ['__proto__', JSON.parse(`{"type":"join","grant":"g","nonce":"${B32}","proof":"${B32}","__proto__":{}}`)],
+  ];
+  for (const [name, value] of badJoins) {
+    it(`refuses a join with ${name}`, () => {
+      assert.equal(parseJoin(typeof value === 'string' ? value : JSON.stringify(value)), undefined);
+    });
+  }
+
+  it('parses every client control message', () => {
+    assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video"}'),
+      { type: 'publish', id: 1, streamId: 9, kind: 'video' });
+    assert.deepEqual(parseClientControl('{"type":"unpublish","id":2,"stream_id":9}'), { type: 'unpublish', id: 2, streamId: 9 });
+    assert.deepEqual(parseClientControl('{"type":"ping","id":0}'), { type: 'ping', id: 0 });
+    assert.deepEqual(parseClientControl('{"type":"leave"}'), { type: 'leave' });
+    assert.equal(parseClientControl(JSON.stringify({ type: 'renew', id: 3, grant: 'g', nonce: B32, proof: B32 }))?.type, 'renew');
+  });
+
+  const badControls = [
+    '{"type":"publish","id":1,"stream_id":0,"kind":"video"}',
+    '{"type":"publish","id":1,"stream_id":4294967296,"kind":"video"}',
+    '{"type":"publish","id":1,"stream_id":1,"kind":"screen"}',
+    '{"type":"publish","id":-1,"stream_id":1,"kind":"audio"}',
+    '{"type":"publish","id":1.5,"stream_id":1,"kind":"audio"}',
+    '{"type":"ping"}',
+    '{"type":"join","grant":"g","nonce":"x","proof":"y"}',
+    '{"type":"leave","id":1}',
+    '{"type":"hello","id":1}',
+    'null',
+  ];
+  for (const text of badControls) {
+    it(`refuses the control message ${text}`, () => assert.equal(parseClientControl(text), undefined));
+  }
+});
