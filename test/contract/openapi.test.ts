@@ -276,7 +276,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   }
 
   // in the registry's order: each documented example must succeed with the documented response
-  for (const op of OPERATIONS) {
+  for (const op of OPERATIONS.filter((o) => o.hosts.some((h) => (HTTP_ROLES as readonly string[]).includes(h)))) {
     describe(`${op.method} ${op.path} (${op.id})`, () => {
       it('answers its documented example with a documented success and body', async () => {
         const res = await call(op, exampleOf(op));
@@ -299,7 +299,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
           };
           await expect400({ ...example, x_undocumented: 1 }, '"x_undocumented"', 'an unknown field');
           for (const name of (schema['required'] ?? []) as string[]) {
-            const { [name]: _dropped, ...rest } = example;
+            const rest = Object.fromEntries(Object.entries(example).filter(([key]) => key !== name));
             await expect400(rest, name, `without ${name}`);
           }
           for (const [name, prop] of Object.entries(schema['properties'] as JsonObject)) {

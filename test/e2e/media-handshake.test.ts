@@ -249,7 +249,7 @@ describe('media handshake', () => {
       const up = Buffer.concat(capture.up);
       const down = Buffer.concat(capture.down);
       const payloads = [...websocketPayloads(up), ...websocketPayloads(down)];
-      assert.ok(payloads.length > 20, 'the capture holds the whole session');
+      assert.ok(payloads.length >= 16, `the capture holds the whole session (${payloads.length} messages)`);
       assert.ok(payloads.some((p) => p.includes(Buffer.from(tokens[0]!.media.grant))), 'the join travels in clear (the grant is not secret)');
       for (const token of tokens) {
         const k = Buffer.from(token.media.key, 'base64url');

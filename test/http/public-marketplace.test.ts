@@ -122,13 +122,14 @@ describe('public API: marketplace categories and extensions', () => {
     assert.ok(page.next_cursor);
     const cursor = page.next_cursor;
     const message = 'cursor is not valid for this listing: pass next_cursor of the previous page with the same filters';
-    for (const query of [
+    const misuses: Record<string, string>[] = [
       { category: 'analytics', limit: '1', cursor },
       { limit: '1', cursor },
       { category: 'moderation', q: 'safety', cursor },
       { category: 'moderation', cursor: `${cursor.slice(0, -2)}AA` },
       { cursor: 'bm90IGEgY3Vyc29y' },
-    ]) {
+    ];
+    for (const query of misuses) {
       const res = await get(query);
       assert.equal(res.status, 400, JSON.stringify(query));
       assert.deepEqual(res.json(), { error: 'invalid_request', message });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
@@ -186,6 +187,10 @@ describe('billing subscription requests: states and transitions', () => {
     const unknown = await operator('approve', 'sreq_AAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /subscription request not found/);
+    const elsewhere = await runSubscriptionsCommand(['list'], loadConfig({ RTC_DATA_DIR: join(server.dataDir, 'missing') }),
+      { nowMs: () => Date.now() }, { out: () => assert.fail('no output'), err: (line) => assert.match(line, /no platform data at .*missing/) });
+    assert.equal(elsewhere, 1);
+    assert.equal(existsSync(join(server.dataDir, 'missing')), false, 'nothing was created');
   });
 
   it('checks the quote: the account\'s own, for the same plan', async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeCursor, encodeCursor, INVALID_CURSOR } from './cursor.ts';
+import { decodeCursor, encodeCursor, INVALID_CURSOR, type CursorScope } from './cursor.ts';
 import { ApiError } from './errors.ts';
 
-const scope = { listing: 'extensions', filters: { category: 'moderation', q: undefined } };
+const scope: CursorScope = { listing: 'extensions', filters: { category: 'moderation', q: undefined } };
 
-function refused(cursor: string, s = scope): void {
+function refused(cursor: string, s: CursorScope = scope): void {
   assert.throws(() => decodeCursor(s, cursor), (err: unknown) =>
     err instanceof ApiError && err.code === 'invalid_request' && err.message === INVALID_CURSOR);
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createSqliteStore } from '../adapters/store/sqlite.ts';
 import type { Config } from '../config.ts';
@@ -32,6 +33,11 @@ export async function runSubscriptionsCommand(
   } catch (err) {
     io.err(`rtc subscriptions: ${err instanceof Error ? err.message : String(err)}\n\n${SUBSCRIPTIONS_USAGE}`);
     return 2;
+  }
+  // an operator pointing at the wrong directory gets told so, not a fresh empty data file
+  if (!existsSync(config.store.path)) {
+    io.err(`rtc subscriptions: no platform data at ${config.store.path} (set RTC_DATA_DIR)`);
+    return 1;
   }
   const store = createSqliteStore(config.store.path);
   try {

@@ -27,6 +27,10 @@ export interface SignalingService {
 export const INVALID_SIGNALING_TOKEN_MESSAGE = 'the signaling token is invalid, expired or revoked';
 const invalidToken = (): ApiError => new ApiError('unauthenticated', INVALID_SIGNALING_TOKEN_MESSAGE);
 
+// tokens whose signature was checked, so a chatty session does not pay an Ed25519 verification per
+// message; expiry and revocation are still checked on every request
+const VERIFIED_CACHE_SIZE = 4096;
+
 export interface SignalingServiceOptions {
   /**
    * Also read revocations from the store at this interval: for a process that serves no role
@@ -44,6 +48,17 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
   // grants revoked while this process runs, kept until they expire: closes the gap between a
   // request's store look-up and its effect on the rooms
   const revoked = new Map<string, number>();
+  const verified = new Map<string, SessionIdentity>();
+  const verify = (token: string, now: number): SessionIdentity | undefined => {
+    const cached = verified.get(token);
+    if (cached) return cached.expiresAt > now ? cached : undefined;
+    const identity = verifySignalingToken(token, keys, { issuer: settings.issuer, nowSec: now });
+    if (identity) {
+      if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+      verified.set(token, identity);
+    }
+    return identity;
+  };
 
   const onRevoked = (grantId: string, expiresAt: number): void => {
     revoked.set(grantId, expiresAt);
@@ -66,6 +81,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
   const purge = setInterval(() => {
     const now = nowSec(deps.clock);
     for (const [grantId, expiresAt] of revoked) if (expiresAt < now) revoked.delete(grantId);
+    for (const [token, identity] of verified) if (identity.expiresAt <= now) verified.delete(token);
   }, 60_000);
   purge.unref();
 
@@ -77,7 +93,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
     settings,
     async authenticate(token) {
       if (token === undefined) throw invalidToken();
-      const identity = verifySignalingToken(token, keys, { issuer: settings.issuer, nowSec: nowSec(deps.clock) });
+      const identity = verify(token, nowSec(deps.clock));
       if (!identity) throw invalidToken();
       // DESIGN §5: a revoked grant is refused, also after a restart
       if (revoked.has(identity.grantId) || await deps.store.isRevoked(identity.grantId)) throw invalidToken();
@@ -108,6 +124,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
     },
     stats: () => rooms.stats(),
     close() {
+      verified.clear();
       clearInterval(purge);
       clearInterval(poll);
       unsubscribe();

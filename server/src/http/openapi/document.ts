@@ -191,6 +191,12 @@ const DESCRIPTION = [
   '- Money is an integer in the minor unit of its currency (`*_minor` fields).',
 ].join('\n');
 
+/** The security schemes some operation uses. */
+function usedSchemes(operations: readonly Operation[]): JsonObject {
+  const names = new Set(operations.flatMap((op) => (SECURITY[op.auth] as JsonObject[]).flatMap((r) => Object.keys(r))));
+  return Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => names.has(name)));
+}
+
 /** Builds the OpenAPI 3.1 document of `operations` (every operation of the platform by default). */
 export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIONS): JsonObject {
   const paths: JsonObject = {};
@@ -218,7 +224,7 @@ export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIO
     servers: used.map((h) => SERVERS[h]),
     tags: tags.map((name) => ({ name })),
     paths,
-    components: { schemas: componentSchemas(), securitySchemes: SECURITY_SCHEMES },
+    components: { schemas: componentSchemas(), securitySchemes: usedSchemes(operations) },
   };
 }
 

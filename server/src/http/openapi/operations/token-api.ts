@@ -1,5 +1,6 @@
+import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../../protocol/src/limits.ts';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from '../../../schemas/token.ts';
-import { requestComponent, TOKEN_API_BODY_LIMIT, type ErrorSpec, type Operation } from '../registry.ts';
+import { requestComponent, type ErrorSpec, type Operation } from '../registry.ts';
 import { healthSchema, healthUnavailableSchema, jwksSchema, revocationResultSchema, tokenResponseSchema } from '../responses.ts';
 
 const TOKEN_API_ERRORS: readonly ErrorSpec[] = [
@@ -18,7 +19,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     id: 'issueRtcToken', method: 'POST', path: '/v1/rtc/tokens', hosts: ['api', 'token'], tag: 'Token API',
     summary: 'Issue media credentials for one user in one room',
     description: `Exchanges the credential for a media grant, a media key and a revocation handle. ${ORDER_OF_CHECKS}`,
-    auth: 'basic', body: requestComponent(tokenRequestSchema, 'TokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    auth: 'basic', body: requestComponent(tokenRequestSchema, 'TokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { room_id: 'room-81', user_id: 'user-7', role: 'speaker', publish_streams: [1], subscribe_room: true, ttl_seconds: 600 },
     responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
     errors: TOKEN_API_ERRORS,
@@ -28,7 +29,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     summary: 'Revoke a token by its revocation handle',
     description: 'The media servers close the session within about one second and refuse the grant from then on. '
       + 'Revoking again is also 200. A handle of another project, or an altered one, is 404 unknown_handle.',
-    auth: 'basic', body: requestComponent(revocationRequestSchema, 'RevocationRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    auth: 'basic', body: requestComponent(revocationRequestSchema, 'RevocationRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { revocation_handle: 'rvk_AQ' },
     responses: { 200: { description: 'revoked (idempotent)', schema: revocationResultSchema } },
     errors: [
@@ -40,7 +41,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     id: 'issueServiceToken', method: 'POST', path: '/v1/tokens', hosts: ['token'], tag: 'Token service',
     summary: 'Issue media credentials (short form of the token request)',
     description: `HTTP Basic like the token API; app_id must be the authenticated App ID. ${ORDER_OF_CHECKS}`,
-    auth: 'basic', body: requestComponent(tokenServiceRequestSchema, 'ServiceTokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT,
+    auth: 'basic', body: requestComponent(tokenServiceRequestSchema, 'ServiceTokenRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { app_id: 'app_AAAAAAAAAAAAAAAAAAAAAA', user_id: 'user-7', room_id: 'room-81', role: 'participant', ttl_sec: 300 },
     responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
     errors: [
