@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'coverage/**', '**/*.mjs', 'console/**/*.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', '.tmp/**', 'coverage/**', '**/*.mjs', 'console/**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
