@@ -60,7 +60,7 @@ export class Session implements Member {
         controlMaxBytes: CONTROL_QUEUE_MAX_BYTES,
       },
     );
-    socket.on('drain', () => { process.stderr.write(`DRAIN ${ws.bufferedAmount} empty=${this.queue.isEmpty()}\n`); this.queue.flush(); process.stderr.write(`AFTER ${ws.bufferedAmount} empty=${this.queue.isEmpty()}\n`); });
+    socket.on('drain', () => this.queue.flush());
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('close', () => {
       clearTimeout(this.closeTimer);
