@@ -119,6 +119,8 @@ export class WireClient {
   /** Keys of streams this client publishes. */
   readonly publishing = new Map<number, { epoch: number; key: Buffer; seq: number; kind: WireKind }>();
   onFrame: ((frame: WireFrame) => void) | undefined;
+  /** When set, receives every media frame as it arrived, before any parsing (load sinks). */
+  onMedia: ((message: Buffer) => void) | undefined;
   private readonly keys: { c2s: Buffer; s2c: Buffer };
   private sentSeq = 0;
   private receivedSeq = 0;
@@ -131,6 +133,10 @@ export class WireClient {
     this.keys = keys;
     ws.on('message', (data, isBinary) => {
       if (!isBinary || !Buffer.isBuffer(data)) return;
+      if (this.onMedia && data[1] !== KINDS.control) {
+        this.onMedia(data);
+        return;
+      }
       const header = decodeHeader(data);
       if (header.kind !== KINDS.control) {
         const frame = { header, message: data };

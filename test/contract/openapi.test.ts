@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
+import WebSocket from 'ws';
 import { z } from 'zod';
 import { createMemoryBus } from '../../server/src/adapters/bus/memory.ts';
 import { loadKeyRing } from '../../server/src/adapters/keys/file-keyring.ts';
@@ -12,21 +14,37 @@ import { createSqliteStore } from '../../server/src/adapters/store/sqlite.ts';
 import { createHttpApp, type HttpRole } from '../../server/src/http/app.ts';
 import type { HttpContext } from '../../server/src/http/context.ts';
 import { buildOpenApiDocument, errorStatus, type Json, type JsonObject } from '../../server/src/http/openapi/document.ts';
+import { upgradeRequiredSchema } from '../../server/src/http/openapi/operations/media.ts';
+import { signalingEventSchema } from '../../server/src/http/openapi/operations/signaling.ts';
 import { OPERATIONS } from '../../server/src/http/openapi/operations.ts';
 import { generateReference, REFERENCE_FILES } from '../../server/src/http/openapi/reference.ts';
-import { DEFAULT_BODY_LIMIT, errorSchema, type Operation, type RouteSchemas } from '../../server/src/http/openapi/registry.ts';
+import { DEFAULT_BODY_LIMIT, errorSchema, type Host, type Operation, type RouteSchemas } from '../../server/src/http/openapi/registry.ts';
+import { MEDIA_PATH } from '../../server/src/media/limits.ts';
+import { createSignalingApp } from '../../server/src/signaling/app.ts';
+import { createSignalingService } from '../../server/src/signaling/service.ts';
+import { defaultSignalingSettings } from '../../server/src/signaling/settings.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { issueSignalingToken } from '../helpers/signaling.ts';
 
 const HTTP_ROLES: readonly HttpRole[] = ['api', 'token'];
+/** The hosts whose routes are fastify apps, enumerated and compared with the document. */
+const ROUTED_HOSTS: readonly Host[] = [...HTTP_ROLES, 'signaling'];
 const COMPONENT = '#/components/schemas/';
 
 /** `:id` → `{id}`: fastify's route form to the document's. */
 const openApiPath = (url: string): string => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
-/** Every route each HTTP role registers, as `METHOD /path` (HEAD routes are fastify's automatic twins of GET). */
-async function registeredRoutes(): Promise<{ routes: Map<HttpRole, Set<string>>; declared: Map<string, RouteSchemas> }> {
+/** Whether a served route, as `METHOD /path` (fastify's trailing `*` a wildcard), answers a documented one. */
+const answers = (served: string, documented: string): boolean =>
+  (served.endsWith('*') ? documented.startsWith(served.slice(0, -1)) : served === documented);
+
+/**
+ * Every route each HTTP role and the signaling app register, as `METHOD /path` (HEAD routes are
+ * fastify's automatic twins of GET; the signaling app has none).
+ */
+async function registeredRoutes(): Promise<{ routes: Map<Host, Set<string>>; declared: Map<string, RouteSchemas> }> {
   const dir = mkdtempSync(join(tmpdir(), 'rtc-openapi-'));
   const nowMs = Date.now();
   const store = createSqliteStore(join(dir, 'rtc.sqlite'));
@@ -37,27 +55,36 @@ async function registeredRoutes(): Promise<{ routes: Map<HttpRole, Set<string>>;
     limits: { appPerMinute: 1200, addressPerMinute: 2400 },
     trustProxy: undefined,
   };
-  const routes = new Map<HttpRole, Set<string>>();
+  const routes = new Map<Host, Set<string>>();
   const declared = new Map<string, RouteSchemas>();
+  const recorder = (seen: Set<string>) => (route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }): void => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      const key = `${method} ${openApiPath(route.url)}`;
+      seen.add(key);
+      const schemas = (route.config as { schemas?: RouteSchemas } | undefined)?.schemas;
+      if (schemas) declared.set(key, schemas);
+    }
+  };
   try {
     for (const role of HTTP_ROLES) {
       const seen = new Set<string>();
-      const app = createHttpApp(ctx, {
-        role, logger: pino({ level: 'silent' }),
-        onRoute: (route) => {
-          for (const method of [route.method].flat()) {
-            if (method === 'HEAD') continue;
-            const key = `${method} ${openApiPath(route.url)}`;
-            seen.add(key);
-            const schemas = (route.config as { schemas?: RouteSchemas } | undefined)?.schemas;
-            if (schemas) declared.set(key, schemas);
-          }
-        },
-      });
+      const app = createHttpApp(ctx, { role, logger: pino({ level: 'silent' }), onRoute: recorder(seen) });
       await app.ready();
       await app.close();
       routes.set(role, seen);
     }
+    const seen = new Set<string>();
+    const service = createSignalingService(ctx.deps, defaultSignalingSettings(ctx.issuer.issuer));
+    const signaling = createSignalingApp(service, { logger: pino({ level: 'silent' }), onRoute: recorder(seen) });
+    try {
+      await signaling.app.ready();
+    } finally {
+      service.close();
+      signaling.endStreams();
+      await signaling.app.close();
+    }
+    routes.set('signaling', seen);
   } finally {
     await bus.close();
     await store.close();
@@ -99,6 +126,84 @@ function wrongValue(schema: JsonObject): Json | undefined {
   }
 }
 
+/** One event of a stream as a reader parses it: the frame's name, its id when it has one, its data as JSON. */
+interface StreamEvent {
+  readonly event: string;
+  readonly id?: string;
+  readonly data: Json;
+}
+
+/** An open `text/event-stream` response, parsed as it arrives. */
+interface EventReader {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly events: StreamEvent[];
+  /** The first event, received or still to come, that matches; rejects after 5 seconds. */
+  next(match: (event: StreamEvent) => boolean, what: string): Promise<StreamEvent>;
+  /** Resolves when the server ends the stream. */
+  readonly ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens an event stream; frames are parsed per the Server-Sent Events format (comments and `retry:` skipped). */
+function readEvents(url: string, headers: Record<string, string>): Promise<EventReader> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'GET', headers, agent: false }, (res: IncomingMessage) => {
+      const events: StreamEvent[] = [];
+      const waiters = new Set<() => void>();
+      let buffer = '';
+      let done = false;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const lines = buffer.slice(0, end).split('\n');
+          buffer = buffer.slice(end + 2);
+          const field = (name: string): string | undefined => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+          const event = field('event');
+          const data = field('data');
+          if (event === undefined || data === undefined) continue;
+          const id = field('id');
+          events.push({ event, ...(id !== undefined && { id }), data: JSON.parse(data) as Json });
+        }
+        for (const waiter of [...waiters]) waiter();
+      });
+      const ended = new Promise<void>((resolveEnded) => res.once('close', () => {
+        done = true;
+        for (const waiter of [...waiters]) waiter();
+        resolveEnded();
+      }));
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        events,
+        ended,
+        close: () => req.destroy(),
+        next(match, what) {
+          return new Promise((found, fail) => {
+            const timer = setTimeout(() => settle(() => fail(new Error(`no ${what} within 5 s: ${JSON.stringify(events)}`))), 5000);
+            const settle = (then: () => void): void => {
+              clearTimeout(timer);
+              waiters.delete(check);
+              then();
+            };
+            const check = (): void => {
+              const event = events.find(match);
+              if (event) settle(() => found(event));
+              else if (done) settle(() => fail(new Error(`the stream ended without ${what}: ${JSON.stringify(events)}`)));
+            };
+            waiters.add(check);
+            check();
+          });
+        },
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** What the contract needs to call each operation for real: accounts, ids, handles. */
 interface Fixtures {
   readonly customer: Customer;
@@ -109,18 +214,25 @@ interface Fixtures {
   readonly quoteId: string;
   readonly requestId: string;
   readonly freeProjectId: string;
+  /** Signaling tokens of one room: joiner (not joined yet), leaver, alice and bob, reader (joined). */
+  readonly signaling: Readonly<Record<'joiner' | 'leaver' | 'alice' | 'bob' | 'reader', string>>;
 }
 
 describe('OpenAPI document: every route, generated from the schemas the routes validate with', () => {
   const doc = buildOpenApiDocument();
   let server: RunningServer;
-  let routes: Map<HttpRole, Set<string>>;
+  let routes: Map<Host, Set<string>>;
   let declared: Map<string, RouteSchemas>;
   let f: Fixtures;
+  const hostUrl = (host: Host): string => {
+    const url = server.urls[host];
+    assert.ok(url, `the test server runs the ${host} role`);
+    return url;
+  };
 
   before(async () => {
     ({ routes, declared } = await registeredRoutes());
-    server = await startServer();
+    server = await startServer({ roles: ['api', 'token', 'signaling', 'media'] });
     const customer = await createCustomer(server.api);
     const bearer = { authorization: `Bearer ${customer.accessToken}` };
     const spare = await request(`${server.api}/v1/projects/${customer.projectId}/credentials`, { headers: bearer, body: { scopes: ['subscriber'] } });
@@ -132,6 +244,14 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     const project = (name: string) => request(`${server.api}/v1/projects`, { headers: bearer, body: { name } }).then((r) => r.json<{ id: string }>().id);
     const requestProject = await project('subscription fixture');
     const subscription = await request(`${server.api}/v1/billing/subscription-requests`, { headers: bearer, body: { project_id: requestProject, plan: 'starter' } });
+    const signalingToken = async (user: string, join: boolean): Promise<string> => {
+      const { token } = (await issueSignalingToken(server.token, customer, { room_id: 'contract-room', user_id: user })).signaling;
+      if (join) {
+        const joined = await request(`${hostUrl('signaling')}/v1/signaling/join`, { body: { token } });
+        assert.equal(joined.status, 200, joined.text);
+      }
+      return token;
+    };
     f = {
       customer,
       spareAppId: spare.json<{ app_id: string }>().app_id,
@@ -141,25 +261,42 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       quoteId: quote.json<{ id: string }>().id,
       requestId: subscription.json<{ id: string }>().id,
       freeProjectId: await project('free for a subscription request'),
+      signaling: {
+        joiner: await signalingToken('joiner', false),
+        leaver: await signalingToken('leaver', true),
+        alice: await signalingToken('alice', true),
+        bob: await signalingToken('bob', true),
+        reader: await signalingToken('reader', true),
+      },
     };
   });
   after(async () => {
     await server?.stop();
   });
 
-  it('documents every route the api and token hosts serve, and nothing they do not', () => {
-    for (const role of HTTP_ROLES) {
-      const served = routes.get(role)!;
-      const documented = new Set(OPERATIONS.filter((op) => op.hosts.includes(role)).map((op) => `${op.method} ${op.path}`));
-      const missing = [...served].filter((r) => !documented.has(r));
-      const extra = [...documented].filter((r) => !served.has(r));
-      assert.deepEqual(missing, [], `${role} routes missing from the OpenAPI registry (server/src/http/openapi)`);
-      assert.deepEqual(extra, [], `${role} operations documented but not served`);
+  it('documents every route the api, token and signaling hosts serve, and nothing they do not', () => {
+    assert.ok(routes.get('signaling')!.has('POST /v1/signaling/join'), 'the signaling app\'s routes are enumerated');
+    for (const host of ROUTED_HOSTS) {
+      const served = [...routes.get(host)!];
+      const documented = OPERATIONS.filter((op) => op.hosts.includes(host)).map((op) => `${op.method} ${op.path}`);
+      // a wildcard route is documented on every documented path under it
+      const missing = served.flatMap((route) => {
+        if (!route.endsWith('*')) return documented.includes(route) ? [] : [route];
+        const [method, prefix] = route.slice(0, -1).split(' ') as [string, string];
+        const under = [...new Set(documented.map((d) => d.slice(d.indexOf(' ') + 1)).filter((path) => path.startsWith(prefix)))];
+        return under.length === 0 ? [route] : under.map((path) => `${method} ${path}`).filter((key) => !documented.includes(key));
+      });
+      const extra = documented.filter((d) => !served.some((route) => answers(route, d)));
+      assert.deepEqual(missing, [], `${host} routes missing from the OpenAPI registry (server/src/http/openapi)`);
+      assert.deepEqual(extra, [], `${host} operations documented but not served`);
     }
   });
 
   it('documents the very schema objects that routes name as theirs (config.schemas)', () => {
     assert.ok(declared.size >= 12, 'the public and billing routes name their schemas');
+    for (const op of OPERATIONS.filter((o) => o.hosts.includes('signaling') && o.body)) {
+      assert.ok(declared.has(`${op.method} ${op.path}`), `${op.id}: the signaling route names the schema it validates with`);
+    }
     for (const [key, schemas] of declared) {
       const op = OPERATIONS.find((o) => `${o.method} ${o.path}` === key);
       assert.ok(op, `${key} is not documented`);
@@ -197,7 +334,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
         const params = ((op['parameters'] ?? []) as JsonObject[]).filter((p) => p['in'] === 'path').map((p) => p['name']);
         assert.deepEqual(params, templated, `${method} ${path}: path parameters`);
         const statuses = Object.keys(op['responses'] as JsonObject);
-        assert.ok(statuses.some((s) => s.startsWith('2')), `${method} ${path}: a success response`);
+        assert.ok(statuses.some((s) => s.startsWith('2') || s === '101'), `${method} ${path}: a success response`);
         for (const requirement of op['security'] as JsonObject[]) for (const name of Object.keys(requirement)) assert.ok(schemes.includes(name));
       }
     }
@@ -216,16 +353,22 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       }
       for (const [status, spec] of Object.entries(op.responses)) {
         if (!spec.schema) continue;
-        const content = (((operation['responses'] as JsonObject)[status] as JsonObject)['content'] as JsonObject)['application/json'] as JsonObject;
+        const media = spec.contentType ?? 'application/json';
+        const content = (((operation['responses'] as JsonObject)[status] as JsonObject)['content'] as JsonObject)[media] as JsonObject;
         const generated = z.toJSONSchema(spec.schema, { target: 'draft-2020-12', io: 'output' }) as JsonObject;
         delete generated['$schema'];
         assert.deepEqual(inline(doc, content['schema']!), generated, `${op.id}: ${status} response`);
+        if (spec.events) {
+          const events = z.toJSONSchema(spec.events, { target: 'draft-2020-12', io: 'output' }) as JsonObject;
+          delete events['$schema'];
+          assert.deepEqual(inline(doc, content['x-event-schema']!), events, `${op.id}: ${status} events`);
+        }
       }
     }
   });
 
   /** Headers, path and body overrides that let each documented example succeed on this server. */
-  function call(op: Operation, body: unknown, extra: { query?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  function call(op: Operation, body: unknown, extra: { query?: string; headers?: Record<string, string>; host?: Host } = {}): Promise<HttpResult> {
     const params: Record<string, string> = {
       id: f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
     };
@@ -236,8 +379,8 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     const headers: Record<string, string> = { ...extra.headers };
     if (op.auth === 'basic') headers['authorization'] = f.customer.auth;
     if (op.auth === 'bearer') headers['authorization'] = `Bearer ${op.id === 'logout' ? f.spareAccessToken : f.customer.accessToken}`;
-    const base = op.hosts.includes('api') ? server.api : server.token;
-    const url = `${base}${path}${extra.query === undefined ? '' : `?${extra.query}`}`;
+    if (op.auth === 'signaling') headers['authorization'] = `Bearer ${f.signaling.reader}`;
+    const url = `${hostUrl(extra.host ?? op.hosts[0]!)}${path}${extra.query === undefined ? '' : `?${extra.query}`}`;
     return request(url, { method: op.method, headers, ...(body !== undefined && { body }) });
   }
 
@@ -249,6 +392,9 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       case 'issueServiceToken': return { ...example, app_id: f.customer.appId };
       case 'refreshSession': return { refresh_token: f.spareRefreshToken };
       case 'createSubscriptionRequest': return { ...example, project_id: f.freeProjectId };
+      case 'joinSignalingRoom': return { token: f.signaling.joiner };
+      case 'leaveSignalingRoom': return { token: f.signaling.leaver };
+      case 'sendSignalingMessage': return { ...example, token: f.signaling.alice, to: 'bob' };
       default: return example;
     }
   }
@@ -261,6 +407,9 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     assert.ok(spec || errorCodes.length > 0 || (op.cacheable && res.status === 304),
       `${op.id}: status ${res.status} is not documented (${res.text.slice(0, 200)})`);
     if (spec) {
+      for (const name of Object.keys(spec.headers ?? {})) {
+        assert.ok(res.headers[name.toLowerCase()] !== undefined, `${op.id} ${res.status}: header ${name}`);
+      }
       if (spec.schema) {
         const parsed = spec.schema.safeParse(res.json());
         assert.ok(parsed.success, `${op.id} ${res.status}: the body breaks the documented schema: ${parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -275,13 +424,33 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     assert.equal(res.headers['cache-control'], cacheControl, `${op.id}: cache-control`);
   }
 
-  // in the registry's order: each documented example must succeed with the documented response
-  for (const op of OPERATIONS.filter((o) => o.hosts.some((h) => (HTTP_ROLES as readonly string[]).includes(h)))) {
+  /** A stream's documented success: status, media type, no-store; then it is closed. */
+  async function assertStreamOpens(op: Operation, host: Host): Promise<void> {
+    const [status, spec] = Object.entries(op.responses).find(([, r]) => r.events)!;
+    const reader = await readEvents(`${hostUrl(host)}${op.path}`, { authorization: `Bearer ${f.signaling.reader}` });
+    try {
+      assert.equal(String(reader.status), status, `${op.id}: status`);
+      assert.equal(reader.headers['content-type']?.split(';')[0], spec.contentType, `${op.id}: content-type`);
+      assert.equal(reader.headers['cache-control'], 'no-store', `${op.id}: cache-control`);
+      await reader.next((e) => e.event === 'ready', 'ready');
+    } finally {
+      reader.close();
+    }
+  }
+
+  // in the registry's order: each documented example must succeed with the documented response, on every host listed
+  for (const op of OPERATIONS.filter((o) => o.hosts.some((h) => ROUTED_HOSTS.includes(h)))) {
     describe(`${op.method} ${op.path} (${op.id})`, () => {
       it('answers its documented example with a documented success and body', async () => {
-        const res = await call(op, exampleOf(op));
-        assertDocumented(op, res);
-        assert.ok(res.status >= 200 && res.status < 300, `${op.id}: ${res.status} ${res.text.slice(0, 300)}`);
+        for (const host of op.hosts) {
+          if (Object.values(op.responses).some((r) => r.events)) {
+            await assertStreamOpens(op, host);
+            continue;
+          }
+          const res = await call(op, exampleOf(op), { host });
+          assertDocumented(op, res);
+          assert.ok(res.status >= 200 && res.status < 300, `${op.id} on ${host}: ${res.status} ${res.text.slice(0, 300)}`);
+        }
       });
 
       if (op.body) {
@@ -289,6 +458,14 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
           const example = exampleOf(op) as Record<string, Json>;
           const content = (((((doc['paths'] as JsonObject)[op.path] as JsonObject)[op.method.toLowerCase()] as JsonObject)['requestBody'] as JsonObject)['content'] as JsonObject)['application/json'] as JsonObject;
           const schema = resolve(doc, content['schema']);
+          // a signaling token in the body is the credential: without it, or of another type, it is 401 like a bad one
+          const expect401 = async (body: unknown, what: string) => {
+            const res = await call(op, body);
+            assert.equal(res.status, 401, `${op.id}: ${what}: ${res.status} ${res.text}`);
+            assert.equal(res.json<{ error: string }>().error, 'unauthenticated');
+            assertDocumented(op, res);
+          };
+          const credential = op.auth === 'signalingBody' ? 'token' : undefined;
           const expect400 = async (body: unknown, name: string, what: string) => {
             const res = await call(op, body);
             assert.equal(res.status, 400, `${op.id}: ${what}: ${res.status} ${res.text}`);
@@ -300,11 +477,14 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
           await expect400({ ...example, x_undocumented: 1 }, '"x_undocumented"', 'an unknown field');
           for (const name of (schema['required'] ?? []) as string[]) {
             const rest = Object.fromEntries(Object.entries(example).filter(([key]) => key !== name));
-            await expect400(rest, name, `without ${name}`);
+            if (name === credential) await expect401(rest, `without ${name}`);
+            else await expect400(rest, name, `without ${name}`);
           }
           for (const [name, prop] of Object.entries(schema['properties'] as JsonObject)) {
             const wrong = wrongValue(resolve(doc, prop));
-            if (wrong !== undefined) await expect400({ ...example, [name]: wrong }, name, `${name} of the wrong type`);
+            if (wrong === undefined) continue;
+            if (name === credential) await expect401({ ...example, [name]: wrong }, `${name} of the wrong type`);
+            else await expect400({ ...example, [name]: wrong }, name, `${name} of the wrong type`);
           }
         });
 
@@ -336,4 +516,109 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       }
     });
   }
+
+  describe('GET /v1/signaling/events (openSignalingEvents): the documented events', () => {
+    it('sends every documented event, each with the documented id and data, and nothing else', async () => {
+      const signaling = hostUrl('signaling');
+      const events = `${signaling}/v1/signaling/events`;
+      const issue = (user: string, ttl?: number) => issueSignalingToken(server.token, f.customer, {
+        room_id: 'contract-events', user_id: user, ...(ttl !== undefined && { ttl_seconds: ttl }),
+      });
+      const post = async (path: string, body: unknown): Promise<HttpResult> => {
+        const res = await request(`${signaling}${path}`, { body });
+        assert.equal(res.status, 200, `${path}: ${res.text}`);
+        return res;
+      };
+      const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+      const watcher = await issue('watcher');
+      const watcherToken = watcher.signaling.token;
+      const carol = (await issue('carol')).signaling.token;
+      const readers: EventReader[] = [];
+      try {
+        const joined = (await post('/v1/signaling/join', { token: watcherToken })).json<{ last_event_id: string }>();
+        const live = await readEvents(events, bearer(watcherToken));
+        readers.push(live);
+        await live.next((e) => e.event === 'ready', 'ready');
+        await post('/v1/signaling/join', { token: carol });
+        await post('/v1/signaling/messages', { token: carol, data: { hello: 'room' } });
+        await post('/v1/signaling/messages', { token: carol, data: [1, 'two'], to: 'watcher' });
+        await post('/v1/signaling/leave', { token: carol });
+        await live.next((e) => e.event === 'leave', 'carol leaving');
+
+        // resuming after the join replays what followed it, then ready
+        const resumed = await readEvents(events, { ...bearer(watcherToken), 'last-event-id': joined.last_event_id });
+        readers.push(resumed);
+        const ready = await resumed.next((e) => e.event === 'ready', 'ready after the replay');
+        assert.equal((ready.data as JsonObject)['replayed'], 4);
+        // an id that cannot be honoured starts with a snapshot that says so
+        const reset = await readEvents(events, { ...bearer(watcherToken), 'last-event-id': 'unknown.1' });
+        readers.push(reset);
+        await reset.next((e) => e.event === 'snapshot' && (e.data as JsonObject)['reset'] === true, 'a reset snapshot');
+
+        // revoking the grant ends every stream of the session with revoked
+        const revoke = await request(`${server.token}/v1/rtc/tokens/revoke`, {
+          headers: { authorization: f.customer.auth }, body: { revocation_handle: watcher.media.revocation_handle },
+        });
+        assert.equal(revoke.status, 200, revoke.text);
+        await live.next((e) => e.event === 'revoked', 'revoked');
+        await live.ended;
+
+        // a token's expiry ends its streams with expired
+        const brief = (await issue('brief', 2)).signaling.token;
+        await post('/v1/signaling/join', { token: brief });
+        const expiring = await readEvents(events, bearer(brief));
+        readers.push(expiring);
+        await expiring.next((e) => e.event === 'expired', 'expired');
+        await expiring.ended;
+
+        const seen = readers.flatMap((r) => r.events);
+        for (const event of seen) {
+          const parsed = signalingEventSchema.safeParse(event);
+          assert.ok(parsed.success, `${JSON.stringify(event)} breaks the documented SignalingEvent: ${parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        }
+        const documented = signalingEventSchema.options.map((option) => option.shape.event.value);
+        assert.deepEqual([...new Set(seen.map((e) => e.event))].sort(), [...documented].sort());
+      } finally {
+        for (const reader of readers) reader.close();
+      }
+    });
+  });
+
+  describe(`GET ${MEDIA_PATH} (openMediaConnection): the media host`, () => {
+    const op = OPERATIONS.find((o) => o.hosts.includes('media'))!;
+
+    it('documents the one path the media server upgrades, and nothing else', () => {
+      assert.deepEqual(OPERATIONS.filter((o) => o.hosts.includes('media')).map((o) => `${o.method} ${o.path}`), [`GET ${MEDIA_PATH}`]);
+    });
+
+    it('switches to a WebSocket (101) on the documented path, and answers a plain request with the documented 426', async () => {
+      const media = hostUrl('media');
+      const plain = await request(`${media.replace(/^ws/, 'http')}${op.path}`);
+      assert.equal(plain.status, 426);
+      const parsed = op.responses[426]!.schema!.safeParse(plain.json());
+      assert.ok(parsed.success, plain.text);
+      assert.equal(op.responses[426]!.schema, upgradeRequiredSchema);
+      for (const name of Object.keys(op.responses[426]!.headers ?? {})) assert.ok(plain.headers[name.toLowerCase()], `426: header ${name}`);
+      const other = await request(`${media.replace(/^ws/, 'http')}/v1/undocumented`);
+      assert.equal(other.status, 404, 'no other path is served');
+
+      const ws = new WebSocket(`${media}${op.path}`);
+      try {
+        const challenge = new Promise<string>((resolve, reject) => {
+          ws.once('message', (data: Buffer, isBinary: boolean) => (isBinary ? reject(new Error('binary before the handshake')) : resolve(data.toString('utf8'))));
+          ws.once('error', reject);
+        });
+        const upgrade = await new Promise<IncomingMessage>((resolve, reject) => {
+          ws.once('upgrade', resolve);
+          ws.once('error', reject);
+        });
+        assert.equal(upgrade.statusCode, 101);
+        assert.ok(op.responses[101], 'the 101 is documented');
+        for (const name of Object.keys(op.responses[101].headers ?? {})) assert.ok(upgrade.headers[name.toLowerCase()], `101: header ${name}`);
+        assert.equal(JSON.parse(await challenge).type, 'challenge', 'the server speaks first, per docs/protocol/media.md');
+      } finally {
+        ws.terminate();
+      }
+    });
+  });
 });

@@ -117,7 +117,6 @@ export class TcpProxy {
   /** Every byte, per connection: client to server and server to client. */
   readonly captures: { up: Buffer[]; down: Buffer[] }[] = [];
   private readonly pairs = new Set<[Socket, Socket]>();
-  private frozen = false;
   connections = 0;
 
   private constructor(server: Server, upstream: { host: string; port: number }) {
@@ -151,10 +150,6 @@ export class TcpProxy {
     this.captures.push(capture);
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
-    if (this.frozen) {
-      client.pause();
-      upstream.pause();
-    }
     client.on('data', (chunk: Buffer) => {
       capture.up.push(chunk);
       upstream.write(chunk);
@@ -183,9 +178,8 @@ export class TcpProxy {
     this.pairs.clear();
   }
 
-  /** Stops forwarding in both directions without closing anything (a silent network). */
+  /** Stops forwarding on the open connections, both directions, without closing anything (a silent network). */
   freeze(): void {
-    this.frozen = true;
     for (const [client, upstream] of this.pairs) {
       client.pause();
       upstream.pause();
@@ -198,7 +192,6 @@ export class TcpProxy {
   }
 
   resume(): void {
-    this.frozen = false;
     for (const [client, upstream] of this.pairs) {
       client.resume();
       upstream.resume();

@@ -14,10 +14,9 @@ import {
 import { parseClientControl, parseJoin, type ClientControl } from './messages.ts';
 import type { Member, Room, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
+import { socketSink } from './socket-sink.ts';
 
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
-
-const SEND_OPTIONS = { binary: true, compress: false } as const;
 
 /** Why a renewal was refused (the `reason` of a `renew_refused` error). */
 type RenewRefusal = 'invalid_grant' | 'expired' | 'revoked' | 'bad_proof' | 'identity_mismatch' | 'stale_challenge' | 'too_many_grants';
@@ -52,7 +51,7 @@ export class Session implements Member {
     this.hub = hub;
     this.ws = ws;
     this.queue = new SendQueue(
-      { write: (m) => ws.send(m, SEND_OPTIONS), backlog: () => ws.bufferedAmount },
+      socketSink(ws, socket),
       {
         highWaterBytes: SOCKET_HIGH_WATER_BYTES,
         mediaMaxBytes: MEDIA_QUEUE_MAX_BYTES,

@@ -5,18 +5,21 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.ts';
+import { withSchemas } from '../http/openapi/registry.ts';
 import { replyWithError, type RouteFlags } from '../http/reply.ts';
 import { opaqueId } from '../schemas/token.ts';
 import { parseJsonBody, validate } from '../schemas/validate.ts';
 import type { EventSink } from './rooms.ts';
 import type { SignalingService } from './service.ts';
-import { MAX_BODY_BYTES } from './settings.ts';
+import { MAX_BODY_BYTES, MAX_MESSAGE_BYTES } from './settings.ts';
 import type { SessionIdentity } from './verify-token.ts';
 import { SSE_KEEPALIVE } from './sse.ts';
 
 export interface SignalingAppOptions {
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** Told of every route as it is registered (the OpenAPI contract test lists them). */
+  readonly onRoute?: ((route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }) => void) | undefined;
 }
 
 /** The signaling app and the way to end its open streams before it closes. */
@@ -26,12 +29,18 @@ export interface SignalingApp {
   endStreams(): void;
 }
 
-const tokenField = z.string({ error: 'token must be a string' });
-const joinSchema = z.strictObject({ token: tokenField });
-const messageSchema = z.strictObject({
+const tokenField = z.string({ error: 'token must be a string' })
+  .meta({ description: 'signaling.token of a token response; a missing or invalid one is 401 unauthenticated' });
+const DATA_REQUIRED = 'data is required: any JSON value except null';
+/** The body of `POST /v1/signaling/join` and `/leave`. */
+export const joinSchema = z.strictObject({ token: tokenField });
+/** The body of `POST /v1/signaling/messages`. */
+export const messageSchema = z.strictObject({
   token: tokenField,
-  data: z.unknown().optional(),
-  to: opaqueId('to').optional(),
+  data: z.unknown().refine((value) => value !== undefined && value !== null, { error: DATA_REQUIRED })
+    .meta({ description: `any JSON value except null, at most ${MAX_MESSAGE_BYTES} bytes as UTF-8 JSON (413 when larger)` }),
+  to: opaqueId('to').optional()
+    .meta({ description: 'user_id of one participant of the room: only their sessions receive the message (404 when not present)' }),
 });
 
 const ROUTE = { config: { bearerAuth: true } satisfies RouteFlags };
@@ -55,6 +64,8 @@ export function createSignalingApp(service: SignalingService, options: Signaling
       ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
       : createHttpServer(handler)),
   } satisfies FastifyServerOptions);
+  const onRoute = options.onRoute;
+  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url, config: route.config }));
 
   let closing = false;
   const streams = new Set<ServerResponse>();
@@ -102,25 +113,22 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     return { body, identity: await service.authenticate(token) };
   };
 
-  app.post('/v1/signaling/join', ROUTE, async (req, reply) => {
+  app.post('/v1/signaling/join', withSchemas(ROUTE, { body: joinSchema }), async (req, reply) => {
     const { body, identity } = await authenticatePost(req);
     validate(joinSchema, body);
     return reply.send(service.join(identity));
   });
 
-  app.post('/v1/signaling/leave', ROUTE, async (req, reply) => {
+  app.post('/v1/signaling/leave', withSchemas(ROUTE, { body: joinSchema }), async (req, reply) => {
     const { body, identity } = await authenticatePost(req);
     validate(joinSchema, body);
     service.leave(identity);
     return reply.send({ left: true });
   });
 
-  app.post('/v1/signaling/messages', ROUTE, async (req, reply) => {
+  app.post('/v1/signaling/messages', withSchemas(ROUTE, { body: messageSchema }), async (req, reply) => {
     const { body, identity } = await authenticatePost(req);
     const message = validate(messageSchema, body);
-    if (message.data === undefined || message.data === null) {
-      throw new ApiError('invalid_request', 'data is required: any JSON value except null');
-    }
     const dataJson = JSON.stringify(message.data);
     const limit = service.settings.maxMessageBytes;
     if (Buffer.byteLength(dataJson) > limit) {

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type {
-  AccountRecord, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
+  AccountRecord, AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
   SessionRecord, SessionStatus, Store,
   QuoteRecord, SubscriptionRequestRecord, SubscriptionRequestStatus,
 } from '../../ports.ts';
@@ -181,6 +181,10 @@ export function createSqliteStore(path: string): Store {
     authCredential: db.prepare<[string], CredentialRow & { project_archived_at: number | null }>(
       `SELECT c.*, p.archived_at AS project_archived_at FROM credentials c JOIN projects p ON p.id = c.project_id
        WHERE c.app_id = ?`),
+    // together they move whenever the file was written: data_version by other connections (a plain
+    // PRAGMA; the pragma_data_version() table form re-prepares on every call), total_changes() by this one
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    totalChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
     insertRevocation: db.prepare(`INSERT INTO revocations (grant_id, project_id, expires_at)
       VALUES (@grantId, @projectId, @expiresAt) ON CONFLICT (grant_id) DO NOTHING`),
     isRevoked: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM revocations WHERE grant_id = ?'),
@@ -211,6 +215,12 @@ export function createSqliteStore(path: string): Store {
       `UPDATE subscription_requests SET status = @status, updated_at = @at, decided_at = @at, reason = @reason
        WHERE id = @id AND status = 'pending'`),
   };
+
+  // The token API looks its caller's credential up on every request. Rows read for it are kept
+  // only while nothing has written to the file since (any table, any connection or process), so a
+  // rotation, revocation or archive is seen by the very next request, as without the cache.
+  const authCache = { dataVersion: -1, changes: -1, rows: new Map<string, AuthCredential>() };
+  const MAX_CACHED_AUTH_CREDENTIALS = 10_000;
 
   const updateProject = db.transaction((id: string, patch: ProjectPatch): ProjectRecord | undefined => {
     const row = q.projectById.get(id);
@@ -280,8 +290,24 @@ export function createSqliteStore(path: string): Store {
     async updateCredential(appId, patch) { return updateCredential(appId, patch); },
     async countCredentials(projectId) { return q.countCredentials.get(projectId)?.n ?? 0; },
     async findCredentialForAuth(appId) {
+      const dataVersion = q.dataVersion.get()!;
+      const changes = q.totalChanges.get()!;
+      if (dataVersion !== authCache.dataVersion || changes !== authCache.changes) {
+        authCache.rows.clear();
+        authCache.dataVersion = dataVersion;
+        authCache.changes = changes;
+      }
+      const cached = authCache.rows.get(appId);
+      if (cached) return cached;
       const r = q.authCredential.get(appId);
-      return r && { ...toCredential(r), projectArchived: r.project_archived_at !== null };
+      if (!r) return undefined;
+      const cred = toCredential(r);
+      Object.freeze(cred.scopes);
+      Object.freeze(cred.ipAllowlist);
+      const found: AuthCredential = Object.freeze({ ...cred, projectArchived: r.project_archived_at !== null });
+      if (authCache.rows.size >= MAX_CACHED_AUTH_CREDENTIALS) authCache.rows.clear();
+      authCache.rows.set(appId, found);
+      return found;
     },
 
     async insertRevocation(r) { q.insertRevocation.run(r); },

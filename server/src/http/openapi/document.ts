@@ -21,8 +21,12 @@ const SERVERS: Readonly<Record<Host, JsonObject>> = {
     variables: { token_url: { default: 'http://127.0.0.1:8081', description: 'RTC_TOKEN_PORT; https when TLS is configured' } },
   },
   signaling: {
-    url: '{signaling_url}', description: 'signaling host (signaling.url of a token response)',
-    variables: { signaling_url: { default: 'http://127.0.0.1:8082', description: 'RTC_SIGNALING_PORT' } },
+    url: '{signaling_url}', description: 'signaling host (signaling.url of a token response): presence, messages, event stream, health',
+    variables: { signaling_url: { default: 'http://127.0.0.1:8082', description: 'RTC_SIGNALING_PORT; https when TLS is configured' } },
+  },
+  media: {
+    url: '{media_url}', description: 'media host (media.sfu_host and media.sfu_port of a token response): the WebSocket of docs/protocol/media.md',
+    variables: { media_url: { default: 'ws://127.0.0.1:7880', description: 'RTC_MEDIA_PORT; wss when TLS is configured' } },
   },
 };
 
@@ -37,7 +41,8 @@ const SECURITY_SCHEMES: JsonObject = {
   },
   signalingToken: {
     type: 'http', scheme: 'bearer', bearerFormat: 'JWS',
-    description: 'signaling.token of a token response; POST requests may carry it in the body as token instead.',
+    description: 'signaling.token of a token response, on the GET requests of the signaling host. Its POST requests carry the '
+      + 'token in the JSON body as token instead (x-body-token), where a Bearer header is not read.',
   },
 };
 
@@ -46,7 +51,12 @@ const SECURITY: Readonly<Record<Auth, Json>> = {
   basic: [{ appBasic: [] }],
   bearer: [{ consoleSession: [] }],
   signaling: [{ signalingToken: [] }],
+  // a credential in the JSON body is no HTTP security scheme: the operation's x-body-token names the field
+  signalingBody: [],
 };
+
+/** The body field that carries the credential, for `signalingBody`. */
+const BODY_TOKEN_FIELD = 'token';
 
 const toJson = (value: unknown): JsonObject => JSON.parse(JSON.stringify(value)) as JsonObject;
 
@@ -75,7 +85,7 @@ function schemaRef(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   return id ? { $ref: `${COMPONENT_PREFIX}${id}` } : bare(z.toJSONSchema(schema, { target: 'draft-2020-12', io }));
 }
 
-function parameter(name: string, where: 'path' | 'query', schema: z.ZodType): JsonObject {
+function parameter(name: string, where: 'path' | 'query' | 'header', schema: z.ZodType): JsonObject {
   const { description, ...json } = bare(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }));
   return {
     name, in: where, required: where === 'path' || !schema.safeParse(undefined).success,
@@ -100,7 +110,7 @@ function errorResponses(op: Operation): JsonObject {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: JsonObject = {};
     if (status === 429) headers['Retry-After'] = { description: 'whole seconds to wait', schema: { type: 'integer', minimum: 1 } };
-    if (status === 401 && (op.auth === 'basic' || op.auth === 'bearer')) {
+    if (status === 401 && op.auth !== 'none') {
       headers['WWW-Authenticate'] = { schema: { type: 'string', const: op.auth === 'basic' ? 'Basic realm="rtc"' : 'Bearer realm="rtc"' } };
     }
     out[String(status)] = {
@@ -120,6 +130,7 @@ function operationObject(op: Operation): JsonObject {
   const parameters: Json[] = [];
   for (const [name, schema] of Object.entries(op.pathParams ?? {})) parameters.push(parameter(name, 'path', schema));
   for (const [name, schema] of Object.entries(op.query?.shape ?? {})) parameters.push(parameter(name, 'query', schema as z.ZodType));
+  for (const [name, schema] of Object.entries(op.headers ?? {})) parameters.push(parameter(name, 'header', schema));
   if (op.cacheable) {
     parameters.push({
       name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' },
@@ -135,10 +146,15 @@ function operationObject(op: Operation): JsonObject {
       headers['ETag'] = { description: 'strong validator of the body', schema: { type: 'string' } };
       headers['Cache-Control'] = { schema: { type: 'string', const: 'public, max-age=300' } };
     }
+    const media: JsonObject = {
+      ...(spec.schema && { schema: schemaRef(spec.schema, 'output') }),
+      // OpenAPI 3.1 has no schema for the items of a stream: each event's, as an extension
+      ...(spec.events && { 'x-event-schema': schemaRef(spec.events, 'output') }),
+    };
     responses[status] = {
       description: spec.description,
       ...(Object.keys(headers).length > 0 && { headers }),
-      ...(spec.schema && { content: { [spec.contentType ?? 'application/json']: { schema: schemaRef(spec.schema, 'output') } } }),
+      ...(Object.keys(media).length > 0 && { content: { [spec.contentType ?? 'application/json']: media } }),
     };
   }
   if (op.cacheable) {
@@ -162,6 +178,7 @@ function operationObject(op: Operation): JsonObject {
     servers: op.hosts.map((h) => SERVERS[h]),
     'x-hosts': [...op.hosts],
     security: SECURITY[op.auth],
+    ...(op.auth === 'signalingBody' && { 'x-body-token': BODY_TOKEN_FIELD }),
     ...(parameters.length > 0 && { parameters }),
     ...(op.body && {
       requestBody: {
@@ -186,9 +203,14 @@ const DESCRIPTION = [
   '- Bodies are JSON (`Content-Type: application/json`); an unknown field, a missing field or a bad value is',
   '  `400 invalid_request` whose message names the rule; so is an unknown or repeated query parameter.',
   '- Every error body is `{"error": code, "message": text}`; 429 carries `Retry-After`.',
-  '- Every response carries `X-Request-Id`; every response is `Cache-Control: no-store` except the public',
-  '  documents, which are `public, max-age=300` with an `ETag` and answer `304` to a matching `If-None-Match`.',
+  '- Every response of the api, token and signaling hosts carries `X-Request-Id` and is `Cache-Control: no-store`, except',
+  '  the public documents, which are `public, max-age=300` with an `ETag` and answer `304` to a matching `If-None-Match`.',
   '- Money is an integer in the minor unit of its currency (`*_minor` fields).',
+  '- The signaling host (`signaling.url` of a token response) takes the signaling token as `token` in the JSON body of a',
+  '  POST (`x-body-token`) and as `Authorization: Bearer` on a GET; its event stream is Server-Sent Events, each event',
+  '  described by `x-event-schema`. Protocol: `docs/protocol/signaling.md`.',
+  '- The media host answers HTTP only to open its WebSocket (`101 Switching Protocols`); the protocol spoken over it',
+  '  (handshake, frames, control messages, close codes) is `docs/protocol/media.md`, which OpenAPI cannot describe.',
 ].join('\n');
 
 /** The security schemes some operation uses. */
@@ -218,7 +240,7 @@ export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIO
     info: {
       title: 'RTC platform API',
       version: 'v1',
-      summary: 'Token API, token service, customer API, public catalog and pricing, billing',
+      summary: 'Token API, token service, customer API, public catalog and pricing, billing, signaling, media connection',
       description: DESCRIPTION,
     },
     servers: used.map((h) => SERVERS[h]),

@@ -115,12 +115,35 @@ function bodySchemaName(content: Json | undefined): { name?: string; schema: Jso
   return { schema };
 }
 
-function renderOperation(method: string, path: string, op: JsonObject): string[] {
+/** The events of a stream's `x-event-schema`: a union of `{event, id?, data}` objects. */
+function eventTable(eventSchema: JsonObject, schemas: JsonObject): string[] {
+  const union = typeof eventSchema['$ref'] === 'string' ? asObject(schemas[refName(eventSchema['$ref'])]) : eventSchema;
+  const variants = [...asArray(union['oneOf']), ...asArray(union['anyOf'])].map(asObject);
+  if (variants.length === 0) return [];
+  const link = typeof eventSchema['$ref'] === 'string' ? ` (${schemaLink(refName(eventSchema['$ref']))})` : '';
+  return [
+    `Events${link}:`,
+    '',
+    '| event | id | data | sent |',
+    '| --- | --- | --- | --- |',
+    ...variants.map((v) => {
+      const props = asObject(v['properties']);
+      const name = asObject(props['event'])['const'];
+      const numbered = asArray(v['required']).includes('id') ? 'yes' : 'none';
+      return `| ${code(String(name))} | ${numbered} | ${cell(describeType(asObject(props['data'])))} | ${cell(asString(v['description']))} |`;
+    }),
+    '',
+  ];
+}
+
+function renderOperation(method: string, path: string, op: JsonObject, schemas: JsonObject): string[] {
   const out: string[] = [];
   out.push(`### ${method.toUpperCase()} ${path}`, '');
   out.push(`${asString(op['summary'])}.`, '');
   const security = asArray(op['security']).map((s) => Object.keys(asObject(s))[0] ?? '');
-  const auth = security.length === 0 ? 'none' : security.map((s) => AUTH_NAMES[s] ?? s).join(' or ');
+  const bodyToken = op['x-body-token'];
+  const auth = security.length > 0 ? security.map((s) => AUTH_NAMES[s] ?? s).join(' or ')
+    : typeof bodyToken === 'string' ? `signaling token in the body field ${code(bodyToken)}` : 'none';
   const hosts = asArray(op['x-hosts']).map(String).join(', ');
   out.push(`- Operation: ${code(asString(op['operationId']))}`, `- Hosts: ${hosts}`, `- Authentication: ${auth}`);
   if (typeof op['x-max-body-bytes'] === 'number') out.push(`- Body limit: ${op['x-max-body-bytes']} bytes`);
@@ -145,6 +168,7 @@ function renderOperation(method: string, path: string, op: JsonObject): string[]
   }
 
   out.push('| status | meaning | body |', '| --- | --- | --- |');
+  const events: string[] = [];
   for (const [status, raw] of Object.entries(asObject(op['responses']))) {
     const response = asObject(raw);
     const content = asObject(response['content']);
@@ -154,12 +178,15 @@ function renderOperation(method: string, path: string, op: JsonObject): string[]
       const schema = asObject(asObject(content[media])['schema']);
       const allOf = asArray(schema['allOf']).map(asObject);
       bodyText = allOf.length > 0 ? schemaLink('Error') : describeType(schema);
+      if (media !== 'application/json') bodyText = `${code(media)}: ${bodyText}`;
+      const eventSchema = asObject(content[media])['x-event-schema'];
+      if (isObject(eventSchema)) events.push(...eventTable(eventSchema, schemas));
     }
     const headers = Object.keys(asObject(response['headers']));
     const meaning = asString(response['description']) + (headers.length > 0 ? `; headers: ${headers.join(', ')}` : '');
     out.push(`| ${status} | ${cell(meaning)} | ${cell(bodyText)} |`);
   }
-  out.push('');
+  out.push('', ...events);
   return out;
 }
 
@@ -167,6 +194,7 @@ function renderOperation(method: string, path: string, op: JsonObject): string[]
 export function renderApiMarkdown(doc: JsonObject): string {
   const info = asObject(doc['info']);
   const paths = asObject(doc['paths']);
+  const schemas = asObject(asObject(doc['components'])['schemas']);
   const out: string[] = [
     `# ${asString(info['title'])} reference (${asString(info['version'])})`,
     '',
@@ -202,7 +230,7 @@ export function renderApiMarkdown(doc: JsonObject): string {
       const heading = `${method.toUpperCase()} ${path}`;
       out.push(`| ${method.toUpperCase()} | [${cell(path)}](#${anchor(heading)}) | ${asArray(op['x-hosts']).map(String).join(', ')} | ${cell(asString(op['summary']))} |`);
       const tag = asString(asArray(op['tags'])[0]);
-      byTag.set(tag, [...(byTag.get(tag) ?? []), ...renderOperation(method, path, op)]);
+      byTag.set(tag, [...(byTag.get(tag) ?? []), ...renderOperation(method, path, op, schemas)]);
     }
   }
   out.push('');

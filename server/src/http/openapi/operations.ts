@@ -1,6 +1,8 @@
 import { BILLING_API_OPERATIONS } from './operations/billing-api.ts';
 import { CUSTOMER_API_OPERATIONS } from './operations/customer-api.ts';
+import { MEDIA_OPERATIONS } from './operations/media.ts';
 import { PUBLIC_API_OPERATIONS } from './operations/public-api.ts';
+import { SIGNALING_OPERATIONS } from './operations/signaling.ts';
 import { TOKEN_API_OPERATIONS } from './operations/token-api.ts';
 import type { Operation } from './registry.ts';
 
@@ -10,4 +12,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...CUSTOMER_API_OPERATIONS,
   ...PUBLIC_API_OPERATIONS,
   ...BILLING_API_OPERATIONS,
+  ...SIGNALING_OPERATIONS,
+  ...MEDIA_OPERATIONS,
 ];

@@ -7,14 +7,18 @@ import type { ErrorCode } from '../../../../protocol/src/errors.ts';
  * and `test/contract/openapi.test.ts` fails when a served route is missing here or drifts.
  */
 
-/** The network roles of DESIGN.md section 1 that serve HTTP. */
-export const HOSTS = ['api', 'token', 'signaling'] as const;
+/** The network roles of DESIGN.md section 1 that answer HTTP (media: only its WebSocket upgrade). */
+export const HOSTS = ['api', 'token', 'signaling', 'media'] as const;
 export type Host = (typeof HOSTS)[number];
 
-/** `none`, HTTP Basic with an App ID and App Secret, or a console session's Bearer `cs_…` token. */
-export type Auth = 'none' | 'basic' | 'bearer' | 'signaling';
+/**
+ * `none`, HTTP Basic with an App ID and App Secret, a console session's Bearer `cs_…` token, a
+ * signaling token as `Authorization: Bearer` (`signaling`), or a signaling token in the JSON body's
+ * `token` field (`signalingBody`: no HTTP security scheme can say that; the body schema holds it).
+ */
+export type Auth = 'none' | 'basic' | 'bearer' | 'signaling' | 'signalingBody';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
 
 export interface ResponseSpec {
   readonly description: string;
@@ -24,6 +28,8 @@ export interface ResponseSpec {
   readonly contentType?: string;
   /** Response headers by name, with a description each. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** For a `text/event-stream` body: one event of the stream (its `event`, `id` and parsed `data`). */
+  readonly events?: z.ZodType;
 }
 
 /** An error the operation may answer: a catalogue code at its default status, or at another status. */
@@ -44,6 +50,8 @@ export interface Operation {
   readonly pathParams?: Readonly<Record<string, z.ZodType>>;
   /** The strict query schema the route validates with (unknown parameters are 400). */
   readonly query?: z.ZodObject;
+  /** Request headers the operation reads, one schema each. */
+  readonly headers?: Readonly<Record<string, z.ZodType>>;
   /** The body schema the route validates with (a named component). */
   readonly body?: z.ZodType;
   /** A valid body, shown in the document and sent by the contract test. */

@@ -50,8 +50,10 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     ],
   },
   {
-    id: 'getHealth', method: 'GET', path: '/health', hosts: ['api', 'token'], tag: 'Keys and health',
-    summary: 'Health of the process and its store', auth: 'none',
+    id: 'getHealth', method: 'GET', path: '/health', hosts: ['api', 'token', 'signaling'], tag: 'Keys and health',
+    summary: 'Health of the process and its store',
+    description: 'The signaling host keeps no store: it answers 200 while it runs.',
+    auth: 'none',
     responses: {
       200: { description: 'the store answers', schema: healthSchema },
       503: { description: 'the store does not answer', schema: healthUnavailableSchema },
