@@ -1,5 +1,5 @@
 /** One measured load on a server process: wrk figures plus the server's CPU time and peak memory. */
-import { readCpuSeconds, readPeakRssBytes } from './proc-stats.ts';
+import { readCpuSeconds, readPeakRssBytes, resetPeakRss } from './proc-stats.ts';
 import { runWrk, type WrkOptions, type WrkResult } from './wrk.ts';
 
 export interface LoadMeasurement {
@@ -8,8 +8,13 @@ export interface LoadMeasurement {
   readonly cpuMicrosPerRequest: number;
   /** Server CPU seconds over the measured run. */
   readonly cpuSeconds: number;
-  /** Peak resident set size of the server since it started (VmHWM), in bytes, read after the run. */
+  /**
+   * Peak resident set size (VmHWM) over the warm-up and the measured run, in bytes: the peak is
+   * reset just before the warm-up, so start-up transients are left out (when the kernel allows).
+   */
   readonly peakRssBytes: number;
+  /** Peak resident set size since the process started, in bytes. */
+  readonly peakRssSinceStartBytes: number;
 }
 
 export interface MeasureOptions extends Omit<WrkOptions, 'durationSeconds'> {
@@ -23,6 +28,8 @@ export interface MeasureOptions extends Omit<WrkOptions, 'durationSeconds'> {
 /** Warms the server up with the same load, then measures a bounded run. */
 export async function measureLoad(options: MeasureOptions): Promise<LoadMeasurement> {
   const { pid, warmupSeconds, warmupEnv, ...wrk } = options;
+  const peakBefore = readPeakRssBytes(pid);
+  resetPeakRss(pid);
   if (warmupSeconds > 0) {
     await runWrk({ ...wrk, durationSeconds: warmupSeconds, env: warmupEnv ?? wrk.env ?? {} });
   }
@@ -34,5 +41,6 @@ export async function measureLoad(options: MeasureOptions): Promise<LoadMeasurem
     cpuSeconds,
     cpuMicrosPerRequest: result.requests > 0 ? (cpuSeconds * 1e6) / result.requests : Number.NaN,
     peakRssBytes: readPeakRssBytes(pid),
+    peakRssSinceStartBytes: Math.max(peakBefore, readPeakRssBytes(pid)),
   };
 }

@@ -1,6 +1,6 @@
 /** Readings of another process from /proc (Linux): CPU time and peak resident memory. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -32,4 +32,17 @@ export function readPeakRssBytes(pid: number): number {
   const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
   if (!match) throw new Error(`no VmHWM in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
+}
+
+/**
+ * Resets the process's peak RSS to its current RSS (`echo 5 > /proc/<pid>/clear_refs`), so that
+ * a later VmHWM is the peak of what ran in between. False when the kernel refuses.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }

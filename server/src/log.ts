@@ -10,6 +10,18 @@ export const REDACT_PATHS = [
   'rawPacket', '*.rawPacket',
 ];
 
+// pino's isoTime, remembered for the current millisecond: under load many lines share one
+let lastTimeMs = -1;
+let lastTime = '';
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastTimeMs) {
+    lastTimeMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
 /** JSON lines on standard error (standard output carries the role lines). */
 export function createLogger(level: string): Logger {
   return pino(
@@ -17,7 +29,7 @@ export function createLogger(level: string): Logger {
       level,
       base: { pid: process.pid },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
     },
     pino.destination({ fd: 2, sync: false }),
   );

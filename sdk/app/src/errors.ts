@@ -1,10 +1,26 @@
-/** Stable error codes of the app SDK; branch on `code`, never on the message. */
+/**
+ * Stable error codes of the app SDK; branch on `code`, never on the message.
+ *
+ * @example
+ * ```ts
+ * const isFinal = (code: MediaErrorCode) => ['revoked', 'expired', 'unauthorized'].includes(code);
+ * console.log(MEDIA_ERROR_CODES.length);
+ * ```
+ */
 export const MEDIA_ERROR_CODES = [
   'unauthorized', 'expired', 'revoked', 'protocol_error', 'replaced', 'timeout', 'room_full', 'rate_limited',
   'slow_consumer', 'going_away', 'message_too_big', 'internal_error', 'connection_failed', 'closed',
   'stream_not_allowed', 'stream_in_use', 'already_published', 'not_published', 'renew_refused', 'token_unavailable',
 ] as const;
 
+/**
+ * One of `MEDIA_ERROR_CODES`.
+ *
+ * @example
+ * ```ts
+ * const code: MediaErrorCode = 'revoked';
+ * ```
+ */
 export type MediaErrorCode = (typeof MEDIA_ERROR_CODES)[number];
 
 /**

@@ -9,7 +9,14 @@ import type {
   FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebSocketConstructor,
 } from './types.ts';
 
-/** Largest frame payload: the server's 64 KiB message limit less header and tag. */
+/**
+ * Largest frame payload: the server's 64 KiB message limit less header and tag.
+ *
+ * @example
+ * ```ts
+ * for (let at = 0; at < keyframe.length; at += MAX_FRAME_PAYLOAD_BYTES) await cam.send(keyframe.subarray(at, at + MAX_FRAME_PAYLOAD_BYTES));
+ * ```
+ */
 export const MAX_FRAME_PAYLOAD_BYTES = 65_536 - HEADER_BYTES - TAG_BYTES;
 const REPLAY_WINDOW = 1024;
 const FRAME_KINDS: readonly FrameKind[] = ['audio', 'video', 'data'];
@@ -26,6 +33,14 @@ export interface SessionSettings {
   readonly keepaliveTimeoutMs: number;
 }
 
+/**
+ * Where a session is in its life; `closed` is final.
+ *
+ * @example
+ * ```ts
+ * if (session.state === 'connected') await mic.send(packet);
+ * ```
+ */
 export type SessionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
 
 interface KeyGeneration {

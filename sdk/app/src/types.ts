@@ -1,11 +1,26 @@
 /** Public shapes of the app SDK. */
 import type { MediaError } from './errors.ts';
 
+/**
+ * What a stream carries; the media server drops video before data and audio when a subscriber falls behind.
+ *
+ * @example
+ * ```ts
+ * const kind: FrameKind = 'video';
+ * await session.publish(2, kind);
+ * ```
+ */
 export type FrameKind = 'audio' | 'video' | 'data';
 
 /**
  * What the SDK needs of a token response (`POST /v1/rtc/tokens`): pass the whole response.
  * `media.key` is the secret media key; the SDK proves it holds it and never sends it.
+ *
+ * @example
+ * ```ts
+ * const token: MediaToken = await (await fetch('/my-backend/rtc-token')).json();
+ * const session = await connect({ token });
+ * ```
  */
 export interface MediaToken {
   readonly media: {
@@ -18,7 +33,15 @@ export interface MediaToken {
   readonly issued_at?: number;
 }
 
-/** The WHATWG `WebSocket` surface the SDK uses; browsers' `WebSocket` and the `ws` package both fit. */
+/**
+ * The WHATWG `WebSocket` surface the SDK uses; browsers' `WebSocket` and the `ws` package both fit.
+ *
+ * @example
+ * ```ts
+ * import WebSocket from 'ws';
+ * const socket: WebSocketLike = new WebSocket('wss://media.example.com/v1/media');
+ * ```
+ */
 export interface WebSocketLike {
   binaryType: string;
   readonly readyState: number;
@@ -28,7 +51,14 @@ export interface WebSocketLike {
   addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: (event: WebSocketEventLike) => void): void;
 }
 
-/** The fields the SDK reads from WebSocket events. */
+/**
+ * The fields the SDK reads from WebSocket events.
+ *
+ * @example
+ * ```ts
+ * socket.addEventListener('close', (event: WebSocketEventLike) => console.log(event.code, event.reason));
+ * ```
+ */
 export interface WebSocketEventLike {
   readonly type: string;
   readonly data?: unknown;
@@ -36,8 +66,25 @@ export interface WebSocketEventLike {
   readonly reason?: string;
 }
 
+/**
+ * A WebSocket class; Node 20 has none built in, so pass `ws` there.
+ *
+ * @example
+ * ```ts
+ * import WebSocket from 'ws';
+ * const session = await connect({ token, WebSocket: WebSocket satisfies WebSocketConstructor });
+ * ```
+ */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
+/**
+ * How the SDK retries after a network loss (each attempt asks `getToken` for a fresh token).
+ *
+ * @example
+ * ```ts
+ * await connect({ token, getToken, reconnect: { maxAttempts: 20, maxDelayMs: 10_000 } });
+ * ```
+ */
 export interface ReconnectOptions {
   /** Attempts after a network loss before giving up (default 10). */
   readonly maxAttempts?: number;
@@ -46,6 +93,15 @@ export interface ReconnectOptions {
   readonly maxDelayMs?: number;
 }
 
+/**
+ * Options of `connect`.
+ *
+ * @example
+ * ```ts
+ * const options: ConnectOptions = { token, getToken: fetchToken, renewBeforeSeconds: 120 };
+ * const session = await connect(options);
+ * ```
+ */
 export interface ConnectOptions {
   /** A token response from the customer's server; without it, `getToken` provides the first one. */
   readonly token?: MediaToken;
@@ -69,12 +125,28 @@ export interface ConnectOptions {
   readonly keepaliveTimeoutMs?: number;
 }
 
+/**
+ * Another participant of the room.
+ *
+ * @example
+ * ```ts
+ * session.on('participantJoined', (p: RemoteParticipant) => console.log(`${p.userId} joined as ${p.role}`));
+ * ```
+ */
 export interface RemoteParticipant {
   readonly participantId: string;
   readonly userId: string;
   readonly role: string;
 }
 
+/**
+ * A stream another participant publishes.
+ *
+ * @example
+ * ```ts
+ * const received = session.streams().filter((s: RemoteStream) => s.subscribed);
+ * ```
+ */
 export interface RemoteStream {
   readonly streamId: number;
   readonly kind: FrameKind;
@@ -84,6 +156,14 @@ export interface RemoteStream {
   readonly subscribed: boolean;
 }
 
+/**
+ * A frame received, authenticated and decrypted.
+ *
+ * @example
+ * ```ts
+ * session.on('frame', (f: ReceivedFrame) => decoders.get(f.streamId)?.decode(f.payload));
+ * ```
+ */
 export interface ReceivedFrame {
   readonly streamId: number;
   readonly kind: FrameKind;
@@ -94,6 +174,14 @@ export interface ReceivedFrame {
   readonly payload: Uint8Array;
 }
 
+/**
+ * Why the connection ended, and whether the SDK is reconnecting.
+ *
+ * @example
+ * ```ts
+ * session.on('disconnected', (d: DisconnectInfo) => { if (!d.willReconnect) showEnded(d.error.code); });
+ * ```
+ */
 export interface DisconnectInfo {
   readonly code: number;
   readonly reason: string;
@@ -101,7 +189,15 @@ export interface DisconnectInfo {
   readonly error: MediaError;
 }
 
-/** Events of a media session and their payloads. */
+/**
+ * Events of a media session and their payloads.
+ *
+ * @example
+ * ```ts
+ * const onRevoked = (e: MediaSessionEvents['revoked']) => showRemoved(e.error.code);
+ * session.on('revoked', onRevoked);
+ * ```
+ */
 export interface MediaSessionEvents {
   frame: ReceivedFrame;
   participantJoined: RemoteParticipant;

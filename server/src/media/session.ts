@@ -18,6 +18,8 @@ import { socketSink } from './socket-sink.ts';
 
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Why a renewal was refused (the `reason` of a `renew_refused` error). */
 type RenewRefusal = 'invalid_grant' | 'expired' | 'revoked' | 'bad_proof' | 'identity_mismatch' | 'stale_challenge' | 'too_many_grants';
 
@@ -150,7 +152,10 @@ export class Session implements Member {
     const now = this.hub.nowMs();
     const check = checkGrant(join.grant, this.hub.keys, Math.floor(now / 1000));
     if (!check.ok) return this.close(check.failure);
-    if (!verifyProof(check.mediaKey, check.grant.digest, this.serverNonce, join.nonce, join.proof)) return this.close('unauthorized');
+    if (!verifyProof(check.mediaKey, check.grant.digest, this.serverNonce, join.nonce, join.proof)) {
+      check.mediaKey.fill(0);
+      return this.close('unauthorized');
+    }
     this.hub.isRevoked(check.grant.grantId).then(
       (revoked) => {
         if (this.state !== 'joining') return;
@@ -217,7 +222,9 @@ export class Session implements Member {
     this.liveGrants.set(grant.grantId, grant.expiresAt);
     this.hub.revocations.add(grant.grantId, this);
     clearTimeout(this.expiryTimer);
-    this.expiryTimer = setTimeout(() => this.close('expired'), Math.max(0, grant.expiresAt * 1000 - this.hub.nowMs()));
+    // grants live an hour at most; the bound only keeps setTimeout's 32-bit range
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, grant.expiresAt * 1000 - this.hub.nowMs()));
+    this.expiryTimer = setTimeout(() => this.close('expired'), delay);
   }
 
   private onBinary(message: Buffer): void {
