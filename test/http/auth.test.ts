@@ -128,6 +128,19 @@ describe('customer API: accounts and console sessions', () => {
       const elsewhere = await login(bystander.email, bystander.password, freshAddress());
       assert.equal(elsewhere.status, 200, elsewhere.text);
     });
+
+    it('checks at most 20 passwords of one e-mail address in a window, also when the attempts arrive at once', async () => {
+      const guesses = Array.from({ length: 30 }, (_, i) => `wrong-password-${i}`);
+      // from one address, and from a new address each: neither the address nor the e-mail block can be outrun
+      const single = freshAddress();
+      for (const addressOf of [() => single, () => freshAddress()]) {
+        const victim = await registerAccount(server.api);
+        const results = await Promise.all(guesses.map((guess) => login(victim.email, guess, addressOf())));
+        const checked = results.filter((res) => res.status === 401).length;
+        assert.ok(checked <= 20, `${checked} passwords were checked`);
+        for (const res of results) assert.ok(res.status === 401 || res.status === 429, res.text);
+      }
+    });
   });
 
   describe('POST /v1/auth/refresh', () => {

@@ -64,10 +64,40 @@ export async function register(deps: ServiceDeps, email: string, password: strin
   return openSession(deps, account, randomBytes(16).toString('base64url'));
 }
 
+// Attempts waiting for, or holding, each failure key (an address or an e-mail address).
+const loginQueues = new Map<string, Promise<void>>();
+
+/**
+ * Runs `task` once every earlier task of `key` in this process has ended. A password check takes
+ * long (scrypt) and its failure is counted only at its end: attempts that ran side by side would all
+ * pass the block check before any of them counted, and so could check any number of passwords.
+ */
+async function oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const earlier = loginQueues.get(key);
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const tail = earlier ? earlier.then(() => done) : done;
+  loginQueues.set(key, tail);
+  try {
+    await earlier;
+    return await task();
+  } finally {
+    release();
+    if (loginQueues.get(key) === tail) loginQueues.delete(key);
+  }
+}
+
 /** Login failures are limited like token-API authentication: per address and per e-mail address. */
 export async function login(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
   const normalized = email.toLowerCase();
-  const keys = [`loginfail:addr:${address}`, `loginfail:email:${normalized}`];
+  const keys = [`loginfail:addr:${address}`, `loginfail:email:${normalized}`] as const;
+  // always the address first, then the e-mail address: no two attempts wait for each other in a cycle
+  return oneAtATime(keys[0], () => oneAtATime(keys[1], () => checkLogin(deps, normalized, password, keys)));
+}
+
+async function checkLogin(deps: ServiceDeps, normalized: string, password: string, keys: readonly string[]): Promise<SessionTokens> {
   for (const key of keys) {
     const blocked = await deps.limiter.peek(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
