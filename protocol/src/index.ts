@@ -12,3 +12,4 @@ export type {
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export type { IdKind } from './ids.ts';
+export { ReplayWindow } from './replay-window.ts';

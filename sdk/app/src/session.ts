@@ -4,7 +4,7 @@ import { Emitter } from './emitter.ts';
 import { fromB64u, toB64u, utf8 } from './encoding.ts';
 import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, errorForClose, type MediaErrorCode } from './errors.ts';
 import { HEADER_BYTES, KIND_CODE, NONCE_LABEL, TAG_BYTES, type FrameHeader } from './frame.ts';
-import { ReplayWindow } from './replay-window.ts';
+import { ReplayWindow } from '../../../protocol/src/replay-window.ts';
 import type {
   FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebSocketConstructor,
 } from './types.ts';
