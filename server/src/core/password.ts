@@ -29,5 +29,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return safeEqual(actual, expected);
 }
 
-/** A hash of a password nobody knows: verified against when an e-mail is unknown (no timing oracle). */
-export const DUMMY_PASSWORD_HASH = hashPassword(randomBytes(16).toString('base64url'));
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * A hash of a password nobody knows: verified against when an e-mail is unknown (no timing
+ * oracle). Made on first use, so processes that never see a login never pay for it.
+ */
+export function dummyPasswordHash(): Promise<string> {
+  dummyHash ??= hashPassword(randomBytes(16).toString('base64url'));
+  return dummyHash;
+}

@@ -3,7 +3,7 @@ import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../
 import { ID_PREFIX } from '../../../protocol/src/ids.ts';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId } from '../core/ids.ts';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../core/password.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../core/password.ts';
 import type { AccountRecord, SessionRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
@@ -103,7 +103,7 @@ async function checkLogin(deps: ServiceDeps, normalized: string, password: strin
     if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
   }
   const account = await deps.store.findAccountByEmail(normalized);
-  const ok = await verifyPassword(password, account?.passwordHash ?? (await DUMMY_PASSWORD_HASH));
+  const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyPasswordHash()));
   if (!account || !ok) {
     for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     throw new ApiError('invalid_credentials', LOGIN_FAILED);
