@@ -14,19 +14,12 @@ import { WireClient, type WireCredentials } from './lib/media-wire.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';
 import { readPeakRssBytes } from './lib/proc-stats.ts';
 import { printFigure, progress } from './lib/report.ts';
+import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'media-memory';
 const ROOM_SIZE = 50;
 const CONCURRENCY = 16;
 const TARGET_TOTAL_MB = 500;
-
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
 
 const SESSIONS = intSetting('BENCH_IDLE_SESSIONS', 5000, 100, 20_000);
 

@@ -14,18 +14,11 @@ import { connect, type MediaSession, type MediaToken } from '../sdk/app/src/inde
 import { postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
 import { printFigure, progress } from './lib/report.ts';
+import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'media-revocation';
 const WARMUP = 20;
 const TARGET_P99_MS = 100;
-
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
 
 const COUNT = intSetting('BENCH_REVOCATIONS', 200, 200, 5000);
 

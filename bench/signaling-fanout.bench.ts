@@ -23,18 +23,11 @@ import { fileURLToPath } from 'node:url';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
+import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'signaling-fanout';
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
 
 /** Node flags of the server under test, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (as for the token bench). */
 function serverNodeArgs(): string[] {

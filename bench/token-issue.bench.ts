@@ -13,6 +13,7 @@ import { measureLoad, type LoadMeasurement } from './lib/measure.ts';
 import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
+import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'token-issue';
 const BODY = JSON.stringify({ room_id: 'r1', user_id: 'u1', role: 'speaker', publish_streams: [1] });
@@ -23,14 +24,6 @@ const TARGET_THROUGHPUT_RATIO = 0.75;
 const TARGET_P99_MS = 10;
 const TARGET_CPU_MICROS = 100;
 const TARGET_PEAK_RSS_MB = 100;
-
-function intSetting(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
 
 const durationSeconds = intSetting('BENCH_DURATION_SECONDS', 10, 1, 30);
 const warmupSeconds = intSetting('BENCH_WARMUP_SECONDS', 3, 0, 30);
