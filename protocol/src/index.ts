@@ -13,3 +13,7 @@ export type {
 export { ID_PREFIX, isId } from './ids.ts';
 export type { IdKind } from './ids.ts';
 export { ReplayWindow } from './replay-window.ts';
+export {
+  PROTOCOL_VERSION, HEADER_BYTES, TAG_BYTES, KIND_CODE, NONCE_LABEL, MAX_SEQ_HIGH, encodeHeader, decodeHeader,
+} from './media-frame.ts';
+export type { FrameHeader } from './media-frame.ts';

@@ -1,19 +1,12 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { MAX_SEQ_HIGH, type FrameHeader } from '../../../protocol/src/media-frame.ts';
 import { HEADER_BYTES, PROTOCOL_VERSION, TAG_BYTES } from './limits.ts';
 
-/** The 16-byte header of every binary message; it is the AES-GCM associated data. */
-export interface FrameHeader {
-  readonly kind: number;
-  readonly epoch: number;
-  readonly streamId: number;
-  readonly seq: number;
-}
+export type { FrameHeader };
 
 const TWO_32 = 2 ** 32;
-// sequence numbers stay below 2^53 so they are exact JavaScript numbers
-const MAX_SEQ_HIGH = 2 ** 21;
 
-/** Reads the header; undefined when the message is too short, of another version, or its sequence is out of range. */
+/** Reads the header in place (the Buffer form of `decodeHeader`); undefined when the message is too short, of another version, or its sequence is out of range. */
 export function readHeader(message: Buffer): FrameHeader | undefined {
   if (message.length < HEADER_BYTES + TAG_BYTES || message[0] !== PROTOCOL_VERSION) return undefined;
   const high = message.readUInt32BE(8);

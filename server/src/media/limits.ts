@@ -2,15 +2,12 @@
 
 /** Path of the WebSocket endpoint. */
 export const MEDIA_PATH = '/v1/media';
-export const PROTOCOL_VERSION = 1;
+export { HEADER_BYTES, KIND_CODE as KIND, NONCE_LABEL, PROTOCOL_VERSION, TAG_BYTES } from '../../../protocol/src/media-frame.ts';
 
 /** Largest message a client may send (text or binary); larger ones close with 1009. */
 export const MAX_CLIENT_MESSAGE_BYTES = 65_536;
 /** Largest handshake (text) message; the grant alone is at most 8192 characters. */
 export const MAX_HANDSHAKE_MESSAGE_BYTES = 16_384;
-/** Header (16) + GCM tag (16): the smallest valid binary message. */
-export const HEADER_BYTES = 16;
-export const TAG_BYTES = 16;
 export const NONCE_BYTES = 32;
 export const KEY_BYTES = 32;
 
@@ -44,15 +41,6 @@ export const MEDIA_QUEUE_MAX_FRAMES = 1024;
 /** Control messages are never dropped; a session that lets this much pile up is closed (4010). */
 export const CONTROL_QUEUE_MAX_BYTES = 4 * 1024 * 1024;
 
-/** Nonce prefixes (first 4 bytes of the 12-byte AES-GCM nonce) per sender and key. */
-export const NONCE_LABEL = {
-  clientControl: 0x00000001,
-  serverControl: 0x00000002,
-  streamFrame: 0x00000003,
-} as const;
-
-/** Frame kinds (header byte 1). */
-export const KIND = { control: 0, audio: 1, video: 2, data: 3 } as const;
 export const MEDIA_KINDS = ['audio', 'video', 'data'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
 

@@ -1,4 +1,7 @@
-/** The 16-byte header of every binary message (docs/protocol/media.md, "Frame layout"). */
+/**
+ * The 16-byte header of every binary media message (docs/protocol/media.md, "Frame layout"), shared
+ * by the media server and the app SDK. It is the AES-GCM associated data.
+ */
 
 export const PROTOCOL_VERSION = 1;
 export const HEADER_BYTES = 16;
@@ -14,6 +17,8 @@ export interface FrameHeader {
 }
 
 const TWO_32 = 2 ** 32;
+/** Sequence numbers stay below 2^53, so they are exact JavaScript numbers: the high word is below 2^21. */
+export const MAX_SEQ_HIGH = 2 ** 21;
 
 export function encodeHeader(h: FrameHeader): Uint8Array {
   const bytes = new Uint8Array(HEADER_BYTES);
@@ -32,7 +37,7 @@ export function decodeHeader(message: Uint8Array): FrameHeader | undefined {
   if (message.length < HEADER_BYTES + TAG_BYTES || message[0] !== PROTOCOL_VERSION) return undefined;
   const view = new DataView(message.buffer, message.byteOffset, HEADER_BYTES);
   const high = view.getUint32(8);
-  if (high >= 2 ** 21) return undefined;
+  if (high >= MAX_SEQ_HIGH) return undefined;
   const seq = high * TWO_32 + view.getUint32(12);
   if (seq === 0) return undefined;
   return { kind: view.getUint8(1), epoch: view.getUint16(2), streamId: view.getUint32(4), seq };
