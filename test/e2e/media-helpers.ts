@@ -1,7 +1,7 @@
 /** Shared pieces of the media end-to-end tests: tokens over HTTP, SDK sessions, a TCP proxy. */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import WebSocket from 'ws';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenRequest, TokenResponse } from '../../protocol/src/wire.ts';
 import { connect, type ConnectOptions, type MediaSession, type MediaSessionEvents, type ReceivedFrame } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
@@ -18,15 +18,8 @@ export function startMediaServer(options: Omit<StartOptions, 'roles'> = {}): Pro
   });
 }
 
-export interface TokenBody {
-  readonly room_id: string;
-  readonly user_id: string;
-  readonly role: string;
-  readonly publish_streams?: readonly number[];
-  readonly subscribe_streams?: readonly number[];
-  readonly subscribe_room?: boolean;
-  readonly ttl_seconds?: number;
-}
+/** A token request whose role may be any string, so that tests can send invalid ones. */
+export type TokenBody = Omit<TokenRequest, 'role'> & { readonly role: string };
 
 /** A customer of the platform that issues and revokes tokens over HTTP. */
 export class TokenIssuer {
