@@ -1,5 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { MAX_TTL_SECONDS } from '../../../../protocol/src/limits.ts';
 import type { KeyRing, MediaMasterKey, SigningKey } from '../../core/keyring.ts';
@@ -30,11 +32,50 @@ function newMasterEntry(nowSec: number): KeyFile['media_master'][number] {
   return { kid: `mk-${nowSec}-${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url'), created_at: nowSec };
 }
 
-function writeKeyFile(dir: string, file: KeyFile): void {
-  const path = join(dir, FILE_NAME);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+/** Writes a private temporary file beside `keys.json` and flushes it to disk; returns its path. */
+function writeDurableTemp(dir: string, file: KeyFile): string {
+  const tmp = join(dir, `${FILE_NAME}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
+/** Flushes the directory entry, so a rename or link survives a crash. */
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Replaces `keys.json` atomically and durably (rotation). */
+function replaceKeyFile(dir: string, file: KeyFile): void {
+  renameSync(writeDurableTemp(dir, file), join(dir, FILE_NAME));
+  fsyncDir(dir);
+}
+
+/**
+ * Creates `keys.json` only if no other process did: the complete file is linked into place, which
+ * fails when the name exists. Processes that start together on an empty data directory therefore
+ * all end up reading the one file that won, never keys that did not reach the disk.
+ */
+function createKeyFileOnce(dir: string, file: KeyFile): void {
+  const tmp = writeDurableTemp(dir, file);
+  try {
+    linkSync(tmp, join(dir, FILE_NAME));
+    fsyncDir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(tmp);
+  }
 }
 
 function readKeyFile(dir: string): KeyFile {
@@ -50,7 +91,7 @@ function readKeyFile(dir: string): KeyFile {
 export function loadKeyRing(dir: string, nowSec: number): KeyRing {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!existsSync(join(dir, FILE_NAME))) {
-    writeKeyFile(dir, {
+    createKeyFileOnce(dir, {
       version: 1,
       signing: [newSigningEntry(nowSec)],
       media_master: [newMasterEntry(nowSec)],
@@ -99,6 +140,6 @@ export function rotateKeyRing(dir: string, nowSec: number): { signingKid: string
   const master = newMasterEntry(nowSec);
   file.signing.push(signing);
   file.media_master.push(master);
-  writeKeyFile(dir, file);
+  replaceKeyFile(dir, file);
   return { signingKid: signing.kid, masterKid: master.kid };
 }

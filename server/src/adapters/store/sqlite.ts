@@ -139,10 +139,11 @@ export function createSqliteStore(path: string): Store {
   // the file holds password and secret hashes: a new one is its owner's only (SQLite gives -wal/-shm the same mode)
   closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
+  // first, so that processes opening one file together wait for each other's locks instead of failing
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   migrate(db);
 
   const q = {
@@ -341,15 +342,18 @@ export function createSqliteStore(path: string): Store {
   };
 }
 
+/**
+ * Brings the file to the newest schema. The version is read and every missing step applied inside
+ * one write transaction taken up front (BEGIN IMMEDIATE), so processes that start together on one
+ * file migrate it once: the others wait for the lock, then find nothing left to do.
+ */
 function migrate(db: Database.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > MIGRATIONS.length) {
-    throw new Error(`the data file has schema version ${current}, newer than this build knows (${MIGRATIONS.length})`);
-  }
-  for (let version = current; version < MIGRATIONS.length; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    })();
-  }
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`the data file has schema version ${current}, newer than this build knows (${MIGRATIONS.length})`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) db.exec(MIGRATIONS[version]!);
+    if (current < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
 }
