@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createMemoryBus } from '../adapters/bus/memory.ts';
+import { createSqliteBus } from '../adapters/bus/sqlite.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import { createSqliteStore } from '../adapters/store/sqlite.ts';
@@ -31,7 +31,11 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMedi
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
   const keys = loadKeyRing(config.dataDir, nowSec(systemClock));
   const store = createSqliteStore(config.store.path);
-  const bus = createMemoryBus((err) => logger.error({ err }, 'event handler failed'));
+  // the store's file carries events between the processes of one data directory
+  const bus = createSqliteBus(config.store.path, {
+    onHandlerError: (err) => logger.error({ err }, 'event handler failed'),
+    onPollError: (err) => logger.warn({ err }, 'event poll failed'),
+  });
   const deps: ServiceDeps = { store, limiter: createMemoryLimiter(), bus, clock: systemClock, keys };
   const roleContext: RoleContext = { config, deps, logger };
 
