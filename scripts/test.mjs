@@ -4,7 +4,9 @@ import { join, relative } from 'node:path';
 import { ROOT, build, ensureCommands, ensureNodeModules, must, run } from './lib.mjs';
 
 ensureNodeModules();
-ensureCommands({ openssl: 'openssl', turnserver: 'coturn', turnutils_uclient: 'coturn', chromium: 'chromium' });
+ensureCommands({
+  openssl: 'openssl', turnserver: 'coturn', turnutils_uclient: 'coturn', chromium: 'chromium', 'redis-server': 'redis-server',
+});
 
 must(process.execPath, [`${ROOT}/node_modules/eslint/bin/eslint.js`, '.']);
 must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json', '--noEmit']);
