@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+
+/** A media node a room can be placed on, as the token API announces it to apps. */
+export interface MediaNode {
+  /** Stable name of the node (the placement follows it, not its address). */
+  readonly id: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** The node's score for one room: the first 8 bytes of SHA-256 over node id and room key. */
+function score(nodeId: string, roomKey: string): bigint {
+  return createHash('sha256').update(nodeId).update('\n').update(roomKey).digest().readBigUInt64BE(0);
+}
+
+/**
+ * The media node that serves a room (project + room id), by rendezvous (highest random weight)
+ * hashing: every token node computes the same answer from the same node list, with no shared
+ * state, and adding or removing a node moves only the rooms that node wins or held (about 1/N of
+ * them). `nodes` are the healthy ones; ties, which need equal 64-bit scores, go to the lower id.
+ * Returns undefined when no node is available.
+ */
+export function placeRoom(nodes: readonly MediaNode[], projectId: string, roomId: string): MediaNode | undefined {
+  const roomKey = `${projectId}\n${roomId}`;
+  let best: MediaNode | undefined;
+  let bestScore = -1n;
+  for (const node of nodes) {
+    const s = score(node.id, roomKey);
+    if (s > bestScore || (s === bestScore && best !== undefined && node.id < best.id)) {
+      best = node;
+      bestScore = s;
+    }
+  }
+  return best;
+}
