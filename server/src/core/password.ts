@@ -1,15 +1,28 @@
 import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { safeEqual } from './encoding.ts';
+import { ApiError } from './errors.ts';
+import { Gate } from './gate.ts';
 
 // OWASP's scrypt alternative for equal strength with less memory: N=2^15, r=8, p=3 (32 MiB)
 const PARAMS = { N: 32768, r: 8, p: 3 } as const;
 const KEY_LENGTH = 32;
 const MAXMEM = 128 * 1024 * 1024;
 
+/**
+ * Each hash costs about half a second of CPU and 32 MiB: at most one per core at once, and a short
+ * queue behind them; a sign-in or registration beyond that is answered 503 with Retry-After at once,
+ * so a burst of logins cannot starve the token API of CPU or the process of memory.
+ */
+const HASH_CONCURRENCY = Math.max(1, availableParallelism());
+const HASH_QUEUE = 16 * HASH_CONCURRENCY;
+const hashing = new Gate(HASH_CONCURRENCY, HASH_QUEUE, () =>
+  new ApiError('unavailable', 'too many sign-ins are being checked right now; retry shortly', { retryAfterSec: 1 }));
+
 function scryptAsync(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  return hashing.run(() => new Promise((resolve, reject) => {
     scrypt(password.normalize('NFC'), salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  }));
 }
 
 /** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts). */
