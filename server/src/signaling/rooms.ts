@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Role } from '../../../protocol/src/wire.ts';
 import { ApiError } from '../core/errors.ts';
+import type { LeaveReason } from '../core/signaling-limits.ts';
 import type { Clock } from '../ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -12,8 +13,6 @@ export interface EventSink {
   /** Ends the stream; later writes are ignored. */
   end(): void;
 }
-
-export type LeaveReason = 'left' | 'revoked' | 'expired' | 'timeout';
 
 export interface Participant {
   readonly user_id: string;
