@@ -2,11 +2,9 @@ import { z } from 'zod';
 import { ROLES } from '../../../protocol/src/wire.ts';
 import { MARKETPLACE } from '../catalog/marketplace.ts';
 import { PRICE_LIST } from '../catalog/price-list.ts';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/cursor.ts';
 import { ApiError } from '../core/errors.ts';
 
-/** The largest page of a listing, and the page size when `limit` is left out. */
-export const MAX_PAGE_LIMIT = 100;
-export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_SEARCH_LENGTH = 100;
 
 function shortName(name: PropertyKey): string {

@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import type { Extension, Marketplace } from '../catalog/marketplace.ts';
-import { decodeCursor, encodeCursor, INVALID_CURSOR, type CursorScope } from '../core/cursor.ts';
-import { ApiError } from '../core/errors.ts';
+import { paginate, type CursorScope } from '../core/cursor.ts';
 import {
-  DEFAULT_PAGE_LIMIT, type categoriesResponseSchema, type ExtensionsQuery, type extensionsResponseSchema,
+  type categoriesResponseSchema, type ExtensionsQuery, type extensionsResponseSchema,
 } from '../schemas/public.ts';
 
 /** `GET /v1/public/marketplace/categories`, each with the number of its extensions. */
@@ -32,21 +31,19 @@ function matches(ext: Extension, words: readonly string[]): boolean {
  * pages of `limit`. The cursor holds the last id of a page and the filters; the next page starts
  * after that id, so no extension is lost or repeated across pages.
  */
-export function searchExtensions(market: Marketplace, query: ExtensionsQuery): z.output<typeof extensionsResponseSchema> {
+export async function searchExtensions(market: Marketplace, query: ExtensionsQuery): Promise<z.output<typeof extensionsResponseSchema>> {
   const words = (query.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   const scope: CursorScope = { listing: 'extensions', filters: { category: query.category, q: words.join(' ') || undefined } };
-  const after = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
-  if (after !== undefined && !market.extensions.some((e) => e.id === after)) throw new ApiError('invalid_request', INVALID_CURSOR);
-  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const selected = market.extensions.filter((e) =>
-    (query.category === undefined || e.category === query.category)
-    && (after === undefined || e.id > after)
-    && matches(e, words));
-  const page = selected.slice(0, limit);
-  const last = page[page.length - 1];
+  const page = await paginate(scope, query, {
+    has: (id) => market.extensions.some((e) => e.id === id),
+    list: (afterId, limit) => market.extensions.filter((e) =>
+      (query.category === undefined || e.category === query.category)
+      && (afterId === undefined || e.id > afterId)
+      && matches(e, words)).slice(0, limit),
+  });
   return {
     marketplace_version: market.version,
-    extensions: page.map((e) => ({ ...e, tags: [...e.tags], pricing: { ...e.pricing } })),
-    next_cursor: selected.length > limit && last ? encodeCursor(scope, last.id) : null,
+    extensions: page.items.map((e) => ({ ...e, tags: [...e.tags], pricing: { ...e.pricing } })),
+    next_cursor: page.nextCursor,
   };
 }

@@ -65,5 +65,5 @@ export function registerPublicRoutes(app: FastifyInstance, ctx: HttpContext): vo
   }
 
   registerOperation(app, PUBLIC_API.listMarketplaceExtensions, async (req, reply, input) =>
-    sendCacheable(req, reply, JSON.stringify(searchExtensions(MARKETPLACE, input.query))));
+    sendCacheable(req, reply, JSON.stringify(await searchExtensions(MARKETPLACE, input.query))));
 }
