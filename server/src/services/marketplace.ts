@@ -1,12 +1,27 @@
-import type { z } from 'zod';
 import type { Extension, Marketplace } from '../catalog/marketplace.ts';
-import { paginate, type CursorScope } from '../core/cursor.ts';
-import {
-  type categoriesResponseSchema, type ExtensionsQuery, type extensionsResponseSchema,
-} from '../schemas/public.ts';
+import { paginate, type CursorScope, type PageQuery } from '../core/cursor.ts';
+
+/** `GET /v1/public/marketplace/categories`. */
+export interface MarketplaceCategories {
+  readonly marketplace_version: string;
+  readonly categories: readonly { readonly id: string; readonly name: string; readonly description: string; readonly extension_count: number }[];
+}
+
+/** What `GET /v1/public/marketplace/extensions` asks for: a category, search words, a page. */
+export interface ExtensionsQuery extends PageQuery {
+  readonly category?: string | undefined;
+  readonly q?: string | undefined;
+}
+
+/** One page of `GET /v1/public/marketplace/extensions`. */
+export interface ExtensionsPage {
+  readonly marketplace_version: string;
+  readonly extensions: readonly Extension[];
+  readonly next_cursor: string | null;
+}
 
 /** `GET /v1/public/marketplace/categories`, each with the number of its extensions. */
-export function listCategories(market: Marketplace): z.output<typeof categoriesResponseSchema> {
+export function listCategories(market: Marketplace): MarketplaceCategories {
   return {
     marketplace_version: market.version,
     categories: market.categories.map((c) => ({
@@ -31,7 +46,7 @@ function matches(ext: Extension, words: readonly string[]): boolean {
  * pages of `limit`. The cursor holds the last id of a page and the filters; the next page starts
  * after that id, so no extension is lost or repeated across pages.
  */
-export async function searchExtensions(market: Marketplace, query: ExtensionsQuery): Promise<z.output<typeof extensionsResponseSchema>> {
+export async function searchExtensions(market: Marketplace, query: ExtensionsQuery): Promise<ExtensionsPage> {
   const words = (query.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   const scope: CursorScope = { listing: 'extensions', filters: { category: query.category, q: words.join(' ') || undefined } };
   const page = await paginate(scope, query, {

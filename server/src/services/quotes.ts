@@ -1,14 +1,24 @@
 import type { PriceList } from '../catalog/price-list.ts';
-import { computeQuote } from '../catalog/quote.ts';
+import { computeQuote, type QuoteBreakdown, type QuoteInput, type UsageMinutes } from '../catalog/quote.ts';
 import { paginate, type PageQuery } from '../core/cursor.ts';
 import { notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { QuoteRecord } from '../ports.ts';
-import type { QuoteCreate, QuoteView } from '../schemas/billing.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
 /** Quotes an account may create per minute. */
 export const QUOTES_PER_MINUTE = 60;
+
+/** Expected monthly usage on a plan, priced in a currency (the plan's own when left out). */
+export type QuoteCreate = QuoteInput;
+
+/** A stored quote as it is shown: the priced breakdown with its id and time of creation. */
+export interface QuoteView extends Omit<QuoteBreakdown, 'usage'> {
+  readonly id: string;
+  readonly created_at: number;
+  /** The usage the quote was asked for. */
+  readonly usage: UsageMinutes;
+}
 
 const viewOf = (record: QuoteRecord): QuoteView => JSON.parse(record.document) as QuoteView;
 

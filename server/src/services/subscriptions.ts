@@ -2,9 +2,30 @@ import { paginate, type PageQuery } from '../core/cursor.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { SubscriptionRequestRecord, SubscriptionRequestStatus, SubscriptionTransition } from '../ports.ts';
-import type { SubscriptionRequestCreate, SubscriptionRequestView } from '../schemas/billing.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 import { getOwnProject } from './projects.ts';
+
+/** A customer's request for a plan for one of its projects. */
+export interface SubscriptionRequestCreate {
+  readonly project_id: string;
+  readonly plan: string;
+  readonly quote_id?: string | undefined;
+  readonly note?: string | undefined;
+}
+
+/** A subscription request as it is shown to its account and to operators. */
+export interface SubscriptionRequestView {
+  readonly id: string;
+  readonly project_id: string;
+  readonly plan: string;
+  readonly quote_id: string | null;
+  readonly note: string | null;
+  readonly status: SubscriptionRequestStatus;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly decided_at: number | null;
+  readonly reason: string | null;
+}
 
 /** Final states, and who moves a pending request into each (docs/billing.md, "Subscription requests"). */
 export type Decision = Exclude<SubscriptionRequestStatus, 'pending'>;

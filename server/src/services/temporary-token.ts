@@ -1,6 +1,5 @@
-import type { TokenResponse } from '../../../protocol/src/wire.ts';
+import type { TokenRequest, TokenResponse } from '../../../protocol/src/wire.ts';
 import { ApiError, rateLimited } from '../core/errors.ts';
-import type { ShapedTokenRequest } from '../core/token-policy.ts';
 import type { ServiceDeps } from './deps.ts';
 import { issueToken, type IssuerSettings } from './issue-token.ts';
 import { getOwnProject } from './projects.ts';
@@ -15,7 +14,7 @@ const TEMPORARY_TOKENS_PER_MINUTE = 60;
  * then is `readRequest` called, so the request body is read after them.
  */
 export async function issueTemporaryToken(
-  deps: ServiceDeps, settings: IssuerSettings, accountId: string, projectId: string, readRequest: () => ShapedTokenRequest,
+  deps: ServiceDeps, settings: IssuerSettings, accountId: string, projectId: string, readRequest: () => TokenRequest,
 ): Promise<TokenResponse> {
   const project = await getOwnProject(deps, accountId, projectId);
   const rate = await deps.limiter.hit(`temptoken:${accountId}`, TEMPORARY_TOKENS_PER_MINUTE, 60);
