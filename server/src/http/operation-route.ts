@@ -58,7 +58,7 @@ export function registerOperation<O extends Operation>(
   app: FastifyInstance, op: O, handler: OperationHandler<O>, options: OperationRouteOptions = {},
 ): void {
   const route: RouteShorthandOptions = {
-    config: options.flags ?? AUTH_FLAGS[op.auth],
+    config: { ...(options.flags ?? AUTH_FLAGS[op.auth]) },
     ...(op.bodyLimitBytes !== undefined && { bodyLimit: op.bodyLimitBytes }),
     ...(options.onRequest && { onRequest: options.onRequest }),
   };
