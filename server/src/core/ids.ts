@@ -24,6 +24,11 @@ export function newOpaqueId(): string {
   return randomBytes(16).toString('base64url');
 }
 
+/** A key id: the kind's prefix, the creation time and 32 random bits, e.g. `sig-1767225600-9f86d081`. */
+export function newKeyId(kind: 'sig' | 'mk', createdAtSec: number): string {
+  return `${kind}-${createdAtSec}-${randomBytes(4).toString('hex')}`;
+}
+
 /** The epoch of a room's event log: 48 random bits (8 base64url characters), new for every log. */
 export function newLogEpoch(): string {
   return randomBytes(6).toString('base64url');
