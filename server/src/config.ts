@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
+import { deepFreeze } from './core/freeze.ts';
 import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '../../protocol/src/limits.ts';
 
 export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
@@ -158,12 +159,4 @@ function isKeyPair(cert: Buffer, key: Buffer): boolean {
     // the reason is not shown: it could quote the key material
     return false;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Buffer.isBuffer(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -18,7 +18,7 @@ import { upgradeRequiredSchema } from '../../server/src/http/openapi/operations/
 import { signalingEventSchema } from '../../server/src/http/openapi/operations/signaling.ts';
 import { OPERATIONS } from '../../server/src/http/openapi/operations.ts';
 import { generateReference, REFERENCE_FILES } from '../../server/src/http/openapi/reference.ts';
-import { DEFAULT_BODY_LIMIT, errorSchema, type Host, type Operation, type RouteSchemas } from '../../server/src/http/openapi/registry.ts';
+import { DEFAULT_BODY_LIMIT, errorSchema, type Host, type Operation } from '../../server/src/http/openapi/registry.ts';
 import { MEDIA_PATH } from '../../server/src/media/limits.ts';
 import { createSignalingApp } from '../../server/src/signaling/app.ts';
 import { createSignalingService } from '../../server/src/signaling/service.ts';
@@ -44,7 +44,7 @@ const answers = (served: string, documented: string): boolean =>
  * Every route each HTTP role and the signaling app register, as `METHOD /path` (HEAD routes are
  * fastify's automatic twins of GET; the signaling app has none).
  */
-async function registeredRoutes(): Promise<{ routes: Map<Host, Set<string>>; declared: Map<string, RouteSchemas> }> {
+async function registeredRoutes(): Promise<Map<Host, Set<string>>> {
   const dir = mkdtempSync(join(tmpdir(), 'rtc-openapi-'));
   const nowMs = Date.now();
   const store = createSqliteStore(join(dir, 'rtc.sqlite'));
@@ -56,15 +56,8 @@ async function registeredRoutes(): Promise<{ routes: Map<Host, Set<string>>; dec
     trustProxy: undefined,
   };
   const routes = new Map<Host, Set<string>>();
-  const declared = new Map<string, RouteSchemas>();
-  const recorder = (seen: Set<string>) => (route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }): void => {
-    for (const method of [route.method].flat()) {
-      if (method === 'HEAD') continue;
-      const key = `${method} ${openApiPath(route.url)}`;
-      seen.add(key);
-      const schemas = (route.config as { schemas?: RouteSchemas } | undefined)?.schemas;
-      if (schemas) declared.set(key, schemas);
-    }
+  const recorder = (seen: Set<string>) => (route: { readonly method: string | string[]; readonly url: string }): void => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') seen.add(`${method} ${openApiPath(route.url)}`);
   };
   try {
     for (const role of HTTP_ROLES) {
@@ -89,7 +82,7 @@ async function registeredRoutes(): Promise<{ routes: Map<Host, Set<string>>; dec
     await bus.close();
     await store.close();
   }
-  return { routes, declared };
+  return routes;
 }
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -110,20 +103,6 @@ function inline(doc: JsonObject, schema: Json): Json {
   if (!isObject(schema)) return schema;
   if (typeof schema['$ref'] === 'string') return inline(doc, resolve(doc, schema));
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inline(doc, v)]));
-}
-
-/** A JSON value of another type than the schema allows, or undefined when any value is allowed. */
-function wrongValue(schema: JsonObject): Json | undefined {
-  const type = Array.isArray(schema['type']) ? schema['type'][0] : schema['type'];
-  if (schema['enum'] !== undefined || schema['const'] !== undefined) return 12345;
-  switch (type) {
-    case 'string': return 12345;
-    case 'integer': case 'number': return 'not a number';
-    case 'boolean': return 'yes';
-    case 'array': return 'not a list';
-    case 'object': return 'not an object';
-    default: return undefined;
-  }
 }
 
 /** One event of a stream as a reader parses it: the frame's name, its id when it has one, its data as JSON. */
@@ -222,7 +201,6 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   const doc = buildOpenApiDocument();
   let server: RunningServer;
   let routes: Map<Host, Set<string>>;
-  let declared: Map<string, RouteSchemas>;
   let f: Fixtures;
   const hostUrl = (host: Host): string => {
     const url = server.urls[host];
@@ -231,7 +209,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   };
 
   before(async () => {
-    ({ routes, declared } = await registeredRoutes());
+    routes = await registeredRoutes();
     server = await startServer({ roles: ['api', 'token', 'signaling', 'media'] });
     const customer = await createCustomer(server.api);
     const bearer = { authorization: `Bearer ${customer.accessToken}` };
@@ -289,19 +267,6 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       const extra = documented.filter((d) => !served.some((route) => answers(route, d)));
       assert.deepEqual(missing, [], `${host} routes missing from the OpenAPI registry (server/src/http/openapi)`);
       assert.deepEqual(extra, [], `${host} operations documented but not served`);
-    }
-  });
-
-  it('documents the very schema objects that routes name as theirs (config.schemas)', () => {
-    assert.ok(declared.size >= 12, 'the public and billing routes name their schemas');
-    for (const op of OPERATIONS.filter((o) => o.hosts.includes('signaling') && o.body)) {
-      assert.ok(declared.has(`${op.method} ${op.path}`), `${op.id}: the signaling route names the schema it validates with`);
-    }
-    for (const [key, schemas] of declared) {
-      const op = OPERATIONS.find((o) => `${o.method} ${o.path}` === key);
-      assert.ok(op, `${key} is not documented`);
-      assert.equal(schemas.body, op.body, `${key}: the body schema the route validates with is not the documented one`);
-      assert.equal(schemas.query, op.query, `${key}: the query schema the route validates with is not the documented one`);
     }
   });
 
@@ -454,38 +419,13 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       });
 
       if (op.body) {
-        it('validates the body with the documented schema: unknown, missing and mistyped fields are 400 naming the field', async () => {
-          const example = exampleOf(op) as Record<string, Json>;
-          const content = (((((doc['paths'] as JsonObject)[op.path] as JsonObject)[op.method.toLowerCase()] as JsonObject)['requestBody'] as JsonObject)['content'] as JsonObject)['application/json'] as JsonObject;
-          const schema = resolve(doc, content['schema']);
-          // a signaling token in the body is the credential: without it, or of another type, it is 401 like a bad one
-          const expect401 = async (body: unknown, what: string) => {
-            const res = await call(op, body);
-            assert.equal(res.status, 401, `${op.id}: ${what}: ${res.status} ${res.text}`);
-            assert.equal(res.json<{ error: string }>().error, 'unauthenticated');
-            assertDocumented(op, res);
-          };
-          const credential = op.auth === 'signalingBody' ? 'token' : undefined;
-          const expect400 = async (body: unknown, name: string, what: string) => {
-            const res = await call(op, body);
-            assert.equal(res.status, 400, `${op.id}: ${what}: ${res.status} ${res.text}`);
-            const err = res.json<{ error: string; message: string }>();
-            assert.equal(err.error, 'invalid_request');
-            assert.ok(err.message.includes(name), `${op.id}: ${what}: "${err.message}" names ${name}`);
-            assertDocumented(op, res);
-          };
-          await expect400({ ...example, x_undocumented: 1 }, '"x_undocumented"', 'an unknown field');
-          for (const name of (schema['required'] ?? []) as string[]) {
-            const rest = Object.fromEntries(Object.entries(example).filter(([key]) => key !== name));
-            if (name === credential) await expect401(rest, `without ${name}`);
-            else await expect400(rest, name, `without ${name}`);
-          }
-          for (const [name, prop] of Object.entries(schema['properties'] as JsonObject)) {
-            const wrong = wrongValue(resolve(doc, prop));
-            if (wrong === undefined) continue;
-            if (name === credential) await expect401({ ...example, [name]: wrong }, `${name} of the wrong type`);
-            else await expect400({ ...example, [name]: wrong }, name, `${name} of the wrong type`);
-          }
+        it('validates the body with the documented strict schema: an unknown field is 400 naming it', async () => {
+          const res = await call(op, { ...(exampleOf(op) as Record<string, Json>), x_undocumented: 1 });
+          assert.equal(res.status, 400, `${op.id}: ${res.status} ${res.text}`);
+          const err = res.json<{ error: string; message: string }>();
+          assert.equal(err.error, 'invalid_request');
+          assert.ok(err.message.includes('"x_undocumented"'), `${op.id}: "${err.message}" names the field`);
+          assertDocumented(op, res);
         });
 
         it('takes bodies up to the documented limit and refuses larger ones with 413', async () => {
@@ -500,18 +440,11 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       }
 
       if (op.query) {
-        it('validates the query with the documented parameters: unknown, repeated and bad values are 400 naming them', async () => {
-          const unknown = await call(op, undefined, { query: 'x_undocumented=1' });
-          assert.equal(unknown.status, 400);
-          assert.equal(unknown.json<{ message: string }>().message, 'unknown query parameter "x_undocumented" is not allowed');
-          for (const [name, raw] of Object.entries(op.query!.shape)) {
-            const schema = z.toJSONSchema(raw as z.ZodType, { io: 'input' }) as JsonObject;
-            const bad = schema['type'] === 'integer' || schema['enum'] !== undefined ? `${name}=not-valid` : `${name}=a&${name}=b`;
-            const res = await call(op, undefined, { query: bad });
-            assert.equal(res.status, 400, `${op.id}: ${bad}`);
-            assert.match(res.json<{ message: string }>().message, new RegExp(`^${name} `), `${op.id}: ${bad}`);
-            assertDocumented(op, res);
-          }
+        it('validates the query with the documented parameters: an unknown one is 400 naming it', async () => {
+          const res = await call(op, undefined, { query: 'x_undocumented=1' });
+          assert.equal(res.status, 400);
+          assert.equal(res.json<{ message: string }>().message, 'unknown query parameter "x_undocumented" is not allowed');
+          assertDocumented(op, res);
         });
       }
     });

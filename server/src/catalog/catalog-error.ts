@@ -14,14 +14,6 @@ export function issueLines(issues: readonly { path: readonly PropertyKey[]; mess
   return issues.map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
 }
 
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 /** Values that occur more than once, in order of their second occurrence. */
 export function duplicates(values: readonly string[]): string[] {
   const seen = new Set<string>();

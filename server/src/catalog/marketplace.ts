@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import rawMarketplace from './marketplace.v1.json' with { type: 'json' };
-import { CatalogError, deepFreeze, duplicates, issueLines } from './catalog-error.ts';
+import { deepFreeze } from '../core/freeze.ts';
+import { CatalogError, duplicates, issueLines } from './catalog-error.ts';
 import { PRICE_LIST, type PriceList } from './price-list.ts';
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ROLES } from '../../../protocol/src/wire.ts';
 import rawPlatform from './platform.v1.json' with { type: 'json' };
-import { CatalogError, deepFreeze, duplicates, issueLines } from './catalog-error.ts';
+import { deepFreeze } from '../core/freeze.ts';
+import { CatalogError, duplicates, issueLines } from './catalog-error.ts';
 
 const platformFileSchema = z.strictObject({
   version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import rawPriceList from './price-list.v1.json' with { type: 'json' };
-import { CatalogError, deepFreeze, duplicates, issueLines } from './catalog-error.ts';
+import { deepFreeze } from '../core/freeze.ts';
+import { CatalogError, duplicates, issueLines } from './catalog-error.ts';
 import { convertMinor, fraction, isDecimal, parseDecimal, roundHalfEven, type Fraction } from './money.ts';
 
 /** The most minutes of one usage kind a quote may carry (ten billion). */

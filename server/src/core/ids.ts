@@ -1,9 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { ID_PREFIX } from '../../../protocol/src/ids.ts';
 
+/** Prefixes of the ids only the server's own records carry (the wire's are in the protocol). */
+export const RECORD_ID_PREFIX = {
+  quote: 'quo_',
+  subscriptionRequest: 'sreq_',
+} as const;
+
+/** The kinds of id that `newId` mints, each behind its prefix. */
+export type IdKind = 'project' | 'app' | 'account' | keyof typeof RECORD_ID_PREFIX;
+
+const PREFIX: Readonly<Record<IdKind, string>> = {
+  project: ID_PREFIX.project, app: ID_PREFIX.app, account: ID_PREFIX.account, ...RECORD_ID_PREFIX,
+};
+
 /** 128 random bits as 22 base64url characters, behind the kind's prefix (DESIGN.md section 2). */
-export function newId(kind: 'project' | 'app' | 'account'): string {
-  return ID_PREFIX[kind] + randomBytes(16).toString('base64url');
+export function newId(kind: IdKind): string {
+  return PREFIX[kind] + newOpaqueId();
+}
+
+/** 128 random bits as 22 base64url characters, without a prefix: ids never shown to a caller. */
+export function newOpaqueId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** A key id: the kind's prefix, the creation time and 32 random bits, e.g. `sig-1767225600-9f86d081`. */
+export function newKeyId(kind: 'sig' | 'mk', createdAtSec: number): string {
+  return `${kind}-${createdAtSec}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The epoch of a room's event log: 48 random bits (8 base64url characters), new for every log. */
+export function newLogEpoch(): string {
+  return randomBytes(6).toString('base64url');
 }
 
 // Ids minted on every request are cut from a pool of random bytes: one randomBytes call costs a

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { TokenRequest } from '../../../protocol/src/wire.ts';
 import { ApiError } from './errors.ts';
-import { applyTokenPolicy, type CredentialPolicy, type GrantRequest, type ShapedTokenRequest } from './token-policy.ts';
+import { applyTokenPolicy, type CredentialPolicy, type GrantRequest } from './token-policy.ts';
 
 const BOTH: CredentialPolicy = { publisher: true, subscriber: true, maxTtlSeconds: 3600 };
 const PUBLISHER: CredentialPolicy = { publisher: true, subscriber: false, maxTtlSeconds: 3600 };
@@ -9,12 +10,12 @@ const SUBSCRIBER: CredentialPolicy = { publisher: false, subscriber: true, maxTt
 const NONE: CredentialPolicy = { publisher: false, subscriber: false, maxTtlSeconds: 3600 };
 const SHORT: CredentialPolicy = { publisher: true, subscriber: true, maxTtlSeconds: 300 };
 
-const BASE: ShapedTokenRequest = { room_id: 'room', user_id: 'user', role: 'speaker' };
+const BASE: TokenRequest = { room_id: 'room', user_id: 'user', role: 'speaker' };
 
 interface Rejection { readonly code: 'invalid_request' | 'scope_denied'; readonly message: RegExp }
 interface Row {
   readonly rule: string;
-  readonly req: Partial<ShapedTokenRequest>;
+  readonly req: Partial<TokenRequest>;
   readonly cred: CredentialPolicy;
   readonly expect: Partial<GrantRequest> | Rejection;
 }

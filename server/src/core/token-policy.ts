@@ -1,5 +1,5 @@
 import { DEFAULT_TTL_SECONDS } from '../../../protocol/src/limits.ts';
-import type { Role } from '../../../protocol/src/wire.ts';
+import type { Role, TokenRequest } from '../../../protocol/src/wire.ts';
 import { ApiError } from './errors.ts';
 
 /** What a credential allows, as far as a token request is concerned. */
@@ -7,19 +7,6 @@ export interface CredentialPolicy {
   readonly publisher: boolean;
   readonly subscriber: boolean;
   readonly maxTtlSeconds: number;
-}
-
-/** A token request that passed the schema (field formats, counts, uniqueness). */
-export interface ShapedTokenRequest {
-  readonly room_id: string;
-  readonly user_id: string;
-  readonly role: Role;
-  readonly publish_streams?: readonly number[] | undefined;
-  readonly subscribe_streams?: readonly number[] | undefined;
-  readonly subscribe_room?: boolean | undefined;
-  readonly ttl_seconds?: number | undefined;
-  readonly turn?: boolean | undefined;
-  readonly signaling?: boolean | undefined;
 }
 
 /** The grant a request earns, once every rule and scope is checked. */
@@ -37,9 +24,10 @@ export interface GrantRequest {
 
 /**
  * Applies the cross-field rules (400) and then the scopes (403) of SPEC.md section 4 and
- * DESIGN.md section 3 to a request whose fields already have the right shape.
+ * DESIGN.md section 3 to a request whose fields already have the right shape (formats, counts,
+ * uniqueness: the edge's schema checks those).
  */
-export function applyTokenPolicy(req: ShapedTokenRequest, cred: CredentialPolicy): GrantRequest {
+export function applyTokenPolicy(req: TokenRequest, cred: CredentialPolicy): GrantRequest {
   const pub = req.publish_streams ?? [];
   const subs = req.subscribe_streams ?? [];
   // spec §4 rule 4; DESIGN §3: even an empty subscribe_streams field conflicts

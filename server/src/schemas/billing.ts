@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import type { PageQuery } from '../core/cursor.ts';
+import type { SubscriptionRequestStatus } from '../ports.ts';
+import type { QuoteCreate, QuoteView } from '../services/quotes.ts';
+import type { SubscriptionRequestCreate, SubscriptionRequestQuery, SubscriptionRequestView } from '../services/subscriptions.ts';
 import { MAX_QUOTE_MINUTES, PRICE_LIST } from '../catalog/price-list.ts';
 import { typeError } from './validate.ts';
 import { cursorParam, limitParam, queryText, usageKindMap } from './public.ts';
@@ -7,7 +11,7 @@ const planIds = PRICE_LIST.plans.map((p) => p.id) as [string, ...string[]];
 const currencyCodes = PRICE_LIST.currencies.map((c) => c.code) as [string, ...string[]];
 const usageKinds = PRICE_LIST.usage_kinds.map((k) => k.id);
 
-export const SUBSCRIPTION_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
+export const SUBSCRIPTION_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const satisfies readonly SubscriptionRequestStatus[];
 export const MAX_NOTE_LENGTH = 500;
 
 const oneOf = (field: string, values: readonly string[]) => ({
@@ -32,8 +36,7 @@ export const quoteCreateSchema = z.strictObject({
     Object.fromEntries(usageKinds.map((kind) => [kind, minutes(kind).optional()])),
     typeError('usage', 'an object of minutes per usage kind'),
   ).meta({ description: 'expected minutes per usage kind in one month; kinds left out are not quoted' }),
-});
-export type QuoteCreate = z.output<typeof quoteCreateSchema>;
+}) satisfies z.ZodType<QuoteCreate>;
 
 const idField = (field: string, what: string) => z.string(typeError(field, what))
   .min(1, { error: `${field} must not be empty` })
@@ -52,14 +55,13 @@ export const subscriptionRequestCreateSchema = z.strictObject({
     .regex(/^(?:[^\p{Cc}]|\n)*$/u, { error: 'note must not contain control characters other than line breaks' })
     .optional()
     .meta({ description: `free text for the operator, at most ${MAX_NOTE_LENGTH} characters` }),
-});
-export type SubscriptionRequestCreate = z.output<typeof subscriptionRequestCreateSchema>;
+}) satisfies z.ZodType<SubscriptionRequestCreate>;
 
 /** Query of `GET /v1/billing/quotes`. */
 export const quotesQuerySchema = z.strictObject({
   limit: limitParam.optional(),
   cursor: cursorParam.optional(),
-});
+}) satisfies z.ZodType<PageQuery>;
 
 /** Query of `GET /v1/billing/subscription-requests`. */
 export const subscriptionRequestsQuerySchema = z.strictObject({
@@ -71,7 +73,7 @@ export const subscriptionRequestsQuerySchema = z.strictObject({
   }).optional().meta({ description: 'only the requests in this state' }),
   limit: limitParam.optional(),
   cursor: cursorParam.optional(),
-});
+}) satisfies z.ZodType<SubscriptionRequestQuery>;
 
 // ---- responses ----
 
@@ -120,8 +122,7 @@ export const quoteSchema = z.strictObject({
   }),
   total_minor: int.meta({ description: 'plan_fee.amount_minor + usage_subtotal_minor - discount.amount_minor' }),
   rounding: z.literal('half_even_per_line'),
-});
-export type QuoteView = z.output<typeof quoteSchema>;
+}) satisfies z.ZodType<QuoteView>;
 
 export const quoteListSchema = z.strictObject({
   quotes: z.array(quoteSchema),
@@ -139,8 +140,7 @@ export const subscriptionRequestSchema = z.strictObject({
   updated_at: int,
   decided_at: int.nullable().meta({ description: 'when the request left pending' }),
   reason: z.string().nullable().meta({ description: "the operator's reason for a rejection" }),
-});
-export type SubscriptionRequestView = z.output<typeof subscriptionRequestSchema>;
+}) satisfies z.ZodType<SubscriptionRequestView>;
 
 export const subscriptionRequestListSchema = z.strictObject({
   subscription_requests: z.array(subscriptionRequestSchema),

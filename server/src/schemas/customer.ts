@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CredentialCreate, CredentialPatch } from '../services/credentials.ts';
 import { MAX_TTL_SECONDS } from '../../../protocol/src/limits.ts';
 import { parseCidr } from '../core/address.ts';
 import { typeError } from './validate.ts';
@@ -56,14 +57,11 @@ export const credentialCreateSchema = z.strictObject({
   scopes,
   ip_allowlist: allowlist.optional(),
   max_ttl_seconds: maxTtl.optional(),
-});
+}) satisfies z.ZodType<CredentialCreate>;
 
 export const credentialPatchSchema = z.strictObject({
   name: name('name', 100).optional(),
   scopes: scopes.optional(),
   ip_allowlist: allowlist.optional(),
   max_ttl_seconds: maxTtl.optional(),
-});
-
-export type CredentialCreate = z.output<typeof credentialCreateSchema>;
-export type CredentialPatchBody = z.output<typeof credentialPatchSchema>;
+}) satisfies z.ZodType<CredentialPatch>;

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { ROLES } from '../../../protocol/src/wire.ts';
 import { MARKETPLACE } from '../catalog/marketplace.ts';
 import { PRICE_LIST } from '../catalog/price-list.ts';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/cursor.ts';
 import { ApiError } from '../core/errors.ts';
+import type { PlatformCatalog, PricingCurrencies, PricingDiscount, PricingPlans, PricingRates } from '../services/catalog.ts';
+import type { ExtensionsPage, ExtensionsQuery, MarketplaceCategories } from '../services/marketplace.ts';
 
-/** The largest page of a listing, and the page size when `limit` is left out. */
-export const MAX_PAGE_LIMIT = 100;
-export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_SEARCH_LENGTH = 100;
 
 function shortName(name: PropertyKey): string {
@@ -66,8 +66,7 @@ export const extensionsQuerySchema = z.strictObject({
     .meta({ description: 'words that must all occur (case-insensitive) in the id, name, summary, publisher or tags' }),
   limit: limitParam.optional(),
   cursor: cursorParam.optional(),
-});
-export type ExtensionsQuery = z.output<typeof extensionsQuerySchema>;
+}) satisfies z.ZodType<ExtensionsQuery>;
 
 // ---- responses ----
 
@@ -122,8 +121,7 @@ export const platformCatalogSchema = z.strictObject({
     console_access_token_seconds: int,
     console_refresh_token_seconds: int,
   }),
-});
-export type PlatformCatalog = z.output<typeof platformCatalogSchema>;
+}) satisfies z.ZodType<PlatformCatalog>;
 
 export const plansResponseSchema = z.strictObject({
   price_list_version: z.string(),
@@ -135,7 +133,7 @@ export const plansResponseSchema = z.strictObject({
     monthly_fee_minor: int.meta({ description: 'monthly fee in minor units of currency' }),
     included_minutes: usageKindMap(int).meta({ description: 'minutes of each usage kind included every month' }),
   })),
-});
+}) satisfies z.ZodType<PricingPlans>;
 
 export const ratesResponseSchema = z.strictObject({
   price_list_version: z.string(),
@@ -154,7 +152,7 @@ export const ratesResponseSchema = z.strictObject({
     unit_price_minor: int,
     per_minute: z.string().meta({ description: 'exact price of one minute in major units, as a decimal string' }),
   })),
-});
+}) satisfies z.ZodType<PricingRates>;
 
 export const discountResponseSchema = z.strictObject({
   price_list_version: z.string(),
@@ -165,7 +163,7 @@ export const discountResponseSchema = z.strictObject({
     up_to_minutes: int.nullable().meta({ description: 'exclusive; null: no upper bound' }),
     discount_bps: int.meta({ description: 'basis points: 500 is 5%' }),
   })),
-});
+}) satisfies z.ZodType<PricingDiscount>;
 
 export const currenciesResponseSchema = z.strictObject({
   price_list_version: z.string(),
@@ -177,12 +175,12 @@ export const currenciesResponseSchema = z.strictObject({
     minor_units: int.meta({ description: 'digits after the decimal point: amounts are integers of 10^-minor_units' }),
     per_base: z.string().meta({ description: 'units of this currency worth one unit of the base currency (exact decimal string)' }),
   })),
-});
+}) satisfies z.ZodType<PricingCurrencies>;
 
 export const categoriesResponseSchema = z.strictObject({
   marketplace_version: z.string(),
   categories: z.array(z.strictObject({ id: z.string(), name: z.string(), description: z.string(), extension_count: int })),
-});
+}) satisfies z.ZodType<MarketplaceCategories>;
 
 export const extensionSchema = z.strictObject({
   id: z.string(),
@@ -203,4 +201,4 @@ export const extensionsResponseSchema = z.strictObject({
   marketplace_version: z.string(),
   extensions: z.array(extensionSchema),
   next_cursor: z.string().nullable().meta({ description: 'pass as cursor for the next page; null on the last page' }),
-});
+}) satisfies z.ZodType<ExtensionsPage>;

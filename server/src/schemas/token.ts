@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   MAX_ID_LENGTH, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS,
 } from '../../../protocol/src/limits.ts';
-import { ROLES } from '../../../protocol/src/wire.ts';
+import { ROLES, type RevocationRequest, type TokenRequest } from '../../../protocol/src/wire.ts';
 import { typeError } from './validate.ts';
 
 // spec §2: 1-128 printable ASCII characters, no spaces
@@ -39,7 +39,7 @@ export const ttlSchema = (field: string) =>
 
 const flag = (field: string) => z.boolean({ error: `${field} must be true or false` });
 
-/** Body of `POST /v1/rtc/tokens` (spec §2). Unknown fields are rejected. */
+/** Body of `POST /v1/rtc/tokens` (spec §2), checked against the wire's `TokenRequest`. Unknown fields are rejected. */
 export const tokenRequestSchema = z.strictObject({
   room_id: opaqueId('room_id'),
   user_id: opaqueId('user_id'),
@@ -54,7 +54,7 @@ export const tokenRequestSchema = z.strictObject({
     .meta({ description: 'lifetime in seconds; default 600; at most 3600 and the credential limit' }),
   turn: flag('turn').optional(),
   signaling: flag('signaling').optional(),
-}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) });
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<TokenRequest>;
 
 /** Body of `POST /v1/tokens` on the token host (DESIGN.md section 3). */
 export const tokenServiceRequestSchema = z.strictObject({
@@ -69,4 +69,4 @@ export const tokenServiceRequestSchema = z.strictObject({
 export const revocationRequestSchema = z.strictObject({
   revocation_handle: z.string(typeError('revocation_handle', 'a string'))
     .max(512, { error: 'revocation_handle must be at most 512 characters' }),
-});
+}) satisfies z.ZodType<RevocationRequest>;

@@ -1,8 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../protocol/src/limits.ts';
 import { ID_PREFIX } from '../../../protocol/src/ids.ts';
 import { ApiError, rateLimited } from '../core/errors.ts';
-import { newBearer, newId } from '../core/ids.ts';
+import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../core/password.ts';
 import type { AccountRecord, SessionRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
@@ -39,7 +39,7 @@ async function openSession(deps: ServiceDeps, account: AccountRecord, familyId: 
   const access = newBearer('session');
   const refresh = newBearer('refresh');
   const session: SessionRecord = {
-    id: randomBytes(16).toString('base64url'), accountId: account.id, familyId,
+    id: newOpaqueId(), accountId: account.id, familyId,
     accessHash: hashBearer(deps, access), accessExpiresAt: now + ACCESS_TOKEN_TTL_SECONDS,
     refreshHash: hashBearer(deps, refresh), refreshExpiresAt: now + REFRESH_TOKEN_TTL_SECONDS,
     status: 'active', createdAt: now,
@@ -61,7 +61,7 @@ export async function register(deps: ServiceDeps, email: string, password: strin
   if (!(await deps.store.insertAccount(account))) {
     throw new ApiError('conflict', 'an account with this e-mail address exists');
   }
-  return openSession(deps, account, randomBytes(16).toString('base64url'));
+  return openSession(deps, account, newOpaqueId());
 }
 
 // Attempts waiting for, or holding, each failure key (an address or an e-mail address).
@@ -108,7 +108,7 @@ async function checkLogin(deps: ServiceDeps, normalized: string, password: strin
     for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     throw new ApiError('invalid_credentials', LOGIN_FAILED);
   }
-  return openSession(deps, account, randomBytes(16).toString('base64url'));
+  return openSession(deps, account, newOpaqueId());
 }
 
 /** Rotates the pair; a refresh token used twice ends its whole session family (theft detected). */

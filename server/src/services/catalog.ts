@@ -1,18 +1,104 @@
-import type { z } from 'zod';
 import {
   AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, DEFAULT_TTL_SECONDS, MAX_ID_LENGTH, MAX_PUBLISH_STREAMS,
   MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, TOKEN_API_BODY_LIMIT_BYTES,
 } from '../../../protocol/src/limits.ts';
+import type { Role } from '../../../protocol/src/wire.ts';
 import { formatScaled } from '../catalog/money.ts';
 import type { PlatformData } from '../catalog/platform.ts';
 import type { PriceList } from '../catalog/price-list.ts';
-import type {
-  currenciesResponseSchema, discountResponseSchema, PlatformCatalog, plansResponseSchema, ratesResponseSchema,
-} from '../schemas/public.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './accounts.ts';
 
 /** Spec §8: a revoked grant stops working within about one second. */
 const REVOCATION_EFFECT_SECONDS = 1;
+
+/** `GET /v1/public/platform/catalog`. */
+export interface PlatformCatalog {
+  readonly catalog_version: string;
+  readonly api_version: 'v1';
+  readonly regions: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly media_hosts: readonly { readonly host: string; readonly port: number }[];
+  }[];
+  readonly roles: readonly { readonly role: Role; readonly may_publish: boolean; readonly may_subscribe: boolean; readonly description: string }[];
+  readonly codecs: PlatformData['codecs'];
+  readonly encryption: PlatformData['encryption'];
+  readonly limits: {
+    readonly token_api: {
+      readonly requests_per_minute_per_app_id: number;
+      readonly requests_per_minute_per_address: number;
+      readonly failed_authentications_per_address: number;
+      readonly failed_authentication_window_seconds: number;
+      readonly max_request_body_bytes: number;
+    };
+    readonly token_request: {
+      readonly id_min_length: number;
+      readonly id_max_length: number;
+      readonly max_publish_streams: number;
+      readonly max_subscribe_streams: number;
+      readonly max_stream_id: number;
+    };
+    readonly revocation_effect_seconds: number;
+  };
+  readonly token_lifetimes: {
+    readonly default_ttl_seconds: number;
+    readonly max_ttl_seconds: number;
+    readonly temporary_token_max_ttl_seconds: number;
+    readonly console_access_token_seconds: number;
+    readonly console_refresh_token_seconds: number;
+  };
+}
+
+/** `GET /v1/public/pricing/plans`. */
+export interface PricingPlans {
+  readonly price_list_version: string;
+  readonly plans: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly description: string;
+    readonly currency: string;
+    readonly monthly_fee_minor: number;
+    /** Minutes included every month, one entry per usage kind. */
+    readonly included_minutes: Readonly<Record<string, number>>;
+  }[];
+}
+
+/** `GET /v1/public/pricing/rates`. */
+export interface PricingRates {
+  readonly price_list_version: string;
+  readonly unit_minutes: number;
+  readonly usage_kinds: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly medium: 'audio' | 'video' | 'relay';
+    readonly max_pixels: number | null;
+    readonly description: string;
+  }[];
+  readonly rates: readonly {
+    readonly plan: string;
+    readonly usage_kind: string;
+    readonly currency: string;
+    readonly unit_price_minor: number;
+    /** Exact price of one minute in major units, as a decimal string. */
+    readonly per_minute: string;
+  }[];
+}
+
+/** `GET /v1/public/pricing/discount`. */
+export interface PricingDiscount {
+  readonly price_list_version: string;
+  readonly basis: 'total_minutes';
+  readonly applies_to: 'usage_subtotal';
+  readonly tiers: readonly { readonly from_minutes: number; readonly up_to_minutes: number | null; readonly discount_bps: number }[];
+}
+
+/** `GET /v1/public/pricing/currencies`. */
+export interface PricingCurrencies {
+  readonly price_list_version: string;
+  readonly base_currency: string;
+  readonly rates_as_of: string;
+  readonly currencies: readonly { readonly code: string; readonly name: string; readonly minor_units: number; readonly per_base: string }[];
+}
 
 /** What the catalog reports about this deployment, read once from the configuration. */
 export interface CatalogSettings {
@@ -64,7 +150,7 @@ export function platformCatalog(platform: PlatformData, settings: CatalogSetting
 }
 
 /** `GET /v1/public/pricing/plans`. */
-export function pricingPlans(list: PriceList): z.output<typeof plansResponseSchema> {
+export function pricingPlans(list: PriceList): PricingPlans {
   return {
     price_list_version: list.version,
     plans: list.plans.map((p) => ({
@@ -75,7 +161,7 @@ export function pricingPlans(list: PriceList): z.output<typeof plansResponseSche
 }
 
 /** `GET /v1/public/pricing/rates`: every plan's price of every usage kind. */
-export function pricingRates(list: PriceList): z.output<typeof ratesResponseSchema> {
+export function pricingRates(list: PriceList): PricingRates {
   const minorUnits = new Map(list.currencies.map((c) => [c.code, c.minor_units]));
   // unit_minutes is a power of ten (checked when the price list loads): the price of a minute is exact
   const digits = String(list.unit_minutes).length - 1;
@@ -95,7 +181,7 @@ export function pricingRates(list: PriceList): z.output<typeof ratesResponseSche
 }
 
 /** `GET /v1/public/pricing/discount`. */
-export function pricingDiscount(list: PriceList): z.output<typeof discountResponseSchema> {
+export function pricingDiscount(list: PriceList): PricingDiscount {
   return {
     price_list_version: list.version,
     basis: 'total_minutes',
@@ -105,7 +191,7 @@ export function pricingDiscount(list: PriceList): z.output<typeof discountRespon
 }
 
 /** `GET /v1/public/pricing/currencies`. */
-export function pricingCurrencies(list: PriceList): z.output<typeof currenciesResponseSchema> {
+export function pricingCurrencies(list: PriceList): PricingCurrencies {
   return {
     price_list_version: list.version,
     base_currency: list.base_currency,

@@ -2,18 +2,30 @@ import { MAX_TTL_SECONDS } from '../../../protocol/src/limits.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newAppSecret, newId } from '../core/ids.ts';
 import type { CredentialRecord, Scopes } from '../ports.ts';
-import type { CredentialCreate, CredentialPatchBody } from '../schemas/customer.ts';
 import { hashAppSecret } from './app-auth.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 import { getOwnProject } from './projects.ts';
 
 export const MAX_CREDENTIALS_PER_PROJECT = 50;
 
+export type ScopeName = 'publisher' | 'subscriber';
+
+/** A new credential; fields left out take the defaults. */
+export interface CredentialCreate {
+  readonly name?: string | undefined;
+  readonly scopes: readonly ScopeName[];
+  readonly ip_allowlist?: readonly string[] | undefined;
+  readonly max_ttl_seconds?: number | undefined;
+}
+
+/** A change to a credential; fields left out stay as they are. */
+export type CredentialPatch = Partial<CredentialCreate>;
+
 export interface CredentialView {
   readonly app_id: string;
   readonly project_id: string;
   readonly name: string;
-  readonly scopes: readonly ('publisher' | 'subscriber')[];
+  readonly scopes: readonly ScopeName[];
   readonly ip_allowlist: readonly string[];
   readonly max_ttl_seconds: number;
   readonly status: 'active' | 'revoked';
@@ -89,7 +101,7 @@ async function update(deps: ServiceDeps, appId: string, patch: Parameters<Servic
 }
 
 export async function updateCredential(
-  deps: ServiceDeps, accountId: string, projectId: string, appId: string, body: CredentialPatchBody,
+  deps: ServiceDeps, accountId: string, projectId: string, appId: string, body: CredentialPatch,
 ): Promise<CredentialView> {
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
   return credentialView(await update(deps, appId, {

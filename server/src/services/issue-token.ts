@@ -1,10 +1,10 @@
-import type { GrantClaims, TokenResponse } from '../../../protocol/src/wire.ts';
+import type { GrantClaims, TokenRequest, TokenResponse } from '../../../protocol/src/wire.ts';
 import { ApiError } from '../core/errors.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import { newGrantId } from '../core/ids.ts';
 import { deriveMediaKey } from '../core/media-key.ts';
 import { encodeHandle } from '../core/revocation-handle.ts';
-import { applyTokenPolicy, type CredentialPolicy, type ShapedTokenRequest } from '../core/token-policy.ts';
+import { applyTokenPolicy, type CredentialPolicy } from '../core/token-policy.ts';
 import { turnCredentials } from '../core/turn.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
@@ -26,7 +26,7 @@ export interface Issuer extends CredentialPolicy {
 }
 
 /** Applies policy to a shaped request and mints the grant, media key and revocation handle. */
-export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: ShapedTokenRequest): TokenResponse {
+export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): TokenResponse {
   const grant = applyTokenPolicy(req, issuer);
   // DESIGN §3: 502 when this deployment has no TURN relay or signaling service configured
   const turn = settings.turn;

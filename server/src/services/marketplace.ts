@@ -1,13 +1,27 @@
-import type { z } from 'zod';
 import type { Extension, Marketplace } from '../catalog/marketplace.ts';
-import { decodeCursor, encodeCursor, INVALID_CURSOR, type CursorScope } from '../core/cursor.ts';
-import { ApiError } from '../core/errors.ts';
-import {
-  DEFAULT_PAGE_LIMIT, type categoriesResponseSchema, type ExtensionsQuery, type extensionsResponseSchema,
-} from '../schemas/public.ts';
+import { paginate, type CursorScope, type PageQuery } from '../core/cursor.ts';
+
+/** `GET /v1/public/marketplace/categories`. */
+export interface MarketplaceCategories {
+  readonly marketplace_version: string;
+  readonly categories: readonly { readonly id: string; readonly name: string; readonly description: string; readonly extension_count: number }[];
+}
+
+/** What `GET /v1/public/marketplace/extensions` asks for: a category, search words, a page. */
+export interface ExtensionsQuery extends PageQuery {
+  readonly category?: string | undefined;
+  readonly q?: string | undefined;
+}
+
+/** One page of `GET /v1/public/marketplace/extensions`. */
+export interface ExtensionsPage {
+  readonly marketplace_version: string;
+  readonly extensions: readonly Extension[];
+  readonly next_cursor: string | null;
+}
 
 /** `GET /v1/public/marketplace/categories`, each with the number of its extensions. */
-export function listCategories(market: Marketplace): z.output<typeof categoriesResponseSchema> {
+export function listCategories(market: Marketplace): MarketplaceCategories {
   return {
     marketplace_version: market.version,
     categories: market.categories.map((c) => ({
@@ -32,21 +46,19 @@ function matches(ext: Extension, words: readonly string[]): boolean {
  * pages of `limit`. The cursor holds the last id of a page and the filters; the next page starts
  * after that id, so no extension is lost or repeated across pages.
  */
-export function searchExtensions(market: Marketplace, query: ExtensionsQuery): z.output<typeof extensionsResponseSchema> {
+export async function searchExtensions(market: Marketplace, query: ExtensionsQuery): Promise<ExtensionsPage> {
   const words = (query.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   const scope: CursorScope = { listing: 'extensions', filters: { category: query.category, q: words.join(' ') || undefined } };
-  const after = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
-  if (after !== undefined && !market.extensions.some((e) => e.id === after)) throw new ApiError('invalid_request', INVALID_CURSOR);
-  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const selected = market.extensions.filter((e) =>
-    (query.category === undefined || e.category === query.category)
-    && (after === undefined || e.id > after)
-    && matches(e, words));
-  const page = selected.slice(0, limit);
-  const last = page[page.length - 1];
+  const page = await paginate(scope, query, {
+    has: (id) => market.extensions.some((e) => e.id === id),
+    list: (afterId, limit) => market.extensions.filter((e) =>
+      (query.category === undefined || e.category === query.category)
+      && (afterId === undefined || e.id > afterId)
+      && matches(e, words)).slice(0, limit),
+  });
   return {
     marketplace_version: market.version,
-    extensions: page.map((e) => ({ ...e, tags: [...e.tags], pricing: { ...e.pricing } })),
-    next_cursor: selected.length > limit && last ? encodeCursor(scope, last.id) : null,
+    extensions: page.items.map((e) => ({ ...e, tags: [...e.tags], pricing: { ...e.pricing } })),
+    next_cursor: page.nextCursor,
   };
 }

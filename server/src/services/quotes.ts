@@ -1,18 +1,24 @@
-import { randomBytes } from 'node:crypto';
 import type { PriceList } from '../catalog/price-list.ts';
-import { computeQuote } from '../catalog/quote.ts';
-import { decodeCursor, encodeCursor, INVALID_CURSOR } from '../core/cursor.ts';
-import { ApiError, notFound, rateLimited } from '../core/errors.ts';
+import { computeQuote, type QuoteBreakdown, type QuoteInput, type UsageMinutes } from '../catalog/quote.ts';
+import { paginate, type PageQuery } from '../core/cursor.ts';
+import { notFound, rateLimited } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import type { QuoteRecord } from '../ports.ts';
-import type { QuoteCreate, QuoteView } from '../schemas/billing.ts';
-import { DEFAULT_PAGE_LIMIT } from '../schemas/public.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
 /** Quotes an account may create per minute. */
 export const QUOTES_PER_MINUTE = 60;
-export const QUOTE_ID_PREFIX = 'quo_';
 
-const newQuoteId = (): string => QUOTE_ID_PREFIX + randomBytes(16).toString('base64url');
+/** Expected monthly usage on a plan, priced in a currency (the plan's own when left out). */
+export type QuoteCreate = QuoteInput;
+
+/** A stored quote as it is shown: the priced breakdown with its id and time of creation. */
+export interface QuoteView extends Omit<QuoteBreakdown, 'usage'> {
+  readonly id: string;
+  readonly created_at: number;
+  /** The usage the quote was asked for. */
+  readonly usage: UsageMinutes;
+}
 
 const viewOf = (record: QuoteRecord): QuoteView => JSON.parse(record.document) as QuoteView;
 
@@ -27,7 +33,7 @@ export async function createQuote(deps: ServiceDeps, prices: PriceList, accountI
   const usage: Record<string, number> = {};
   for (const [kind, minutes] of Object.entries(body.usage)) if (minutes !== undefined) usage[kind] = minutes;
   const breakdown = computeQuote(prices, { plan: body.plan, currency: body.currency, usage });
-  const view: QuoteView = { id: newQuoteId(), created_at: createdAt, ...breakdown, lines: [...breakdown.lines] };
+  const view: QuoteView = { id: newId('quote'), created_at: createdAt, ...breakdown, lines: [...breakdown.lines] };
   await deps.store.insertQuote({
     id: view.id, accountId, priceListVersion: view.price_list_version, createdAt, document: JSON.stringify(view),
   });
@@ -42,19 +48,14 @@ export async function getOwnQuote(deps: ServiceDeps, accountId: string, id: stri
 }
 
 export async function listQuotes(
-  deps: ServiceDeps, accountId: string, query: { limit?: number | undefined; cursor?: string | undefined },
+  deps: ServiceDeps, accountId: string, query: PageQuery,
 ): Promise<{ quotes: QuoteView[]; next_cursor: string | null }> {
-  const scope = { listing: 'quotes', filters: {} };
-  const afterId = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
-  if (afterId !== undefined && !(await deps.store.getQuote(accountId, afterId))) {
-    throw new ApiError('invalid_request', INVALID_CURSOR);
-  }
-  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const records = await deps.store.listQuotes(accountId, { limit: limit + 1, afterId });
-  const page = records.slice(0, limit);
-  const last = page[page.length - 1];
+  const page = await paginate({ listing: 'quotes', filters: {} }, query, {
+    has: async (id) => (await deps.store.getQuote(accountId, id)) !== undefined,
+    list: (afterId, limit) => deps.store.listQuotes(accountId, { limit, afterId }),
+  });
   return {
-    quotes: page.map(viewOf),
-    next_cursor: records.length > limit && last ? encodeCursor(scope, last.id) : null,
+    quotes: page.items.map(viewOf),
+    next_cursor: page.nextCursor,
   };
 }

@@ -1,19 +1,35 @@
-import { randomBytes } from 'node:crypto';
-import { decodeCursor, encodeCursor, INVALID_CURSOR } from '../core/cursor.ts';
+import { paginate, type PageQuery } from '../core/cursor.ts';
 import { ApiError, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import type { SubscriptionRequestRecord, SubscriptionRequestStatus, SubscriptionTransition } from '../ports.ts';
-import type { SubscriptionRequestCreate, SubscriptionRequestView } from '../schemas/billing.ts';
-import { DEFAULT_PAGE_LIMIT } from '../schemas/public.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 import { getOwnProject } from './projects.ts';
 
-export const SUBSCRIPTION_REQUEST_ID_PREFIX = 'sreq_';
+/** A customer's request for a plan for one of its projects. */
+export interface SubscriptionRequestCreate {
+  readonly project_id: string;
+  readonly plan: string;
+  readonly quote_id?: string | undefined;
+  readonly note?: string | undefined;
+}
+
+/** A subscription request as it is shown to its account and to operators. */
+export interface SubscriptionRequestView {
+  readonly id: string;
+  readonly project_id: string;
+  readonly plan: string;
+  readonly quote_id: string | null;
+  readonly note: string | null;
+  readonly status: SubscriptionRequestStatus;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly decided_at: number | null;
+  readonly reason: string | null;
+}
 
 /** Final states, and who moves a pending request into each (docs/billing.md, "Subscription requests"). */
 export type Decision = Exclude<SubscriptionRequestStatus, 'pending'>;
 export const OPERATOR_DECISIONS = ['approved', 'rejected'] as const satisfies readonly Decision[];
-
-const newRequestId = (): string => SUBSCRIPTION_REQUEST_ID_PREFIX + randomBytes(16).toString('base64url');
 
 export const subscriptionRequestView = (r: SubscriptionRequestRecord): SubscriptionRequestView => ({
   id: r.id, project_id: r.projectId, plan: r.plan, quote_id: r.quoteId, note: r.note, status: r.status,
@@ -50,7 +66,7 @@ export async function createSubscriptionRequest(
   }
   const now = nowSec(deps.clock);
   const record: SubscriptionRequestRecord = {
-    id: newRequestId(), accountId, projectId: project.id, plan: body.plan, quoteId: body.quote_id ?? null,
+    id: newId('subscriptionRequest'), accountId, projectId: project.id, plan: body.plan, quoteId: body.quote_id ?? null,
     note: body.note ?? null, status: 'pending', createdAt: now, updatedAt: now, decidedAt: null, reason: null,
   };
   if (!(await deps.store.insertSubscriptionRequest(record))) {
@@ -66,11 +82,9 @@ export async function getOwnSubscriptionRequest(deps: ServiceDeps, accountId: st
   return subscriptionRequestView(record);
 }
 
-export interface SubscriptionRequestQuery {
+export interface SubscriptionRequestQuery extends PageQuery {
   readonly project_id?: string | undefined;
   readonly status?: SubscriptionRequestStatus | undefined;
-  readonly limit?: number | undefined;
-  readonly cursor?: string | undefined;
 }
 
 /** The account's requests, newest first; filtering by another account's project is 404. */
@@ -79,19 +93,15 @@ export async function listSubscriptionRequests(
 ): Promise<{ subscription_requests: SubscriptionRequestView[]; next_cursor: string | null }> {
   if (query.project_id !== undefined) await getOwnProject(deps, accountId, query.project_id);
   const scope = { listing: 'subscription-requests', filters: { project_id: query.project_id, status: query.status } };
-  const afterId = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
-  if (afterId !== undefined && !(await deps.store.getSubscriptionRequest(afterId, accountId))) {
-    throw new ApiError('invalid_request', INVALID_CURSOR);
-  }
-  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const records = await deps.store.listSubscriptionRequests(
-    { accountId, projectId: query.project_id, status: query.status }, { limit: limit + 1, afterId },
-  );
-  const page = records.slice(0, limit);
-  const last = page[page.length - 1];
+  const page = await paginate(scope, query, {
+    has: async (id) => (await deps.store.getSubscriptionRequest(id, accountId)) !== undefined,
+    list: (afterId, limit) => deps.store.listSubscriptionRequests(
+      { accountId, projectId: query.project_id, status: query.status }, { limit, afterId },
+    ),
+  });
   return {
-    subscription_requests: page.map(subscriptionRequestView),
-    next_cursor: records.length > limit && last ? encodeCursor(scope, last.id) : null,
+    subscription_requests: page.items.map(subscriptionRequestView),
+    next_cursor: page.nextCursor,
   };
 }
 

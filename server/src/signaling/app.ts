@@ -1,17 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import { ApiError } from '../core/errors.ts';
-import { withSchemas } from '../http/openapi/registry.ts';
-import { replyWithError, type RouteFlags } from '../http/reply.ts';
-import { opaqueId } from '../schemas/token.ts';
-import { parseJsonBody, validate } from '../schemas/validate.ts';
+import { MAX_BODY_BYTES } from '../core/signaling-limits.ts';
+import { createEdge, type RegisteredRoute } from '../http/edge.ts';
+import { SIGNALING } from '../http/openapi/operations/signaling.ts';
+import { TOKEN_API } from '../http/openapi/operations/token-api.ts';
+import { registerOperation } from '../http/operation-route.ts';
+import { parseJsonBody } from '../schemas/validate.ts';
 import type { EventSink } from './rooms.ts';
 import type { SignalingService } from './service.ts';
-import { MAX_BODY_BYTES, MAX_MESSAGE_BYTES } from './settings.ts';
 import type { SessionIdentity } from './verify-token.ts';
 import { SSE_KEEPALIVE } from './sse.ts';
 
@@ -19,7 +17,7 @@ export interface SignalingAppOptions {
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** Told of every route as it is registered (the OpenAPI contract test lists them). */
-  readonly onRoute?: ((route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }) => void) | undefined;
+  readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
 }
 
 /** The signaling app and the way to end its open streams before it closes. */
@@ -29,43 +27,16 @@ export interface SignalingApp {
   endStreams(): void;
 }
 
-const tokenField = z.string({ error: 'token must be a string' })
-  .meta({ description: 'signaling.token of a token response; a missing or invalid one is 401 unauthenticated' });
-const DATA_REQUIRED = 'data is required: any JSON value except null';
-/** The body of `POST /v1/signaling/join` and `/leave`. */
-export const joinSchema = z.strictObject({ token: tokenField });
-/** The body of `POST /v1/signaling/messages`. */
-export const messageSchema = z.strictObject({
-  token: tokenField,
-  data: z.unknown().refine((value) => value !== undefined && value !== null, { error: DATA_REQUIRED })
-    .meta({ description: `any JSON value except null, at most ${MAX_MESSAGE_BYTES} bytes as UTF-8 JSON (413 when larger)` }),
-  to: opaqueId('to').optional()
-    .meta({ description: 'user_id of one participant of the room: only their sessions receive the message (404 when not present)' }),
-});
-
-const ROUTE = { config: { bearerAuth: true } satisfies RouteFlags };
 const CORS_HEADERS = 'authorization, content-type, last-event-id';
 
 /** The signaling role's HTTP app (docs/protocol/signaling.md), errors as on the token API. */
 export function createSignalingApp(service: SignalingService, options: SignalingAppOptions): SignalingApp {
-  const tls = options.tls;
-  const app = Fastify({
-    loggerInstance: options.logger.child({ role: 'signaling' }) as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
-    requestIdHeader: false,
-    bodyLimit: MAX_BODY_BYTES,
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  const app = createEdge({
+    role: 'signaling', logger: options.logger, tls: options.tls, onRoute: options.onRoute,
+    bodyLimit: MAX_BODY_BYTES, refuseWhileClosing: true, answerClientErrors: false,
     // a HEAD of the event stream would hold a stream open that can carry nothing
-    exposeHeadRoutes: false,
-    serverFactory: (handler) => (tls
-      ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
-      : createHttpServer(handler)),
-  } satisfies FastifyServerOptions);
-  const onRoute = options.onRoute;
-  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url, config: route.config }));
+    headRoutes: false,
+  });
 
   let closing = false;
   const streams = new Set<ServerResponse>();
@@ -74,12 +45,7 @@ export function createSignalingApp(service: SignalingService, options: Signaling
   }, service.settings.keepaliveMs);
   keepalive.unref();
 
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
   app.addHook('onRequest', async (req, reply) => {
-    reply.header('x-request-id', req.id);
-    reply.header('cache-control', 'no-store');
     // apps call this service from browsers; tokens travel in bodies and headers, never cookies
     if (req.headers.origin !== undefined) {
       reply.header('access-control-allow-origin', '*');
@@ -90,13 +56,6 @@ export function createSignalingApp(service: SignalingService, options: Signaling
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, path: req.url.split('?', 1)[0], status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
-  });
-  app.setErrorHandler((err, req, reply) => replyWithError(err, req, reply));
-  app.setNotFoundHandler((req, reply) =>
-    replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
 
   app.options('/v1/signaling/*', async (_req, reply) => reply.code(204)
     .header('access-control-allow-methods', 'GET, POST')
@@ -104,7 +63,8 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     .header('access-control-max-age', '600')
     .send());
 
-  app.get('/health', async (_req, reply) => reply.send({ status: 'ok' }));
+  // no store here: healthy while it runs
+  registerOperation(app, TOKEN_API.getHealth, async (_req, reply) => reply.send({ status: 'ok' }));
 
   /** POST bodies carry the token (spec §5): parsed JSON, then the token, then the rest. */
   const authenticatePost = async (req: FastifyRequest): Promise<{ body: unknown; identity: SessionIdentity }> => {
@@ -113,22 +73,22 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     return { body, identity: await service.authenticate(token) };
   };
 
-  app.post('/v1/signaling/join', withSchemas(ROUTE, { body: joinSchema }), async (req, reply) => {
+  registerOperation(app, SIGNALING.joinSignalingRoom, async (req, reply, input) => {
     const { body, identity } = await authenticatePost(req);
-    validate(joinSchema, body);
+    input.bodyFrom(body);
     return reply.send(service.join(identity));
   });
 
-  app.post('/v1/signaling/leave', withSchemas(ROUTE, { body: joinSchema }), async (req, reply) => {
+  registerOperation(app, SIGNALING.leaveSignalingRoom, async (req, reply, input) => {
     const { body, identity } = await authenticatePost(req);
-    validate(joinSchema, body);
+    input.bodyFrom(body);
     service.leave(identity);
     return reply.send({ left: true });
   });
 
-  app.post('/v1/signaling/messages', withSchemas(ROUTE, { body: messageSchema }), async (req, reply) => {
+  registerOperation(app, SIGNALING.sendSignalingMessage, async (req, reply, input) => {
     const { body, identity } = await authenticatePost(req);
-    const message = validate(messageSchema, body);
+    const message = input.bodyFrom(body);
     const dataJson = JSON.stringify(message.data);
     const limit = service.settings.maxMessageBytes;
     if (Buffer.byteLength(dataJson) > limit) {
@@ -137,12 +97,12 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     return reply.send(service.send(identity, dataJson, message.to));
   });
 
-  app.get('/v1/signaling/participants', ROUTE, async (req, reply) => {
+  registerOperation(app, SIGNALING.listSignalingParticipants, async (req, reply) => {
     const identity = await service.authenticate(bearerToken(req));
     return reply.send({ room_id: identity.roomId, participants: service.participants(identity) });
   });
 
-  app.get('/v1/signaling/events', ROUTE, async (req, reply) => {
+  registerOperation(app, SIGNALING.openSignalingEvents, async (req, reply) => {
     const identity = await service.authenticate(bearerToken(req));
     const res = reply.raw;
     // frames wait in the sink until the head is written: a refusal (not joined) is still an

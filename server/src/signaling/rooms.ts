@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Role } from '../../../protocol/src/wire.ts';
 import { ApiError } from '../core/errors.ts';
+import { newLogEpoch } from '../core/ids.ts';
+import type { LeaveReason } from '../core/signaling-limits.ts';
 import type { Clock } from '../ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -12,8 +13,6 @@ export interface EventSink {
   /** Ends the stream; later writes are ignored. */
   end(): void;
 }
-
-export type LeaveReason = 'left' | 'revoked' | 'expired' | 'timeout';
 
 export interface Participant {
   readonly user_id: string;
@@ -202,7 +201,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
           throw new ApiError('conflict', `the room is full: at most ${settings.maxSessionsPerRoom} sessions may join it`);
         }
         if (!room) {
-          room = { key, roomId: identity.roomId, epoch: randomBytes(6).toString('base64url'), seq: 0, log: [], users: new Map(), sessionCount: 0 };
+          room = { key, roomId: identity.roomId, epoch: newLogEpoch(), seq: 0, log: [], users: new Map(), sessionCount: 0 };
           rooms.set(key, room);
         }
         const session: Session = { identity, room, streams: new Set(), idleTimer: undefined, expiryTimer: undefined };

@@ -4,6 +4,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_TTL_SECONDS } from '../../../../protocol/src/limits.ts';
+import { newKeyId } from '../../core/ids.ts';
 import type { KeyRing, MediaMasterKey, SigningKey } from '../../core/keyring.ts';
 
 /** What `keys.json` in the data directory holds. Private: mode 0600, never logged. */
@@ -22,14 +23,14 @@ const RETIRE_AFTER_SECONDS = MAX_TTL_SECONDS + 300;
 function newSigningEntry(nowSec: number): KeyFile['signing'][number] {
   const { privateKey } = generateKeyPairSync('ed25519');
   return {
-    kid: `sig-${nowSec}-${randomBytes(4).toString('hex')}`,
+    kid: newKeyId('sig', nowSec),
     private_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     created_at: nowSec,
   };
 }
 
 function newMasterEntry(nowSec: number): KeyFile['media_master'][number] {
-  return { kid: `mk-${nowSec}-${randomBytes(4).toString('hex')}`, secret: randomBytes(32).toString('base64url'), created_at: nowSec };
+  return { kid: newKeyId('mk', nowSec), secret: randomBytes(32).toString('base64url'), created_at: nowSec };
 }
 
 /** Writes a private temporary file beside `keys.json` and flushes it to disk; returns its path. */

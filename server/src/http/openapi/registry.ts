@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { ErrorCode } from '../../../../protocol/src/errors.ts';
 
 /**
- * The route registry: one entry per operation of every network role, built from the same zod
- * schemas the routes validate with. The OpenAPI document (`document.ts`) is generated from it,
- * and `test/contract/openapi.test.ts` fails when a served route is missing here or drifts.
+ * The route registry: one entry per operation of every network role. Routes are registered from
+ * these records (`http/operation-route.ts`: method, path, schemas, auth, body limit), and the
+ * OpenAPI document (`document.ts`) is generated from them, so the two cannot drift.
  */
 
 /** The network roles of DESIGN.md section 1 that answer HTTP (media: only its WebSocket upgrade). */
@@ -63,20 +63,6 @@ export interface Operation {
   readonly cacheable?: boolean;
 }
 
-/**
- * Route config naming the schemas a route validates its body and query with: the contract test
- * checks that they are the very schema objects the registry documents for that route.
- */
-export interface RouteSchemas {
-  readonly body?: z.ZodType;
-  readonly query?: z.ZodObject;
-}
-
-/** Adds `config.schemas` to a route's options, keeping the config flags it has. */
-export function withSchemas<O extends { config?: object }>(options: O, schemas: RouteSchemas): O & { config: { schemas: RouteSchemas } } {
-  return { ...options, config: { ...options.config, schemas } };
-}
-
 /** Named request schemas (rendered as input: what a client may send). */
 export const requestComponents = z.registry<{ id: string }>();
 /** Named response schemas (rendered as output: what the server sends). */
@@ -103,5 +89,5 @@ export const errorSchema = responseComponent(z.strictObject({
 /** A path parameter: an identifier looked up in the store (malformed or foreign ids are 404). */
 export const idParam = (description: string) => z.string().meta({ description });
 
-/** The body limit of routes that set none (http/app.ts); the contract test sends bodies of this size. */
+/** The body limit of the api and token roles' routes whose operation sets none; the contract test sends bodies of this size. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;

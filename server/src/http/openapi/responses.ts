@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import { ROLES } from '../../../../protocol/src/wire.ts';
+import { ROLES, type TokenResponse } from '../../../../protocol/src/wire.ts';
+import type { AccountView, SessionTokens } from '../../services/accounts.ts';
+import type { CredentialView, CredentialWithSecret } from '../../services/credentials.ts';
+import type { ProjectView } from '../../services/projects.ts';
 import { responseComponent } from './registry.ts';
 
 /**
  * Response bodies of the token API and the customer API, as the services build them
- * (protocol/src/wire.ts, services/accounts.ts, projects.ts, credentials.ts). The contract test
- * checks real responses against these schemas, so a field added or renamed in a service fails it.
+ * (protocol/src/wire.ts, services/accounts.ts, projects.ts, credentials.ts). Each `satisfies` the
+ * type it documents, and the contract test checks real responses against them, so a field added or
+ * renamed in a service fails one or the other.
  */
 
 const time = z.int().min(0).meta({ description: 'seconds since the Unix epoch' });
@@ -38,7 +42,7 @@ export const tokenResponseSchema = responseComponent(z.strictObject({
     token: z.string(),
     url: z.string(),
   }).optional().meta({ description: 'present when the request had signaling: true' }),
-}), 'TokenResponse');
+}) satisfies z.ZodType<TokenResponse>, 'TokenResponse');
 
 export const revocationResultSchema = responseComponent(z.strictObject({ revoked: z.literal(true) }), 'RevocationResult');
 
@@ -63,7 +67,7 @@ export const accountSchema = responseComponent(z.strictObject({
   id: z.string().meta({ description: 'acc_ followed by 22 base64url characters' }),
   email: z.string(),
   created_at: time,
-}), 'Account');
+}) satisfies z.ZodType<AccountView>, 'Account');
 
 export const sessionTokensSchema = responseComponent(z.strictObject({
   account: accountSchema,
@@ -71,7 +75,7 @@ export const sessionTokensSchema = responseComponent(z.strictObject({
   refresh_token: z.string().meta({ description: 'rt_…: single use; POST /v1/auth/refresh returns a new pair' }),
   token_type: z.literal('Bearer'),
   expires_in: z.int().min(1).meta({ description: 'lifetime of access_token in seconds' }),
-}), 'SessionTokens');
+}) satisfies z.ZodType<SessionTokens>, 'SessionTokens');
 
 export const projectSchema = responseComponent(z.strictObject({
   id: z.string(),
@@ -80,7 +84,7 @@ export const projectSchema = responseComponent(z.strictObject({
   archived_at: time.nullable(),
   created_at: time,
   updated_at: time,
-}), 'Project');
+}) satisfies z.ZodType<ProjectView>, 'Project');
 
 export const projectListSchema = responseComponent(z.strictObject({ projects: z.array(projectSchema) }), 'ProjectList');
 
@@ -98,11 +102,11 @@ const credentialFields = {
   revoked_at: time.nullable(),
 };
 
-export const credentialSchema = responseComponent(z.strictObject(credentialFields), 'Credential');
+export const credentialSchema = responseComponent(z.strictObject(credentialFields) satisfies z.ZodType<CredentialView>, 'Credential');
 
 export const credentialWithSecretSchema = responseComponent(z.strictObject({
   ...credentialFields,
   app_secret: z.string().meta({ description: 'sk_…: shown only here; store it in a secret store' }),
-}), 'CredentialWithSecret');
+}) satisfies z.ZodType<CredentialWithSecret>, 'CredentialWithSecret');
 
 export const credentialListSchema = responseComponent(z.strictObject({ credentials: z.array(credentialSchema) }), 'CredentialList');

@@ -1,11 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { loginSchema, refreshSchema, registerSchema } from '../../schemas/customer.ts';
-import { parseJsonBody, validate } from '../../schemas/validate.ts';
 import { accountView, authenticateSession, login, logout, refresh, register } from '../../services/accounts.ts';
 import type { HttpContext } from '../context.ts';
-import type { RouteFlags } from '../reply.ts';
-
-export const BEARER_ROUTE = { config: { bearerAuth: true } satisfies RouteFlags };
+import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
+import { registerOperation } from '../operation-route.ts';
 
 /** A hook that admits a console session (Bearer `cs_…`) and sets `req.accountId`. */
 export function requireSession(ctx: HttpContext) {
@@ -15,33 +12,30 @@ export function requireSession(ctx: HttpContext) {
   };
 }
 
-const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
-
 /** DESIGN.md section 6: register, login, refresh (rotation with reuse detection), logout. */
 export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  app.post('/v1/auth/register', async (req, reply) => {
-    const body = validate(registerSchema, bodyOf(req));
+  registerOperation(app, CUSTOMER_API.register, async (req, reply, input) => {
+    const body = input.body();
     return reply.code(201).send(await register(ctx.deps, body.email, body.password, req.clientAddress));
   });
 
-  app.post('/v1/auth/login', async (req, reply) => {
-    const body = validate(loginSchema, bodyOf(req));
+  registerOperation(app, CUSTOMER_API.login, async (req, reply, input) => {
+    const body = input.body();
     return reply.code(200).send(await login(ctx.deps, body.email, body.password, req.clientAddress));
   });
 
-  app.post('/v1/auth/refresh', BEARER_ROUTE, async (req, reply) => {
-    const body = validate(refreshSchema, bodyOf(req));
-    return reply.code(200).send(await refresh(ctx.deps, body.refresh_token));
-  });
+  // a spent or unknown refresh token is a 401 that names the Bearer scheme, like the console's other calls
+  registerOperation(app, CUSTOMER_API.refreshSession, async (_req, reply, input) =>
+    reply.code(200).send(await refresh(ctx.deps, input.body().refresh_token)), { flags: { bearerAuth: true } });
 
-  app.post('/v1/auth/logout', BEARER_ROUTE, async (req, reply) => {
+  registerOperation(app, CUSTOMER_API.logout, async (req, reply) => {
     const session = await authenticateSession(ctx.deps, req.headers.authorization);
     await logout(ctx.deps, session);
     return reply.code(204).send();
   });
 
-  app.get('/v1/account', { ...BEARER_ROUTE, onRequest: requireSession(ctx) }, async (req, reply) => {
+  registerOperation(app, CUSTOMER_API.getAccount, async (req, reply) => {
     const account = await ctx.deps.store.getAccount(req.accountId);
     return reply.send(account ? accountView(account) : null);
-  });
+  }, { onRequest: requireSession(ctx) });
 }

@@ -1,29 +1,21 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { PRICE_LIST } from '../../catalog/price-list.ts';
-import { quoteCreateSchema, quotesQuerySchema } from '../../schemas/billing.ts';
-import { validateQuery } from '../../schemas/public.ts';
-import { parseJsonBody, validate } from '../../schemas/validate.ts';
 import { createQuote, getOwnQuote, listQuotes } from '../../services/quotes.ts';
 import type { HttpContext } from '../context.ts';
-import { withSchemas } from '../openapi/registry.ts';
-import { BEARER_ROUTE, requireSession } from './auth.ts';
-
-interface QuoteParams { quote_id: string }
-
-const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
+import { BILLING_API } from '../openapi/operations/billing-api.ts';
+import { registerOperation } from '../operation-route.ts';
+import { requireSession } from './auth.ts';
 
 /** Billing quotes of the signed-in account (docs/billing.md): create, get, list. Quotes never change. */
 export function registerBillingRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const opts = { ...BEARER_ROUTE, onRequest: requireSession(ctx) };
+  const session = { onRequest: requireSession(ctx) };
 
-  app.post('/v1/billing/quotes', withSchemas(opts, { body: quoteCreateSchema }), async (req, reply) => {
-    const body = validate(quoteCreateSchema, bodyOf(req));
-    return reply.code(201).send(await createQuote(ctx.deps, PRICE_LIST, req.accountId, body));
-  });
+  registerOperation(app, BILLING_API.createQuote, async (req, reply, input) =>
+    reply.code(201).send(await createQuote(ctx.deps, PRICE_LIST, req.accountId, input.body())), session);
 
-  app.get('/v1/billing/quotes', withSchemas(opts, { query: quotesQuerySchema }), async (req, reply) =>
-    reply.send(await listQuotes(ctx.deps, req.accountId, validateQuery(quotesQuerySchema, req.query))));
+  registerOperation(app, BILLING_API.listQuotes, async (req, reply, input) =>
+    reply.send(await listQuotes(ctx.deps, req.accountId, input.query)), session);
 
-  app.get<{ Params: QuoteParams }>('/v1/billing/quotes/:quote_id', opts, async (req, reply) =>
-    reply.send(await getOwnQuote(ctx.deps, req.accountId, req.params.quote_id)));
+  registerOperation(app, BILLING_API.getQuote, async (req, reply, input) =>
+    reply.send(await getOwnQuote(ctx.deps, req.accountId, input.params.quote_id)), session);
 }

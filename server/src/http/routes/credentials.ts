@@ -1,42 +1,32 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { credentialCreateSchema, credentialPatchSchema } from '../../schemas/customer.ts';
-import { parseJsonBody, validate } from '../../schemas/validate.ts';
+import type { FastifyInstance } from 'fastify';
 import {
   createCredential, credentialView, getOwnCredential, listCredentials, revokeCredential, rotateCredential,
   updateCredential,
 } from '../../services/credentials.ts';
 import type { HttpContext } from '../context.ts';
-import { BEARER_ROUTE, requireSession } from './auth.ts';
-
-interface ProjectParams { id: string }
-interface CredentialParams { id: string; app_id: string }
-
-const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
+import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
+import { registerOperation } from '../operation-route.ts';
+import { requireSession } from './auth.ts';
 
 /** DESIGN.md section 6: credentials of a project; the App Secret is shown only by create and rotate. */
 export function registerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const opts = { ...BEARER_ROUTE, onRequest: requireSession(ctx) };
-  const base = '/v1/projects/:id/credentials';
+  const session = { onRequest: requireSession(ctx) };
 
-  app.post<{ Params: ProjectParams }>(base, opts, async (req, reply) => {
-    const body = validate(credentialCreateSchema, bodyOf(req));
-    return reply.code(201).send(await createCredential(ctx.deps, req.accountId, req.params.id, body));
-  });
+  registerOperation(app, CUSTOMER_API.createCredential, async (req, reply, input) =>
+    reply.code(201).send(await createCredential(ctx.deps, req.accountId, input.params.id, input.body())), session);
 
-  app.get<{ Params: ProjectParams }>(base, opts, async (req, reply) =>
-    reply.send({ credentials: await listCredentials(ctx.deps, req.accountId, req.params.id) }));
+  registerOperation(app, CUSTOMER_API.listCredentials, async (req, reply, input) =>
+    reply.send({ credentials: await listCredentials(ctx.deps, req.accountId, input.params.id) }), session);
 
-  app.get<{ Params: CredentialParams }>(`${base}/:app_id`, opts, async (req, reply) =>
-    reply.send(credentialView(await getOwnCredential(ctx.deps, req.accountId, req.params.id, req.params.app_id))));
+  registerOperation(app, CUSTOMER_API.getCredential, async (req, reply, { params }) =>
+    reply.send(credentialView(await getOwnCredential(ctx.deps, req.accountId, params.id, params.app_id))), session);
 
-  app.patch<{ Params: CredentialParams }>(`${base}/:app_id`, opts, async (req, reply) => {
-    const body = validate(credentialPatchSchema, bodyOf(req));
-    return reply.send(await updateCredential(ctx.deps, req.accountId, req.params.id, req.params.app_id, body));
-  });
+  registerOperation(app, CUSTOMER_API.updateCredential, async (req, reply, input) =>
+    reply.send(await updateCredential(ctx.deps, req.accountId, input.params.id, input.params.app_id, input.body())), session);
 
-  app.post<{ Params: CredentialParams }>(`${base}/:app_id/rotate`, opts, async (req, reply) =>
-    reply.send(await rotateCredential(ctx.deps, req.accountId, req.params.id, req.params.app_id)));
+  registerOperation(app, CUSTOMER_API.rotateCredential, async (req, reply, { params }) =>
+    reply.send(await rotateCredential(ctx.deps, req.accountId, params.id, params.app_id)), session);
 
-  app.post<{ Params: CredentialParams }>(`${base}/:app_id/revoke`, opts, async (req, reply) =>
-    reply.send(await revokeCredential(ctx.deps, req.accountId, req.params.id, req.params.app_id)));
+  registerOperation(app, CUSTOMER_API.revokeCredential, async (req, reply, { params }) =>
+    reply.send(await revokeCredential(ctx.deps, req.accountId, params.id, params.app_id)), session);
 }

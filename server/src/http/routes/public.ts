@@ -3,12 +3,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MARKETPLACE } from '../../catalog/marketplace.ts';
 import { PLATFORM } from '../../catalog/platform.ts';
 import { PRICE_LIST } from '../../catalog/price-list.ts';
-import { extensionsQuerySchema, noQuerySchema, validateQuery } from '../../schemas/public.ts';
 import { platformCatalog, pricingCurrencies, pricingDiscount, pricingPlans, pricingRates } from '../../services/catalog.ts';
 import { listCategories, searchExtensions } from '../../services/marketplace.ts';
 import type { HttpContext } from '../context.ts';
-import { withSchemas } from '../openapi/registry.ts';
-import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from './projects.ts';
+import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from '../../services/temporary-token.ts';
+import { PUBLIC_API } from '../openapi/operations/public-api.ts';
+import { registerOperation } from '../operation-route.ts';
 
 /** Shared caches may keep public documents for five minutes, then revalidate with If-None-Match. */
 export const PUBLIC_MAX_AGE_SECONDS = 300;
@@ -47,27 +47,23 @@ function fixedDocument(value: unknown): { body: string; etag: string } {
 
 /** The public, unauthenticated and cacheable API: platform catalog, pricing and marketplace. */
 export function registerPublicRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const fixed: Record<string, { body: string; etag: string }> = {
-    '/v1/public/platform/catalog': fixedDocument(platformCatalog(PLATFORM, {
+  const fixed = [
+    [PUBLIC_API.getPlatformCatalog, platformCatalog(PLATFORM, {
       sfuHost: ctx.issuer.sfuHost, sfuPort: ctx.issuer.sfuPort,
       appRequestsPerMinute: ctx.limits.appPerMinute, addressRequestsPerMinute: ctx.limits.addressPerMinute,
       temporaryTokenMaxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
-    })),
-    '/v1/public/pricing/plans': fixedDocument(pricingPlans(PRICE_LIST)),
-    '/v1/public/pricing/rates': fixedDocument(pricingRates(PRICE_LIST)),
-    '/v1/public/pricing/discount': fixedDocument(pricingDiscount(PRICE_LIST)),
-    '/v1/public/pricing/currencies': fixedDocument(pricingCurrencies(PRICE_LIST)),
-    '/v1/public/marketplace/categories': fixedDocument(listCategories(MARKETPLACE)),
-  };
-  for (const [path, doc] of Object.entries(fixed)) {
-    app.get(path, withSchemas({}, { query: noQuerySchema }), async (req, reply) => {
-      validateQuery(noQuerySchema, req.query);
-      return sendCacheable(req, reply, doc.body, doc.etag);
-    });
+    })],
+    [PUBLIC_API.listPlans, pricingPlans(PRICE_LIST)],
+    [PUBLIC_API.listRates, pricingRates(PRICE_LIST)],
+    [PUBLIC_API.getVolumeDiscount, pricingDiscount(PRICE_LIST)],
+    [PUBLIC_API.listCurrencies, pricingCurrencies(PRICE_LIST)],
+    [PUBLIC_API.listMarketplaceCategories, listCategories(MARKETPLACE)],
+  ] as const;
+  for (const [op, value] of fixed) {
+    const doc = fixedDocument(value);
+    registerOperation(app, op, async (req, reply) => sendCacheable(req, reply, doc.body, doc.etag));
   }
 
-  app.get('/v1/public/marketplace/extensions', withSchemas({}, { query: extensionsQuerySchema }), async (req, reply) => {
-    const query = validateQuery(extensionsQuerySchema, req.query);
-    return sendCacheable(req, reply, JSON.stringify(searchExtensions(MARKETPLACE, query)));
-  });
+  registerOperation(app, PUBLIC_API.listMarketplaceExtensions, async (req, reply, input) =>
+    sendCacheable(req, reply, JSON.stringify(await searchExtensions(MARKETPLACE, input.query))));
 }

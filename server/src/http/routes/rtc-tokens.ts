@@ -1,14 +1,13 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../protocol/src/limits.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { AuthCredential } from '../../ports.ts';
-import { revocationRequestSchema, tokenRequestSchema } from '../../schemas/token.ts';
-import { parseJsonBody, validate } from '../../schemas/validate.ts';
 import { admitAddress, authenticateApp } from '../../services/app-auth.ts';
 import { issueToken } from '../../services/issue-token.ts';
 import { revokeByHandle } from '../../services/revoke-token.ts';
 import type { HttpContext } from '../context.ts';
-import type { RouteFlags } from '../reply.ts';
+import { TOKEN_API } from '../openapi/operations/token-api.ts';
+import { registerOperation } from '../operation-route.ts';
 
 /**
  * Steps 1-3 of the token API's order of checks (DESIGN.md section 3), run before the body is read:
@@ -34,28 +33,21 @@ export function authenticateTokenCaller(ctx: HttpContext, req: FastifyRequest): 
   return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
 }
 
-export const TOKEN_ROUTE_OPTIONS = {
-  bodyLimit: TOKEN_API_BODY_LIMIT_BYTES,
-  config: { basicAuth: true } satisfies RouteFlags,
-};
-
 /** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
 export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const onRequest = tokenApiGate(ctx);
+  const gate = { onRequest: tokenApiGate(ctx) };
 
-  app.post('/v1/rtc/tokens', { ...TOKEN_ROUTE_OPTIONS, onRequest }, async (req: FastifyRequest, reply: FastifyReply) => {
+  registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
-    const body = validate(tokenRequestSchema, parseJsonBody(req.body as Buffer | undefined));
     const token = issueToken(ctx.deps, ctx.issuer, {
       projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
-    }, body);
+    }, input.body());
     return reply.code(200).send(token);
-  });
+  }, gate);
 
-  app.post('/v1/rtc/tokens/revoke', { ...TOKEN_ROUTE_OPTIONS, onRequest }, async (req: FastifyRequest, reply: FastifyReply) => {
+  registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
-    const body = validate(revocationRequestSchema, parseJsonBody(req.body as Buffer | undefined));
-    return reply.code(200).send(await revokeByHandle(ctx.deps, cred.projectId, body.revocation_handle));
-  });
+    return reply.code(200).send(await revokeByHandle(ctx.deps, cred.projectId, input.body().revocation_handle));
+  }, gate);
 }

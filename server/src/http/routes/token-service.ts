@@ -1,16 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
-import { tokenServiceRequestSchema } from '../../schemas/token.ts';
-import { parseJsonBody, validate } from '../../schemas/validate.ts';
 import { issueToken } from '../../services/issue-token.ts';
 import type { HttpContext } from '../context.ts';
-import { authenticateTokenCaller, TOKEN_ROUTE_OPTIONS, tokenApiGate } from './rtc-tokens.ts';
+import { TOKEN_API } from '../openapi/operations/token-api.ts';
+import { registerOperation } from '../operation-route.ts';
+import { authenticateTokenCaller, tokenApiGate } from './rtc-tokens.ts';
 
 /** `POST /v1/tokens` on the token host (DESIGN.md section 3): the short form of the token request. */
 export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  app.post('/v1/tokens', { ...TOKEN_ROUTE_OPTIONS, onRequest: tokenApiGate(ctx) }, async (req: FastifyRequest, reply: FastifyReply) => {
+  registerOperation(app, TOKEN_API.issueServiceToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
-    const body = validate(tokenServiceRequestSchema, parseJsonBody(req.body as Buffer | undefined));
+    const body = input.body();
     if (body.app_id !== cred.appId) {
       throw new ApiError('invalid_request', 'app_id must be the App ID of the authenticating credential');
     }
@@ -23,7 +23,7 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
     }, { room_id: body.room_id, user_id: body.user_id, role: body.role, ttl_seconds: body.ttl_sec });
     return reply.code(200).send(token);
-  });
+  }, { onRequest: tokenApiGate(ctx) });
 }
 
 /** `GET /health` and `GET /.well-known/jwks.json`, unauthenticated. */
@@ -33,10 +33,10 @@ export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext):
       ...k.publicKey.export({ format: 'jwk' }), kid: k.kid, use: 'sig', alg: 'EdDSA',
     })),
   });
-  app.get('/.well-known/jwks.json', async (_req, reply) =>
+  registerOperation(app, TOKEN_API.getJwks, async (_req, reply) =>
     reply.header('cache-control', 'public, max-age=300').type('application/json').send(jwks));
 
-  app.get('/health', async (req, reply) => {
+  registerOperation(app, TOKEN_API.getHealth, async (req, reply) => {
     try {
       await ctx.deps.store.ping();
       return reply.send({ status: 'ok' });

@@ -11,8 +11,8 @@ const quoteId = { quote_id: idParam("quote id (quo_…); another account's quote
 const requestId = { request_id: idParam("subscription request id (sreq_…); another account's request is 404") };
 
 /** Billing quotes and subscription requests of the signed-in account (docs/billing.md). */
-export const BILLING_API_OPERATIONS: readonly Operation[] = [
-  {
+export const BILLING_API = {
+  createQuote: {
     id: 'createQuote', method: 'POST', path: '/v1/billing/quotes', hosts: ['api'], tag: 'Billing: quotes',
     summary: 'Price expected monthly usage on a plan, in a currency',
     description: 'Amounts are integers in the minor unit of the quote currency. Each line is computed exactly, converted '
@@ -24,19 +24,19 @@ export const BILLING_API_OPERATIONS: readonly Operation[] = [
     responses: { 201: { description: 'the quote', schema: quote } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'rate_limited'],
   },
-  {
+  listQuotes: {
     id: 'listQuotes', method: 'GET', path: '/v1/billing/quotes', hosts: ['api'], tag: 'Billing: quotes',
     summary: 'Quotes of the account, newest first', auth: 'bearer', query: quotesQuerySchema,
     responses: { 200: { description: 'one page', schema: responseComponent(quoteListSchema, 'QuoteList') } },
     errors: ['invalid_request', 'unauthenticated'],
   },
-  {
+  getQuote: {
     id: 'getQuote', method: 'GET', path: '/v1/billing/quotes/{quote_id}', hosts: ['api'], tag: 'Billing: quotes',
     summary: 'One quote, exactly as it was created', auth: 'bearer', pathParams: quoteId,
     responses: { 200: { description: 'the quote', schema: quote } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  createSubscriptionRequest: {
     id: 'createSubscriptionRequest', method: 'POST', path: '/v1/billing/subscription-requests', hosts: ['api'],
     tag: 'Billing: subscription requests', summary: 'Ask for a plan for a project',
     description: 'Starts pending; an operator approves or rejects it, the customer may cancel it while pending. A project has at '
@@ -47,20 +47,20 @@ export const BILLING_API_OPERATIONS: readonly Operation[] = [
     responses: { 201: { description: 'the pending request', schema: request } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'conflict'],
   },
-  {
+  listSubscriptionRequests: {
     id: 'listSubscriptionRequests', method: 'GET', path: '/v1/billing/subscription-requests', hosts: ['api'],
     tag: 'Billing: subscription requests', summary: 'Subscription requests of the account, newest first',
     auth: 'bearer', query: subscriptionRequestsQuerySchema,
     responses: { 200: { description: 'one page', schema: responseComponent(subscriptionRequestListSchema, 'SubscriptionRequestList') } },
     errors: ['invalid_request', 'unauthenticated', 'not_found'],
   },
-  {
+  getSubscriptionRequest: {
     id: 'getSubscriptionRequest', method: 'GET', path: '/v1/billing/subscription-requests/{request_id}', hosts: ['api'],
     tag: 'Billing: subscription requests', summary: 'One subscription request', auth: 'bearer', pathParams: requestId,
     responses: { 200: { description: 'the request', schema: request } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  cancelSubscriptionRequest: {
     id: 'cancelSubscriptionRequest', method: 'POST', path: '/v1/billing/subscription-requests/{request_id}/cancel',
     hosts: ['api'], tag: 'Billing: subscription requests', summary: 'Withdraw a pending request',
     description: 'pending → cancelled. Cancelling a cancelled request changes nothing (200); an approved or rejected one is 409 conflict.',
@@ -68,4 +68,6 @@ export const BILLING_API_OPERATIONS: readonly Operation[] = [
     responses: { 200: { description: 'the cancelled request', schema: request } },
     errors: ['unauthenticated', 'not_found', 'conflict'],
   },
-];
+} satisfies Record<string, Operation>;
+
+export const BILLING_API_OPERATIONS: readonly Operation[] = Object.values(BILLING_API);

@@ -14,8 +14,8 @@ const credentialIds = { ...projectId, app_id: idParam('App ID (app_…) of a cre
 const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
 
 /** The customer API of DESIGN.md section 6: accounts, projects, credentials, temporary tokens. */
-export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
-  {
+export const CUSTOMER_API = {
+  register: {
     id: 'register', method: 'POST', path: '/v1/auth/register', hosts: ['api'], tag: 'Accounts',
     summary: 'Create an account and sign in', auth: 'none',
     body: requestComponent(registerSchema, 'RegisterRequest'),
@@ -23,7 +23,7 @@ export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
     responses: { 201: { description: 'the account and a session', schema: sessionTokensSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'conflict', 'rate_limited'],
   },
-  {
+  login: {
     id: 'login', method: 'POST', path: '/v1/auth/login', hosts: ['api'], tag: 'Accounts',
     summary: 'Sign in', description: 'Failures are limited per address and per e-mail address like token-API authentication.',
     auth: 'none', body: requestComponent(loginSchema, 'LoginRequest'),
@@ -31,7 +31,7 @@ export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
     responses: { 200: { description: 'a new session', schema: sessionTokensSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'invalid_credentials', 'rate_limited'],
   },
-  {
+  refreshSession: {
     id: 'refreshSession', method: 'POST', path: '/v1/auth/refresh', hosts: ['api'], tag: 'Accounts',
     summary: 'Rotate the access and refresh tokens',
     description: 'A refresh token works once; using a spent one ends the whole session family.',
@@ -40,57 +40,57 @@ export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
     responses: { 200: { description: 'a new pair', schema: sessionTokensSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated'],
   },
-  {
+  logout: {
     id: 'logout', method: 'POST', path: '/v1/auth/logout', hosts: ['api'], tag: 'Accounts',
     summary: 'End the session', auth: 'bearer',
     responses: { 204: { description: 'ended' } },
     errors: ['unauthenticated'],
   },
-  {
+  getAccount: {
     id: 'getAccount', method: 'GET', path: '/v1/account', hosts: ['api'], tag: 'Accounts',
     summary: 'The signed-in account', auth: 'bearer',
     responses: { 200: { description: 'the account', schema: accountSchema } },
     errors: ['unauthenticated'],
   },
-  {
+  createProject: {
     id: 'createProject', method: 'POST', path: '/v1/projects', hosts: ['api'], tag: 'Projects',
     summary: 'Create a project', auth: 'bearer', body: requestComponent(projectCreateSchema, 'ProjectCreate'),
     example: { name: 'my app' },
     responses: { 201: { description: 'the project', schema: projectSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'conflict'],
   },
-  {
+  listProjects: {
     id: 'listProjects', method: 'GET', path: '/v1/projects', hosts: ['api'], tag: 'Projects',
     summary: 'Projects of the account', auth: 'bearer',
     responses: { 200: { description: 'oldest first', schema: projectListSchema } },
     errors: ['unauthenticated'],
   },
-  {
+  getProject: {
     id: 'getProject', method: 'GET', path: '/v1/projects/{id}', hosts: ['api'], tag: 'Projects',
     summary: 'One project', auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  updateProject: {
     id: 'updateProject', method: 'PATCH', path: '/v1/projects/{id}', hosts: ['api'], tag: 'Projects',
     summary: 'Rename a project', auth: 'bearer', pathParams: projectId,
     body: requestComponent(projectPatchSchema, 'ProjectPatch'), example: { name: 'renamed app' },
     responses: { 200: { description: 'the project', schema: projectSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'not_found'],
   },
-  {
+  archiveProject: {
     id: 'archiveProject', method: 'POST', path: '/v1/projects/{id}/archive', hosts: ['api'], tag: 'Projects',
     summary: 'Archive a project (its credentials get 403 project_archived at once)', auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  unarchiveProject: {
     id: 'unarchiveProject', method: 'POST', path: '/v1/projects/{id}/unarchive', hosts: ['api'], tag: 'Projects',
     summary: 'Bring an archived project back', auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  createTemporaryToken: {
     id: 'createTemporaryToken', method: 'POST', path: '/v1/projects/{id}/temporary-token', hosts: ['api'], tag: 'Projects',
     summary: 'A short-lived test token for the console (no App Secret needed)',
     description: 'Same body and response as POST /v1/rtc/tokens; at most 10 minutes; 60 a minute per account.',
@@ -102,7 +102,7 @@ export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
       'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable',
     ],
   },
-  {
+  createCredential: {
     id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',
     summary: 'Create a credential (App ID and App Secret)',
     description: 'The only response besides rotate that shows app_secret.',
@@ -111,35 +111,37 @@ export const CUSTOMER_API_OPERATIONS: readonly Operation[] = [
     responses: { 201: { description: 'the credential with its secret', schema: credentialWithSecretSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'conflict'],
   },
-  {
+  listCredentials: {
     id: 'listCredentials', method: 'GET', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',
     summary: 'Credentials of a project (without secrets)', auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'oldest first', schema: credentialListSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  getCredential: {
     id: 'getCredential', method: 'GET', path: '/v1/projects/{id}/credentials/{app_id}', hosts: ['api'], tag: 'Credentials',
     summary: 'One credential (without its secret)', auth: 'bearer', pathParams: credentialIds,
     responses: { 200: { description: 'the credential', schema: credentialSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-  {
+  updateCredential: {
     id: 'updateCredential', method: 'PATCH', path: '/v1/projects/{id}/credentials/{app_id}', hosts: ['api'], tag: 'Credentials',
     summary: 'Change name, scopes, IP allowlist or TTL limit', auth: 'bearer', pathParams: credentialIds,
     body: requestComponent(credentialPatchSchema, 'CredentialPatch'), example: { scopes: ['subscriber'], max_ttl_seconds: 900 },
     responses: { 200: { description: 'the credential', schema: credentialSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'not_found', 'conflict'],
   },
-  {
+  rotateCredential: {
     id: 'rotateCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/rotate', hosts: ['api'], tag: 'Credentials',
     summary: 'Replace the App Secret; the old one stops working at once', auth: 'bearer', pathParams: credentialIds,
     responses: { 200: { description: 'the credential with its new secret', schema: credentialWithSecretSchema } },
     errors: ['unauthenticated', 'not_found', 'conflict'],
   },
-  {
+  revokeCredential: {
     id: 'revokeCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/revoke', hosts: ['api'], tag: 'Credentials',
     summary: 'Revoke a credential for good', auth: 'bearer', pathParams: credentialIds,
     responses: { 200: { description: 'the credential (idempotent)', schema: credentialSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
-];
+} satisfies Record<string, Operation>;
+
+export const CUSTOMER_API_OPERATIONS: readonly Operation[] = Object.values(CUSTOMER_API);

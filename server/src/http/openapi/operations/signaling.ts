@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { ROLES } from '../../../../../protocol/src/wire.ts';
-import { joinSchema, messageSchema } from '../../../signaling/app.ts';
-import type { LeaveReason } from '../../../signaling/rooms.ts';
 import {
-  KEEPALIVE_SECONDS, MAX_BODY_BYTES, MAX_SESSIONS_PER_ROOM, MAX_STREAMS_PER_SESSION, PRESENCE_GRACE_SECONDS, RETENTION_EVENTS,
-  RETENTION_SECONDS, TOKEN_RATE_WINDOW_SECONDS, TOKEN_REQUESTS_PER_WINDOW,
-} from '../../../signaling/settings.ts';
+  KEEPALIVE_SECONDS, LEAVE_REASONS, MAX_BODY_BYTES, MAX_SESSIONS_PER_ROOM, MAX_STREAMS_PER_SESSION, PRESENCE_GRACE_SECONDS,
+  RETENTION_EVENTS, RETENTION_SECONDS, TOKEN_RATE_WINDOW_SECONDS, TOKEN_REQUESTS_PER_WINDOW,
+} from '../../../core/signaling-limits.ts';
+import { joinSchema, messageSchema } from '../../../schemas/signaling.ts';
 import { requestComponent, responseComponent, type ErrorSpec, type Operation } from '../registry.ts';
 
 /**
@@ -47,11 +46,6 @@ export const signalingParticipantsSchema = responseComponent(z.strictObject({
   room_id: roomId,
   participants: participantList,
 }), 'SignalingParticipants');
-
-// every reason of the room registry, no more and no fewer (the compiler checks the keys)
-const LEAVE_REASON_KEYS: Readonly<Record<LeaveReason, true>> = { left: true, revoked: true, expired: true, timeout: true };
-/** Why a user left the room: the `reason` of a `leave` event. */
-const LEAVE_REASONS = Object.keys(LEAVE_REASON_KEYS) as [LeaveReason, ...LeaveReason[]];
 
 const event = <E extends string, D extends z.ZodType>(name: E, data: D, description: string) =>
   z.strictObject({ event: z.literal(name), id: eventId, data }).meta({ description });
@@ -121,8 +115,9 @@ const EXAMPLE_TOKEN = 'eyJhbGciOiJFZERTQSIsInR5cCI6InJ0Yy1zaWduYWxpbmcrand0In0â€
 const HOST = ['signaling'] as const;
 const TAG = 'Signaling';
 
-const SIGNALING_ENDPOINTS: readonly Operation[] = [
-  {
+/** The signaling endpoints, by operation id. */
+export const SIGNALING = {
+  joinSignalingRoom: {
     id: 'joinSignalingRoom', method: 'POST', path: '/v1/signaling/join', hosts: HOST, tag: TAG,
     summary: 'Join the room\'s presence (again: no effect)',
     description: `A session (one token) is joined until it leaves, its token is revoked or expires, or it has had no open event `
@@ -132,7 +127,7 @@ const SIGNALING_ENDPOINTS: readonly Operation[] = [
     responses: { 200: { description: 'the join result', schema: signalingJoinResultSchema } },
     errors: [...BODY_ERRORS, ...TOKEN_ERRORS, 'conflict'],
   },
-  {
+  leaveSignalingRoom: {
     id: 'leaveSignalingRoom', method: 'POST', path: '/v1/signaling/leave', hosts: HOST, tag: TAG,
     summary: 'Leave the room (not joined: no effect)',
     description: `The session's event streams end, after its own leave event when it was the user's last session. ${POST_AUTH}`,
@@ -140,7 +135,7 @@ const SIGNALING_ENDPOINTS: readonly Operation[] = [
     responses: { 200: { description: 'left', schema: signalingLeaveResultSchema } },
     errors: [...BODY_ERRORS, ...TOKEN_ERRORS],
   },
-  {
+  sendSignalingMessage: {
     id: 'sendSignalingMessage', method: 'POST', path: '/v1/signaling/messages', hosts: HOST, tag: TAG,
     summary: 'Send a message to the room, or to one participant',
     description: 'The session must be joined (409 conflict); a to that is not present in the room is 404 not_found. The message '
@@ -151,13 +146,13 @@ const SIGNALING_ENDPOINTS: readonly Operation[] = [
     responses: { 200: { description: 'in the room\'s log', schema: signalingMessageResultSchema } },
     errors: [...BODY_ERRORS, ...TOKEN_ERRORS, 'conflict', 'not_found'],
   },
-  {
+  listSignalingParticipants: {
     id: 'listSignalingParticipants', method: 'GET', path: '/v1/signaling/participants', hosts: HOST, tag: TAG,
     summary: 'The room\'s participants (joining is not needed)', description: GET_AUTH, auth: 'signaling',
     responses: { 200: { description: 'the participants', schema: signalingParticipantsSchema } },
     errors: TOKEN_ERRORS,
   },
-  {
+  openSignalingEvents: {
     id: 'openSignalingEvents', method: 'GET', path: '/v1/signaling/events', hosts: HOST, tag: TAG,
     summary: 'The session\'s event stream (Server-Sent Events)',
     description: 'The session must be joined: otherwise 409 conflict, an ordinary JSON error sent before any byte of the stream. '
@@ -171,7 +166,8 @@ const SIGNALING_ENDPOINTS: readonly Operation[] = [
     },
     errors: [...TOKEN_ERRORS, 'conflict'],
   },
-];
+} satisfies Record<string, Operation>;
+const SIGNALING_ENDPOINTS: readonly Operation[] = Object.values(SIGNALING);
 
 /** `preflightSignalingJoin` for `/v1/signaling/join`. */
 const preflightId = (path: string): string =>

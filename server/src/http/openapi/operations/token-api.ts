@@ -14,8 +14,8 @@ const ORDER_OF_CHECKS = 'Order of checks: address blocked or over its rate limit
   + '(403 ip_not_allowed), archived project (403 project_archived), body (400), scopes (403 scope_denied).';
 
 /** The token API (SPEC.md section 4) on both hosts, the token service, keys and health. */
-export const TOKEN_API_OPERATIONS: readonly Operation[] = [
-  {
+export const TOKEN_API = {
+  issueRtcToken: {
     id: 'issueRtcToken', method: 'POST', path: '/v1/rtc/tokens', hosts: ['api', 'token'], tag: 'Token API',
     summary: 'Issue media credentials for one user in one room',
     description: `Exchanges the credential for a media grant, a media key and a revocation handle. ${ORDER_OF_CHECKS}`,
@@ -24,7 +24,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
     errors: TOKEN_API_ERRORS,
   },
-  {
+  revokeRtcToken: {
     id: 'revokeRtcToken', method: 'POST', path: '/v1/rtc/tokens/revoke', hosts: ['api', 'token'], tag: 'Token API',
     summary: 'Revoke a token by its revocation handle',
     description: 'The media servers close the session within about one second and refuse the grant from then on. '
@@ -37,7 +37,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
       'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited',
     ],
   },
-  {
+  issueServiceToken: {
     id: 'issueServiceToken', method: 'POST', path: '/v1/tokens', hosts: ['token'], tag: 'Token service',
     summary: 'Issue media credentials (short form of the token request)',
     description: `HTTP Basic like the token API; app_id must be the authenticated App ID. ${ORDER_OF_CHECKS}`,
@@ -49,7 +49,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
       'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable',
     ],
   },
-  {
+  getHealth: {
     id: 'getHealth', method: 'GET', path: '/health', hosts: ['api', 'token', 'signaling'], tag: 'Keys and health',
     summary: 'Health of the process and its store',
     description: 'The signaling host keeps no store: it answers 200 while it runs.',
@@ -60,7 +60,7 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     },
     errors: [],
   },
-  {
+  getJwks: {
     id: 'getJwks', method: 'GET', path: '/.well-known/jwks.json', hosts: ['api', 'token'], tag: 'Keys and health',
     summary: 'Public keys that verify media grants and signaling tokens',
     description: 'A JSON Web Key Set (RFC 7517) of Ed25519 keys; old keys stay listed until every grant they signed has expired.',
@@ -73,4 +73,6 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = [
     },
     errors: [],
   },
-];
+} satisfies Record<string, Operation>;
+
+export const TOKEN_API_OPERATIONS: readonly Operation[] = Object.values(TOKEN_API);

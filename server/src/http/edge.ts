@@ -1,0 +1,123 @@
+import { createServer as createHttpServer, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Logger } from 'pino';
+import { resolveClientAddress, type AddressSet } from '../core/address.ts';
+import { ApiError } from '../core/errors.ts';
+import { newRequestId } from '../core/ids.ts';
+import { replyWithError } from './reply.ts';
+
+/** A route as fastify registers it: what `onRoute` is told. */
+export interface RegisteredRoute {
+  readonly method: string | string[];
+  readonly url: string;
+  readonly config: unknown;
+}
+
+/** The setup every HTTP role shares; each role adds its own routes and hooks. */
+export interface EdgeOptions {
+  /** The role named on every log line: `api`, `token` or `signaling`. */
+  readonly role: string;
+  readonly logger: Logger;
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** Bodies over this many bytes are 413 unless the route sets its own limit. */
+  readonly bodyLimit: number;
+  /** Answer requests that arrive while the app closes with 503 instead of serving them. */
+  readonly refuseWhileClosing: boolean;
+  /** Register a HEAD route beside every GET route. */
+  readonly headRoutes: boolean;
+  /** Answer requests the HTTP parser refuses in the platform's error format (else fastify's own). */
+  readonly answerClientErrors: boolean;
+  /**
+   * Resolve `req.clientAddress` for every request (X-Forwarded-For only from these proxies) and log
+   * it; omitted, the address is neither resolved nor logged.
+   */
+  readonly clientAddress?: { readonly trustProxy: AddressSet | undefined } | undefined;
+  /** Told of every route as it is registered. */
+  readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
+}
+
+/**
+ * One fastify instance with the platform's request pipeline: request ids, `no-store`, one access
+ * line per request, JSON bodies kept as bytes (each route parses its body after its own checks,
+ * docs/decisions.md), and every error answered by `replyWithError`.
+ */
+export function createEdge(options: EdgeOptions): FastifyInstance {
+  const tls = options.tls;
+  const app = Fastify({
+    loggerInstance: options.logger.child({ role: options.role }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    bodyLimit: options.bodyLimit,
+    // while closing, requests already on a connection are still served (with Connection: close)
+    return503OnClosing: options.refuseWhileClosing,
+    ...(options.answerClientErrors && { clientErrorHandler: replyToClientError }),
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    exposeHeadRoutes: options.headRoutes,
+    // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server
+    serverFactory: (handler) => (tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
+      : createHttpServer(handler)),
+  } satisfies FastifyServerOptions);
+
+  const onRoute = options.onRoute;
+  if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url, config: route.config }));
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  const address = options.clientAddress;
+  if (address) app.decorateRequest('clientAddress', '');
+  // both hooks are synchronous: callback style spares each request two promises and their ticks
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    reply.header('cache-control', 'no-store');
+    if (address) {
+      req.clientAddress = resolveClientAddress(req.socket.remoteAddress ?? '', headerValue(req.headers['x-forwarded-for']), address.trustProxy);
+    }
+    done();
+  });
+  // The access line has fixed keys, none of them a redacted path, so it skips the redaction pass
+  // that costs more than the rest of the line; its output is the same as req.log's would be.
+  const accessLog = app.log.child({}, { redact: [] });
+  app.addHook('onResponse', (req, reply, done) => {
+    const path = req.url.split('?', 1)[0];
+    const ms = Math.round(reply.elapsedTime * 10) / 10;
+    accessLog.info(address
+      ? { reqId: req.id, method: req.method, path, status: reply.statusCode, ms, address: req.clientAddress }
+      : { reqId: req.id, method: req.method, path, status: reply.statusCode, ms }, 'request');
+    done();
+  });
+  app.setErrorHandler((err, req, reply) => replyWithError(err, req, reply));
+  app.setNotFoundHandler((req, reply) =>
+    replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
+  return app;
+}
+
+/**
+ * Requests the HTTP parser refuses (malformed, headers over 16 KB) never reach a route: answer them
+ * in the platform's error format too, and close the connection.
+ */
+function replyToClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = JSON.stringify({
+    error: 'invalid_request',
+    message: status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP',
+  });
+  socket.end([
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`, 'cache-control: no-store', `x-request-id: ${newRequestId()}`,
+    'connection: close', '', body,
+  ].join('\r\n'));
+}
+
+/** A header that may arrive more than once, as one comma-separated value. */
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
