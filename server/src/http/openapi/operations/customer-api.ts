@@ -21,15 +21,17 @@ export const CUSTOMER_API = {
     body: requestComponent(registerSchema, 'RegisterRequest'),
     example: { email: 'dev@example.com', password: 'a long passphrase' },
     responses: { 201: { description: 'the account and a session', schema: sessionTokensSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'conflict', 'rate_limited'],
+    errors: ['invalid_request', ...BODY_ERRORS, 'conflict', 'rate_limited', [503, 'unavailable']],
   },
   login: {
     id: 'login', method: 'POST', path: '/v1/auth/login', hosts: ['api'], tag: 'Accounts',
-    summary: 'Sign in', description: 'Failures are limited per address and per e-mail address like token-API authentication.',
+    summary: 'Sign in',
+    description: 'Failures are limited per address and per e-mail address like token-API authentication. '
+      + 'Password checks run at most one per core with a short queue; beyond it the answer is 503 with Retry-After.',
     auth: 'none', body: requestComponent(loginSchema, 'LoginRequest'),
     example: { email: 'dev@example.com', password: 'a long passphrase' },
     responses: { 200: { description: 'a new session', schema: sessionTokensSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'invalid_credentials', 'rate_limited'],
+    errors: ['invalid_request', ...BODY_ERRORS, 'invalid_credentials', 'rate_limited', [503, 'unavailable']],
   },
   refreshSession: {
     id: 'refreshSession', method: 'POST', path: '/v1/auth/refresh', hosts: ['api'], tag: 'Accounts',
