@@ -2,7 +2,7 @@
 import { deriveSessionKeys, open, proofOfPossession, randomBytes, seal, sha256, type SecretKey } from './crypto.ts';
 import { fromB64u, fromUtf8, toB64u, utf8 } from './encoding.ts';
 import { MediaError, errorForClose } from './errors.ts';
-import { KIND_CODE, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, type FrameHeader } from '../../../protocol/src/media-frame.ts';
+import { KIND_CODE, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, type FrameHeader } from '@rtc/protocol';
 import type { MediaToken, WebSocketConstructor, WebSocketEventLike, WebSocketLike } from './types.ts';
 
 /** A control message from the server (its JSON object, `type` first). */

@@ -1,6 +1,6 @@
 /** The SDK's cryptography, all through WebCrypto (`globalThis.crypto.subtle`). */
 import { concatBytes, utf8 } from './encoding.ts';
-import { HEADER_BYTES } from '../../../protocol/src/media-frame.ts';
+import { HEADER_BYTES } from '@rtc/protocol';
 
 type Subtle = typeof globalThis.crypto.subtle;
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */

@@ -3,8 +3,7 @@ import { importAesKey, open, proofOfPossession, randomBytes, sha256, type Secret
 import { Emitter } from './emitter.ts';
 import { fromB64u, toB64u, utf8 } from './encoding.ts';
 import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, errorForClose, type MediaErrorCode } from './errors.ts';
-import { HEADER_BYTES, KIND_CODE, NONCE_LABEL, TAG_BYTES, type FrameHeader } from '../../../protocol/src/media-frame.ts';
-import { ReplayWindow } from '../../../protocol/src/replay-window.ts';
+import { type FrameHeader, HEADER_BYTES, KIND_CODE, NONCE_LABEL, ReplayWindow, TAG_BYTES } from '@rtc/protocol';
 import type {
   FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebSocketConstructor,
 } from './types.ts';

@@ -1,5 +1,4 @@
-import { isErrorCode, type ErrorCode } from '../../../protocol/src/errors.ts';
-import type { Role } from '../../../protocol/src/wire.ts';
+import { type ErrorCode, isErrorCode, type Role } from '@rtc/protocol';
 
 /** A participant of the room: one user, present while at least one of their sessions is joined. */
 export interface SignalingParticipant {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { ID_PREFIX } from '@rtc/protocol';
 
 /** 128 random bits as 22 base64url characters, behind the kind's prefix (DESIGN.md section 2). */
 export function newId(kind: 'project' | 'app' | 'account'): string {

@@ -1,5 +1,5 @@
-import { DEFAULT_TTL_SECONDS } from '../../../protocol/src/limits.ts';
-import type { Role } from '../../../protocol/src/wire.ts';
+import { DEFAULT_TTL_SECONDS } from '@rtc/protocol';
+import type { Role } from '@rtc/protocol';
 import { ApiError } from './errors.ts';
 
 /** What a credential allows, as far as a token request is concerned. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../../../sdk/app/src/crypto.ts';
-import { decodeHeader, encodeHeader } from '../../../protocol/src/media-frame.ts';
+import { decodeHeader, encodeHeader } from '@rtc/protocol';
 import { KIND, NONCE_LABEL } from './limits.ts';
 import { open, readHeader, seal } from './frame.ts';
 

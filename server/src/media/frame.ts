@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { MAX_SEQ_HIGH, type FrameHeader } from '../../../protocol/src/media-frame.ts';
+import { MAX_SEQ_HIGH, type FrameHeader } from '@rtc/protocol';
 import { HEADER_BYTES, PROTOCOL_VERSION, TAG_BYTES } from './limits.ts';
 
 export type { FrameHeader };

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { GrantClaims } from '../../../protocol/src/wire.ts';
+import { encodeHeader, type GrantClaims } from '@rtc/protocol';
 import { deriveSessionKeys as sdkSessionKeys, proofOfPossession as sdkProof, seal as sdkSeal, sha256 } from '../../../sdk/app/src/crypto.ts';
-import { encodeHeader } from '../../../protocol/src/media-frame.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
 import { deriveMediaKey } from '../core/media-key.ts';

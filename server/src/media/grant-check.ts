@@ -1,7 +1,5 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
-import { MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS } from '../../../protocol/src/limits.ts';
-import { isId } from '../../../protocol/src/ids.ts';
-import { ROLES, type Role } from '../../../protocol/src/wire.ts';
+import { isId, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, type Role, ROLES } from '@rtc/protocol';
 import { fromB64u, safeEqual } from '../core/encoding.ts';
 import { GRANT_TYPE, verifyJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';

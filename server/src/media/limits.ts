@@ -2,7 +2,7 @@
 
 /** Path of the WebSocket endpoint. */
 export const MEDIA_PATH = '/v1/media';
-export { HEADER_BYTES, KIND_CODE as KIND, NONCE_LABEL, PROTOCOL_VERSION, TAG_BYTES } from '../../../protocol/src/media-frame.ts';
+export { HEADER_BYTES, KIND_CODE as KIND, NONCE_LABEL, PROTOCOL_VERSION, TAG_BYTES } from '@rtc/protocol';
 
 /** Largest message a client may send (text or binary); larger ones close with 1009. */
 export const MAX_CLIENT_MESSAGE_BYTES = 65_536;

@@ -1,4 +1,4 @@
-import { MAX_STREAM_ID } from '../../../protocol/src/limits.ts';
+import { MAX_STREAM_ID } from '@rtc/protocol';
 import { fromB64u } from '../core/encoding.ts';
 import { MEDIA_KINDS, NONCE_BYTES, type MediaKind } from './limits.ts';
 

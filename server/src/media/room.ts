@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { KEY_BYTES, KEY_ROTATION_GRACE_MS, KIND, MAX_ROOM_PARTICIPANTS, REPLAY_WINDOW, type MediaKind } from './limits.ts';
-import { ReplayWindow } from '../../../protocol/src/replay-window.ts';
+import { ReplayWindow } from '@rtc/protocol';
 
 /** What a room needs of a session. */
 export interface Member {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_TTL_SECONDS } from '../../../protocol/src/limits.ts';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { parseCidr } from '../core/address.ts';
 import { typeError } from './validate.ts';
 

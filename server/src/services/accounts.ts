@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../protocol/src/limits.ts';
-import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '@rtc/protocol';
+import { ID_PREFIX } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId } from '../core/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../core/password.ts';

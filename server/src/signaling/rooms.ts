@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Role } from '../../../protocol/src/wire.ts';
+import type { Role } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import type { Clock } from '../ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';

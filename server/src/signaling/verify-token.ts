@@ -1,4 +1,4 @@
-import { ROLES, type Role } from '../../../protocol/src/wire.ts';
+import { ROLES, type Role } from '@rtc/protocol';
 import { SIGNALING_TOKEN_TYPE, verifyJws } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 

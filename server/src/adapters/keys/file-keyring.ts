@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_TTL_SECONDS } from '../../../../protocol/src/limits.ts';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import type { KeyRing, MediaMasterKey, SigningKey } from '../../core/keyring.ts';
 
 /** What `keys.json` in the data directory holds. Private: mode 0600, never logged. */

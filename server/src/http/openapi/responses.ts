@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../../../protocol/src/wire.ts';
+import { ROLES } from '@rtc/protocol';
 import { responseComponent } from './registry.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../protocol/src/limits.ts';
+import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { ApiError } from '../../core/errors.ts';
 import type { AuthCredential } from '../../ports.ts';
 import { revocationRequestSchema, tokenRequestSchema } from '../../schemas/token.ts';

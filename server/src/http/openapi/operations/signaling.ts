@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../../../../protocol/src/wire.ts';
+import { ROLES } from '@rtc/protocol';
 import { joinSchema, messageSchema } from '../../../signaling/app.ts';
 import type { LeaveReason } from '../../../signaling/rooms.ts';
 import {
