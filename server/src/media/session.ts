@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { b64u } from '../core/encoding.ts';
-import { CLOSE, type CloseName } from './close-codes.ts';
+import {
+  KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, NONCE_LABEL, parseClientControl, parseJoin, PROTOCOL_VERSION,
+  type ClientControl, type GrantFields, type MediaCloseName, type RenewRefusal, type RequestErrorCode, type Role,
+  type ServerControl,
+} from '@rtc/protocol';
+import { b64u, fromB64u } from '../core/encoding.ts';
 import { open, readHeader, seal } from './frame.ts';
 import { checkGrant, deriveSessionKeys, verifyProof, type GrantCheck, type MediaGrant } from './grant-check.ts';
 import type { MediaHub } from './hub.ts';
 import {
-  CLOSE_GRACE_MS, CONTROL_BURST, CONTROL_QUEUE_MAX_BYTES, CONTROL_RATE_PER_SECOND, HANDSHAKE_TIMEOUT_MS, KIND,
+  CLOSE_GRACE_MS, CONTROL_BURST, CONTROL_QUEUE_MAX_BYTES, CONTROL_RATE_PER_SECOND, HANDSHAKE_TIMEOUT_MS,
   MAX_HANDSHAKE_MESSAGE_BYTES, MAX_LIVE_GRANTS_PER_SESSION, MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES,
-  NONCE_BYTES, NONCE_LABEL, PROTOCOL_VERSION, SOCKET_HIGH_WATER_BYTES,
+  SOCKET_HIGH_WATER_BYTES,
 } from './limits.ts';
-import { parseClientControl, parseJoin, type ClientControl } from './messages.ts';
 import type { Member, Room, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
@@ -20,8 +23,6 @@ type State = 'handshake' | 'joining' | 'joined' | 'closed';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Why a renewal was refused (the `reason` of a `renew_refused` error). */
-type RenewRefusal = 'invalid_grant' | 'expired' | 'revoked' | 'bad_proof' | 'identity_mismatch' | 'stale_challenge' | 'too_many_grants';
 
 /** One media connection, from the challenge to the close (docs/protocol/media.md). */
 export class Session implements Member {
@@ -77,8 +78,9 @@ export class Session implements Member {
     return this.grant?.userId ?? '';
   }
 
-  get role(): string {
-    return this.grant?.role ?? '';
+  /** Only joined sessions are room members: they hold a grant. */
+  get role(): Role {
+    return this.grant!.role;
   }
 
   get isJoined(): boolean {
@@ -91,10 +93,10 @@ export class Session implements Member {
   }
 
   /** Seals a control message under the server-to-client key and queues it (never dropped). */
-  sendControl(message: Readonly<Record<string, unknown>>): void {
+  sendControl(message: ServerControl): void {
     if (this.state !== 'joined') return;
     this.sentSeq += 1;
-    const sealed = seal(this.s2c, NONCE_LABEL.serverControl, { kind: KIND.control, epoch: 0, streamId: 0, seq: this.sentSeq },
+    const sealed = seal(this.s2c, NONCE_LABEL.serverControl, { kind: KIND_CODE.control, epoch: 0, streamId: 0, seq: this.sentSeq },
       Buffer.from(JSON.stringify(message)));
     if (!this.queue.pushControl(sealed)) setImmediate(() => this.close('slow_consumer'));
   }
@@ -104,9 +106,9 @@ export class Session implements Member {
   }
 
   /** Closes with a documented code; the session leaves its room at once. */
-  close(name: CloseName): void {
+  close(name: MediaCloseName): void {
     if (this.state === 'closed') return;
-    const { code, reason } = CLOSE[name];
+    const { code, reason } = MEDIA_CLOSE[name];
     this.teardown();
     if (this.ws.readyState === this.ws.OPEN) {
       this.ws.close(code, reason);
@@ -152,7 +154,8 @@ export class Session implements Member {
     const now = this.hub.nowMs();
     const check = checkGrant(join.grant, this.hub.keys, Math.floor(now / 1000));
     if (!check.ok) return this.close(check.failure);
-    if (!verifyProof(check.mediaKey, check.grant.digest, this.serverNonce, join.nonce, join.proof)) {
+    const clientNonce = fromB64u(join.nonce)!;
+    if (!verifyProof(check.mediaKey, check.grant.digest, this.serverNonce, clientNonce, fromB64u(join.proof)!)) {
       check.mediaKey.fill(0);
       return this.close('unauthorized');
     }
@@ -161,7 +164,7 @@ export class Session implements Member {
         if (this.state !== 'joining') return;
         // a revocation event may have arrived while the store answered
         if (revoked || this.hub.revocations.isRevoked(check.grant.grantId)) return this.close('revoked');
-        this.admit(check, join.nonce);
+        this.admit(check, clientNonce);
       },
       (err: unknown) => {
         this.hub.logger.error({ err }, 'media: revocation look-up failed');
@@ -208,7 +211,7 @@ export class Session implements Member {
     this.hub.joined(this, grant);
   }
 
-  private grantFields(grant: MediaGrant): Record<string, unknown> {
+  private grantFields(grant: MediaGrant): GrantFields {
     return {
       role: grant.role,
       expires_at: grant.expiresAt,
@@ -230,7 +233,7 @@ export class Session implements Member {
   private onBinary(message: Buffer): void {
     const header = readHeader(message);
     if (!header) return this.close('protocol_error');
-    if (header.kind === KIND.control) return this.onControlFrame(message, header.epoch, header.streamId, header.seq);
+    if (header.kind === KIND_CODE.control) return this.onControlFrame(message, header.epoch, header.streamId, header.seq);
     const stream = this.published.get(header.streamId);
     if (!stream) {
       // a stream of the grant that this session does not publish (now): a frame that crossed an
@@ -277,10 +280,10 @@ export class Session implements Member {
     const room = this.room!;
     switch (control.type) {
       case 'publish': {
-        if (grant.role === 'audience' || !grant.pub.has(control.streamId)) {
+        if (grant.role === 'audience' || !grant.pub.has(control.stream_id)) {
           return this.sendError(control.id, 'stream_not_allowed', 'the grant does not list this stream id for publishing');
         }
-        const result = room.publish(this, control.streamId, control.kind);
+        const result = room.publish(this, control.stream_id, control.kind);
         if (!result.ok) {
           return this.sendError(control.id, result.code, result.code === 'stream_in_use'
             ? 'another participant publishes this stream id' : 'this stream is already published');
@@ -293,10 +296,10 @@ export class Session implements Member {
         return;
       }
       case 'unpublish': {
-        const stream = this.published.get(control.streamId);
+        const stream = this.published.get(control.stream_id);
         if (!stream) return this.sendError(control.id, 'not_published', 'this session does not publish that stream');
         room.removeStream(stream, false);
-        this.sendControl({ type: 'unpublished', id: control.id, stream_id: control.streamId });
+        this.sendControl({ type: 'unpublished', id: control.id, stream_id: control.stream_id });
         return;
       }
       case 'renew':
@@ -309,7 +312,7 @@ export class Session implements Member {
     }
   }
 
-  private sendError(id: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  private sendError(id: number, code: RequestErrorCode, message: string, extra: { reason?: RenewRefusal; renew_nonce?: string } = {}): void {
     this.sendControl({ type: 'error', id, code, message, ...extra });
   }
 
@@ -328,7 +331,7 @@ export class Session implements Member {
     if (!check.ok) return refuse(check.failure === 'expired' ? 'expired' : 'invalid_grant');
     const current = this.grant!;
     const next = check.grant;
-    const proven = verifyProof(check.mediaKey, next.digest, challenge, control.nonce, control.proof);
+    const proven = verifyProof(check.mediaKey, next.digest, challenge, fromB64u(control.nonce)!, fromB64u(control.proof)!);
     check.mediaKey.fill(0);
     if (!proven) return refuse('bad_proof');
     if (next.projectId !== current.projectId || next.roomId !== current.roomId || next.userId !== current.userId) {

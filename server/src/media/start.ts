@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { RoleStarter } from '../main/roles.ts';
 import { MediaHub } from './hub.ts';
-import { MEDIA_PATH } from './limits.ts';
+import { MEDIA_PATH } from '@rtc/protocol';
 
 /**
  * The media role of `rtc serve` (DESIGN.md section 1): a WebSocket SFU at `/v1/media`

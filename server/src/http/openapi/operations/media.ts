@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HANDSHAKE_TIMEOUT_MS, MEDIA_PATH } from '../../../media/limits.ts';
+import { MEDIA_PATH } from '@rtc/protocol';
+import { HANDSHAKE_TIMEOUT_MS } from '../../../media/limits.ts';
 import { responseComponent, type Operation } from '../registry.ts';
 
 /**
