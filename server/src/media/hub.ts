@@ -8,7 +8,7 @@ import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits }
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { RevocationIndex } from './revocation-index.ts';
 import { Room } from './room.ts';
-import { Session } from './session.ts';
+import { Session, type SessionHost } from './session.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
@@ -24,7 +24,7 @@ const REVOCATION_PURGE_INTERVAL_MS = 60_000;
  * The media server's state: rooms keyed by (project, room id), every open session, and the
  * revocation index fed by the event bus and by the persisted list loaded at start.
  */
-export class MediaHub {
+export class MediaHub implements SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly revocations = new RevocationIndex<Session>();
