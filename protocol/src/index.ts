@@ -29,3 +29,7 @@ export type {
   RequestErrorCode, ServerControl, ServerControlParse,
 } from './media-messages.ts';
 export { parseGrantClaims } from './grant-claims.ts';
+export { encodeSignalingEventData, parseSignalingEvent } from './signaling-events.ts';
+export type {
+  SignalingParticipant, SignalingJoinResult, SignalingLeaveReason, SignalingEvent, SignalingEventType, SignalingEventData,
+} from './signaling-events.ts';
