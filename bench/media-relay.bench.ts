@@ -35,10 +35,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../sdk/app/src/crypto.ts';
-import { encodeHeader as sdkHeader } from '../protocol/src/media-frame.ts';
+import { encodeHeader as sdkHeader, MAX_CLIENT_MESSAGE_BYTES } from '@rtc/protocol';
 import { readHeader } from '../server/src/media/frame.ts';
 import {
-  MAX_CLIENT_MESSAGE_BYTES, MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES, CONTROL_QUEUE_MAX_BYTES,
+  MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES, CONTROL_QUEUE_MAX_BYTES,
 } from '../server/src/media/limits.ts';
 import { SendQueue } from '../server/src/media/send-queue.ts';
 import { socketSink } from '../server/src/media/socket-sink.ts';

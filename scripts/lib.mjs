@@ -1,6 +1,6 @@
 // Shared steps of the npm scripts: install what the project needs, on a fresh machine too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -46,8 +46,26 @@ export function ensureCommands(commandsToPackages) {
   return true;
 }
 
+/** Workspace packages whose sources the build compiles, and the name the code imports them by. */
+const BUILT_PACKAGES = [{ name: '@rtc/protocol', dir: 'protocol' }];
+
+/**
+ * Compiles to dist/, then gives the compiled code the same package layout as the sources: in the
+ * tree, node_modules/@rtc/protocol links to protocol/, whose exports name its TypeScript index; in
+ * dist/, node_modules/@rtc/protocol links to dist/protocol/, whose exports name the compiled index.
+ * Node resolves a bare import from dist/ through dist/node_modules first.
+ */
 export function build() {
   must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.build.json']);
+  for (const { name, dir } of BUILT_PACKAGES) {
+    const manifest = JSON.parse(readFileSync(`${ROOT}/${dir}/package.json`, 'utf8'));
+    manifest.exports = JSON.parse(JSON.stringify(manifest.exports).replace(/\.ts"/g, '.js"'));
+    writeFileSync(`${ROOT}/dist/${dir}/package.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+    const link = `${ROOT}/dist/node_modules/${name}`;
+    mkdirSync(`${link}/..`, { recursive: true });
+    rmSync(link, { force: true, recursive: true });
+    symlinkSync(`${'../'.repeat(name.split('/').length)}${dir}`, link, 'dir');
+  }
 }
 
 export function packageJson() {

@@ -1,14 +1,16 @@
 /**
  * A second, independent client of the media protocol (docs/protocol/media.md), written from the
- * document with node:crypto and `ws`: load generation for the benchmarks, and a raw client for
- * tests that must send what a well-behaved SDK never would.
+ * document with node:crypto and `ws` (only names and labels come from @rtc/protocol): load
+ * generation for the benchmarks, and a raw client for tests that must send what a well-behaved
+ * SDK never would.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { KEY_LABEL, KIND_CODE, MEDIA_PATH, NONCE_LABEL, type MediaKind } from '@rtc/protocol';
 import WebSocket from 'ws';
 
-export const KINDS = { control: 0, audio: 1, video: 2, data: 3 } as const;
-export type WireKind = 'audio' | 'video' | 'data';
-const LABEL = { c2s: 1, s2c: 2, stream: 3 } as const;
+export const KINDS = KIND_CODE;
+export type WireKind = MediaKind;
+const LABEL = { c2s: NONCE_LABEL.clientControl, s2c: NONCE_LABEL.serverControl, stream: NONCE_LABEL.streamFrame } as const;
 
 export interface WireHeader {
   readonly kind: number;
@@ -63,14 +65,14 @@ export function openWire(key: Buffer, label: number, m: Buffer): Buffer | undefi
 
 export function wireProof(k: Buffer, grant: string, serverNonce: Buffer, clientNonce: Buffer): Buffer {
   const digest = createHash('sha256').update(grant).digest();
-  return createHmac('sha256', k).update('rtc/pop/v1').update(digest).update(serverNonce).update(clientNonce).digest();
+  return createHmac('sha256', k).update(KEY_LABEL.proof).update(digest).update(serverNonce).update(clientNonce).digest();
 }
 
 export function wireSessionKeys(k: Buffer, grant: string, serverNonce: Buffer, clientNonce: Buffer): { c2s: Buffer; s2c: Buffer } {
   const digest = createHash('sha256').update(grant).digest();
   const salt = Buffer.concat([serverNonce, clientNonce]);
   const expand = (label: string): Buffer => Buffer.from(hkdfSync('sha256', k, salt, Buffer.concat([Buffer.from(label), digest]), 32));
-  return { c2s: expand('rtc/media/c2s/v1'), s2c: expand('rtc/media/s2c/v1') };
+  return { c2s: expand(KEY_LABEL.clientToServer), s2c: expand(KEY_LABEL.serverToClient) };
 }
 
 export interface WireCredentials {
@@ -93,7 +95,7 @@ export interface WireCloseInfo {
 
 /** Opens a WebSocket to the media endpoint and waits for the server's challenge. */
 export async function openMediaSocket(url: string): Promise<{ ws: WebSocket; serverNonce: Buffer; closed: Promise<WireCloseInfo> }> {
-  const ws = new WebSocket(url.endsWith('/v1/media') ? url : `${url}/v1/media`, { perMessageDeflate: false });
+  const ws = new WebSocket(url.endsWith(MEDIA_PATH) ? url : `${url}${MEDIA_PATH}`, { perMessageDeflate: false });
   const closed = new Promise<WireCloseInfo>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   ws.on('error', () => undefined);
   const serverNonce = await new Promise<Buffer>((resolve, reject) => {

@@ -17,3 +17,19 @@ export {
   PROTOCOL_VERSION, HEADER_BYTES, TAG_BYTES, KIND_CODE, NONCE_LABEL, MAX_SEQ_HIGH, encodeHeader, decodeHeader,
 } from './media-frame.ts';
 export type { FrameHeader } from './media-frame.ts';
+export {
+  MEDIA_PATH, MEDIA_KINDS, MAX_CLIENT_MESSAGE_BYTES, MAX_GRANT_CHARS, MAX_REQUEST_ID, NONCE_BYTES, KEY_BYTES, REPLAY_WINDOW, KEY_LABEL,
+} from './media-limits.ts';
+export type { MediaKind } from './media-limits.ts';
+export { MEDIA_CLOSE } from './media-close.ts';
+export type { MediaCloseName } from './media-close.ts';
+export { parseJoin, parseClientControl, parseChallenge, parseServerControl } from './media-messages.ts';
+export type {
+  ChallengeMessage, JoinMessage, ClientControl, ClientRequest, ParticipantInfo, StreamInfo, GrantFields, MediaLimits, RenewRefusal,
+  RequestErrorCode, ServerControl, ServerControlParse,
+} from './media-messages.ts';
+export { parseGrantClaims } from './grant-claims.ts';
+export { SIGNALING_LEAVE_REASONS, encodeSignalingEventData, parseSignalingEvent } from './signaling-events.ts';
+export type {
+  SignalingParticipant, SignalingJoinResult, SignalingLeaveReason, SignalingEvent, SignalingEventType, SignalingEventData,
+} from './signaling-events.ts';

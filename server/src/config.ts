@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { deepFreeze } from './core/freeze.ts';
-import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '../../protocol/src/limits.ts';
+import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '@rtc/protocol';
 
 export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];

@@ -4,6 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { MEDIA_PATH } from '@rtc/protocol';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -19,7 +20,6 @@ import { signalingEventSchema } from '../../server/src/http/openapi/operations/s
 import { OPERATIONS } from '../../server/src/http/openapi/operations.ts';
 import { generateReference, REFERENCE_FILES } from '../../server/src/http/openapi/reference.ts';
 import { DEFAULT_BODY_LIMIT, errorSchema, type Host, type Operation } from '../../server/src/http/openapi/registry.ts';
-import { MEDIA_PATH } from '../../server/src/media/limits.ts';
 import { createSignalingApp } from '../../server/src/signaling/app.ts';
 import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings } from '../../server/src/signaling/settings.ts';

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import type * as AppSdk from '../../sdk/app/src/index.ts';
 import type { LocalStream, MediaSession } from '../../sdk/app/src/index.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';

@@ -1,7 +1,7 @@
 /** Shared pieces of the media end-to-end tests: tokens over HTTP, SDK sessions, a TCP proxy. */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import WebSocket from 'ws';
-import type { TokenRequest, TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { connect, type ConnectOptions, type MediaSession, type MediaSessionEvents, type ReceivedFrame } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';

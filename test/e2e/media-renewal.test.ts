@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { TokenIssuer, collectFrames, join, nextEvent, startMediaServer, text, until, waitPastExpiry } from './media-helpers.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { MEDIA_ROLES, TokenIssuer, collectFrames, join, nextEvent, sleep, startMediaServer, text, until } from './media-helpers.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import { connect, type MediaSession } from '../../sdk/app/src/index.ts';
 import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
 import { basic, request } from '../helpers/http.ts';

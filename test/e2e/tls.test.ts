@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';

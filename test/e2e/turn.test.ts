@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
-import type { TokenResponse, TurnCredentials } from '../../protocol/src/wire.ts';
+import type { TokenResponse, TurnCredentials } from '@rtc/protocol';
 import { turnCredentials } from '../../server/src/core/turn.ts';
 import { allocateRelay, startCoturn, type AllocationResult, type Coturn } from '../helpers/coturn.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';

@@ -1,5 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { TokenRequest, TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { SignalingClient, type SignalingClientOptions, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
 import type { Customer } from './customer.ts';
 import { request } from './http.ts';

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import { bearer, createProject, registerAccount, type Account } from '../helpers/accounts.ts';
 import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import type { TokenResponse } from '../../protocol/src/wire.ts';
+import type { TokenResponse } from '@rtc/protocol';
 import { bearer, createProject } from '../helpers/accounts.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { basic, request, type HttpResult } from '../helpers/http.ts';

@@ -1,16 +1,7 @@
+import { MEDIA_PATH } from '@rtc/protocol';
 import { mediaKeyOf } from './connection.ts';
 import { MediaSession, type SessionSettings } from './session.ts';
 import type { ConnectOptions, MediaToken, WebSocketConstructor } from './types.ts';
-
-/**
- * Path of the media endpoint on `sfu_host:sfu_port`.
- *
- * @example
- * ```ts
- * const url = `wss://${token.media.sfu_host}:${token.media.sfu_port}${MEDIA_PATH}`;
- * ```
- */
-export const MEDIA_PATH = '/v1/media';
 
 /**
  * Joins a room on the media server with a token from the customer's server: proves possession of

@@ -1,16 +1,22 @@
 /** One WebSocket to the media server, from the challenge to the close (docs/protocol/media.md). */
+import {
+  KEY_BYTES, KIND_CODE, NONCE_BYTES, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, parseChallenge, parseServerControl,
+  type ClientControl, type ClientRequest, type FrameHeader, type JoinMessage, type ServerControl,
+} from '@rtc/protocol';
 import { deriveSessionKeys, open, proofOfPossession, randomBytes, seal, sha256, type SecretKey } from './crypto.ts';
 import { fromB64u, fromUtf8, toB64u, utf8 } from './encoding.ts';
 import { MediaError, errorForClose } from './errors.ts';
-import { KIND_CODE, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, type FrameHeader } from '../../../protocol/src/media-frame.ts';
 import type { MediaToken, WebSocketConstructor, WebSocketEventLike, WebSocketLike } from './types.ts';
 
-/** A control message from the server (its JSON object, `type` first). */
-export type ServerMessage = Readonly<Record<string, unknown>> & { readonly type: string };
+/** A control message from the server, checked against docs/protocol/media.md by `parseServerControl`. */
+export type ServerMessage = ServerControl;
+
+/** `joined`, the first control message of a connection. */
+export type JoinedMessage = ServerControl & { readonly type: 'joined' };
 
 export interface ConnectionHandlers {
   /** `joined`, before any later message is processed and before `open` resolves. */
-  onJoined(connection: Connection, joined: ServerMessage): void | Promise<void>;
+  onJoined(connection: Connection, joined: JoinedMessage): void | Promise<void>;
   /** Control messages in order; the next message waits for the returned promise. */
   onControl(message: ServerMessage): void | Promise<void>;
   /** Media frames in order, after the control messages that preceded them. */
@@ -27,7 +33,6 @@ export interface OpenOptions {
 }
 
 const OPEN = 1;
-const KEY_BYTES = 32;
 
 /** Decodes the token's media key; throws TypeError for a token that is not one. */
 export function mediaKeyOf(token: MediaToken): Uint8Array {
@@ -60,7 +65,7 @@ export class Connection {
    * Opens the socket, answers the challenge with a proof of possession of the media key, derives
    * the session keys and waits for `joined`. The media key itself is never sent.
    */
-  static open(options: OpenOptions, handlers: ConnectionHandlers): Promise<{ connection: Connection; joined: ServerMessage }> {
+  static open(options: OpenOptions, handlers: ConnectionHandlers): Promise<{ connection: Connection; joined: JoinedMessage }> {
     const mediaKey = mediaKeyOf(options.token);
     const grant = options.token.media.grant;
     let ws: WebSocketLike;
@@ -117,12 +122,12 @@ export class Connection {
   }
 
   private async answerChallenge(data: unknown, grant: string, mediaKey: Uint8Array): Promise<void> {
-    const challenge = typeof data === 'string' ? parseJson(data) : undefined;
-    const serverNonce = typeof challenge?.['nonce'] === 'string' ? fromB64u(challenge['nonce']) : undefined;
-    if (challenge?.['type'] !== 'challenge' || challenge['version'] !== PROTOCOL_VERSION || serverNonce?.length !== 32) {
+    const challenge = typeof data === 'string' ? parseChallenge(data) : undefined;
+    const serverNonce = challenge && fromB64u(challenge.nonce);
+    if (!challenge || challenge.version !== PROTOCOL_VERSION || serverNonce?.length !== NONCE_BYTES) {
       throw new MediaError('protocol_error', 'the server did not send a valid challenge');
     }
-    const clientNonce = randomBytes(32);
+    const clientNonce = randomBytes(NONCE_BYTES);
     const digest = await sha256(utf8(grant));
     const [proof, keys] = await Promise.all([
       proofOfPossession(mediaKey, digest, serverNonce, clientNonce),
@@ -131,7 +136,8 @@ export class Connection {
     mediaKey.fill(0);
     this.keys = keys;
     if (this.closed) return;
-    this.ws.send(JSON.stringify({ type: 'join', grant, nonce: toB64u(clientNonce), proof: toB64u(proof) }));
+    const join: JoinMessage = { type: 'join', grant, nonce: toB64u(clientNonce), proof: toB64u(proof) };
+    this.ws.send(JSON.stringify(join));
   }
 
   get bufferedAmount(): number {
@@ -143,7 +149,7 @@ export class Connection {
   }
 
   /** Seals and sends a control message in order; resolves false when the socket is gone. */
-  sendControl(body: Readonly<Record<string, unknown>>): Promise<boolean> {
+  sendControl(body: ClientControl): Promise<boolean> {
     if (this.closed || !this.keys) return Promise.resolve(false);
     this.sentSeq += 1;
     const header = encodeHeader({ kind: KIND_CODE.control, epoch: 0, streamId: 0, seq: this.sentSeq });
@@ -151,11 +157,11 @@ export class Connection {
   }
 
   /** A request and its reply (the message with the same `id`); rejects when the connection ends first. */
-  request(body: Readonly<Record<string, unknown>>): Promise<ServerMessage> {
+  request(body: ClientRequest & { readonly type: Exclude<ClientRequest['type'], 'leave'> }): Promise<ServerMessage> {
     if (this.closed) return Promise.reject(new MediaError('closed', 'the media connection is closed'));
     const id = this.nextRequestId++;
     const reply = new Promise<ServerMessage>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    void this.sendControl({ ...body, id });
+    void this.sendControl({ ...body, id } as ClientControl);
     return reply;
   }
 
@@ -221,26 +227,19 @@ export class Connection {
     }
     const plain = await open(this.keys.s2c, NONCE_LABEL.serverControl, message);
     const text = plain && fromUtf8(plain);
-    const body = text === undefined ? undefined : parseJson(text);
-    if (!body || typeof body['type'] !== 'string') throw new MediaError('protocol_error', 'control message does not authenticate');
+    if (text === undefined) throw new MediaError('protocol_error', 'control message does not authenticate');
+    const parsed = parseServerControl(text);
     this.receivedSeq = header.seq;
-    const control = body as ServerMessage;
+    // a message type of a later protocol revision is ignored; a malformed one ends the connection
+    if (!parsed.ok && parsed.error === 'unknown_type') return;
+    if (!parsed.ok) throw new MediaError('protocol_error', 'the server sent an invalid control message');
+    const control = parsed.message;
     // the session sees replies too (keys, renewal state) before the requester resumes
     await this.handlers?.onControl(control);
-    const id = control['id'];
-    const waiting = typeof id === 'number' ? this.pending.get(id) : undefined;
-    if (waiting) {
-      this.pending.delete(id as number);
+    const waiting = 'id' in control ? this.pending.get(control.id) : undefined;
+    if (waiting && 'id' in control) {
+      this.pending.delete(control.id);
       waiting.resolve(control);
     }
-  }
-}
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,6 +1,6 @@
 /** The SDK's cryptography, all through WebCrypto (`globalThis.crypto.subtle`). */
 import { concatBytes, utf8 } from './encoding.ts';
-import { HEADER_BYTES } from '../../../protocol/src/media-frame.ts';
+import { HEADER_BYTES, KEY_LABEL } from '@rtc/protocol';
 
 type Subtle = typeof globalThis.crypto.subtle;
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */
@@ -27,9 +27,9 @@ export async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await subtle().digest('SHA-256', own(bytes)));
 }
 
-const PROOF_LABEL = utf8('rtc/pop/v1');
-const C2S_LABEL = utf8('rtc/media/c2s/v1');
-const S2C_LABEL = utf8('rtc/media/s2c/v1');
+const PROOF_LABEL = utf8(KEY_LABEL.proof);
+const C2S_LABEL = utf8(KEY_LABEL.clientToServer);
+const S2C_LABEL = utf8(KEY_LABEL.serverToClient);
 
 /** HMAC-SHA-256(K, "rtc/pop/v1" || SHA-256(grant) || server nonce || client nonce). */
 export async function proofOfPossession(mediaKey: Uint8Array, grantDigest: Uint8Array, serverNonce: Uint8Array, clientNonce: Uint8Array): Promise<Uint8Array> {

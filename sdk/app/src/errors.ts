@@ -1,3 +1,5 @@
+import { MEDIA_CLOSE } from '@rtc/protocol';
+
 /**
  * Stable error codes of the app SDK; branch on `code`, never on the message.
  *
@@ -51,24 +53,19 @@ export class MediaError extends Error {
   }
 }
 
-/** Close codes of docs/protocol/media.md and what they mean to the SDK. */
-export const CLOSE_CODES: Readonly<Record<number, { readonly code: MediaErrorCode; readonly reconnect: boolean }>> = {
-  1000: { code: 'closed', reconnect: false },
-  1001: { code: 'going_away', reconnect: true },
+type CloseMeaning = { readonly code: MediaErrorCode; readonly reconnect: boolean };
+
+/**
+ * What each close code means to the SDK: the server's codes of docs/protocol/media.md (1000 ends
+ * the session as `closed`), and codes the WebSocket layer itself reports when the server did not
+ * close the connection.
+ */
+export const CLOSE_CODES: Readonly<Record<number, CloseMeaning>> = {
+  ...Object.fromEntries(Object.values(MEDIA_CLOSE).map((c): [number, CloseMeaning] =>
+    [c.code, { code: c.reason === 'normal' ? 'closed' : c.reason, reconnect: c.reconnect }])),
   1006: { code: 'connection_failed', reconnect: true },
-  1009: { code: 'message_too_big', reconnect: false },
-  1011: { code: 'internal_error', reconnect: true },
   1012: { code: 'going_away', reconnect: true },
   1013: { code: 'going_away', reconnect: true },
-  4001: { code: 'unauthorized', reconnect: false },
-  4002: { code: 'expired', reconnect: false },
-  4003: { code: 'revoked', reconnect: false },
-  4004: { code: 'protocol_error', reconnect: false },
-  4005: { code: 'replaced', reconnect: false },
-  4008: { code: 'timeout', reconnect: true },
-  4009: { code: 'room_full', reconnect: false },
-  4010: { code: 'slow_consumer', reconnect: true },
-  4029: { code: 'rate_limited', reconnect: false },
 };
 
 export function errorForClose(closeCode: number, reason: string): MediaError {

@@ -1,4 +1,5 @@
-export { connect, MEDIA_PATH } from './connect.ts';
+export { MEDIA_PATH } from '@rtc/protocol';
+export { connect } from './connect.ts';
 export { MediaSession, LocalStream, MAX_FRAME_PAYLOAD_BYTES } from './session.ts';
 export type { SessionState } from './session.ts';
 export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';

@@ -1,10 +1,12 @@
-import { Connection, mediaKeyOf, type ConnectionHandlers, type ServerMessage } from './connection.ts';
+import {
+  HEADER_BYTES, KEY_BYTES, KIND_CODE, MAX_CLIENT_MESSAGE_BYTES, MEDIA_KINDS, NONCE_BYTES, NONCE_LABEL, REPLAY_WINDOW, ReplayWindow, TAG_BYTES,
+  type FrameHeader, type ParticipantInfo, type StreamInfo,
+} from '@rtc/protocol';
+import { Connection, mediaKeyOf, type ConnectionHandlers, type JoinedMessage, type ServerMessage } from './connection.ts';
 import { importAesKey, open, proofOfPossession, randomBytes, sha256, type SecretKey } from './crypto.ts';
 import { Emitter } from './emitter.ts';
 import { fromB64u, toB64u, utf8 } from './encoding.ts';
 import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, errorForClose, type MediaErrorCode } from './errors.ts';
-import { HEADER_BYTES, KIND_CODE, NONCE_LABEL, TAG_BYTES, type FrameHeader } from '../../../protocol/src/media-frame.ts';
-import { ReplayWindow } from '../../../protocol/src/replay-window.ts';
 import type {
   FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebSocketConstructor,
 } from './types.ts';
@@ -17,9 +19,8 @@ import type {
  * for (let at = 0; at < keyframe.length; at += MAX_FRAME_PAYLOAD_BYTES) await cam.send(keyframe.subarray(at, at + MAX_FRAME_PAYLOAD_BYTES));
  * ```
  */
-export const MAX_FRAME_PAYLOAD_BYTES = 65_536 - HEADER_BYTES - TAG_BYTES;
-const REPLAY_WINDOW = 1024;
-const FRAME_KINDS: readonly FrameKind[] = ['audio', 'video', 'data'];
+export const MAX_FRAME_PAYLOAD_BYTES = MAX_CLIENT_MESSAGE_BYTES - HEADER_BYTES - TAG_BYTES;
+const FRAME_KINDS: readonly FrameKind[] = MEDIA_KINDS;
 
 /** Settings of a session, resolved from `ConnectOptions` by `connect`. */
 export interface SessionSettings {
@@ -307,18 +308,18 @@ export class MediaSession {
     };
   }
 
-  private async adopt(connection: Connection, joined: ServerMessage, token: MediaToken): Promise<void> {
+  private async adopt(connection: Connection, joined: JoinedMessage, token: MediaToken): Promise<void> {
     if (this.currentState === 'closed') {
       connection.abandon(1000, 'normal');
       return;
     }
     const participants = new Map<string, RemoteParticipant>();
-    for (const p of arrayOf(joined['participants'])) {
+    for (const p of joined.participants) {
       const participant = participantOf(p);
       participants.set(participant.participantId, participant);
     }
     const streams = new Map<number, RemoteStreamState>();
-    for (const s of arrayOf(joined['streams'])) {
+    for (const s of joined.streams) {
       const state = await streamStateOf(s);
       streams.set(state.info.streamId, state);
     }
@@ -328,14 +329,14 @@ export class MediaSession {
     this.currentState = 'connected';
     this.token = token;
     this.identity = {
-      participantId: text(joined['participant_id']),
-      userId: text(joined['user_id']),
-      roomId: text(joined['room_id']),
-      projectId: text(joined['project_id']),
-      role: text(joined['role']),
-      expiresAt: integer(joined['expires_at']),
+      participantId: joined.participant_id,
+      userId: joined.user_id,
+      roomId: joined.room_id,
+      projectId: joined.project_id,
+      role: joined.role,
+      expiresAt: joined.expires_at,
     };
-    this.serverOffsetMs = integer(joined['server_time_ms']) - Date.now();
+    this.serverOffsetMs = joined.server_time_ms - Date.now();
     this.takeRenewNonce(joined);
     this.lifetimeSeconds = lifetimeOf(token, this.serverNowMs());
     this.participantsById = participants;
@@ -360,27 +361,27 @@ export class MediaSession {
     this.takeRenewNonce(message);
     switch (message.type) {
       case 'participant_joined': {
-        const participant = participantOf(message['participant']);
+        const participant = participantOf(message.participant);
         this.participantsById.set(participant.participantId, participant);
         this.events.emit('participantJoined', participant);
         return;
       }
       case 'participant_left': {
-        const participant = this.participantsById.get(text(message['participant_id']));
+        const participant = this.participantsById.get(message.participant_id);
         if (!participant) return;
         this.participantsById.delete(participant.participantId);
         this.events.emit('participantLeft', participant);
         return;
       }
       case 'stream_added': {
-        const state = await streamStateOf(message['stream']);
+        const state = await streamStateOf(message.stream);
         this.streamsById.set(state.info.streamId, state);
         this.events.emit('streamAdded', state.info);
         return;
       }
       case 'stream_removed': {
-        const streamId = integer(message['stream_id']);
-        if (text(message['participant_id']) === this.identity.participantId) {
+        const streamId = message.stream_id;
+        if (message.participant_id === this.identity.participantId) {
           const own = this.local.get(streamId);
           this.publishKeys.delete(streamId);
           if (own) {
@@ -398,13 +399,13 @@ export class MediaSession {
         return;
       }
       case 'published': {
-        this.publishKeys.set(integer(message['stream_id']), { epoch: integer(message['epoch']), key: await keyOf(message['key']), seq: 0 });
+        this.publishKeys.set(message.stream_id, { epoch: message.epoch, key: await keyOf(message.key), seq: 0 });
         return;
       }
       case 'stream_key':
         return this.onStreamKey(message);
       case 'stream_unsubscribed': {
-        const state = this.streamsById.get(integer(message['stream_id']));
+        const state = this.streamsById.get(message.stream_id);
         if (!state) return;
         state.current = undefined;
         state.previous = undefined;
@@ -412,7 +413,7 @@ export class MediaSession {
         return;
       }
       case 'renewed': {
-        this.identity = { ...this.identity, role: text(message['role']), expiresAt: integer(message['expires_at']) };
+        this.identity = { ...this.identity, role: message.role, expiresAt: message.expires_at };
         return;
       }
       default:
@@ -421,9 +422,9 @@ export class MediaSession {
     }
   }
 
-  private async onStreamKey(message: ServerMessage): Promise<void> {
-    const streamId = integer(message['stream_id']);
-    const generation = { epoch: integer(message['epoch']), key: await keyOf(message['key']) };
+  private async onStreamKey(message: ServerMessage & { readonly type: 'stream_key' }): Promise<void> {
+    const streamId = message.stream_id;
+    const generation = { epoch: message.epoch, key: await keyOf(message.key) };
     const own = this.publishKeys.get(streamId);
     if (own) {
       // a new stream key: new nonce space, the sequence starts again
@@ -468,8 +469,8 @@ export class MediaSession {
   }
 
   private takeRenewNonce(message: ServerMessage): void {
-    const nonce = message['renew_nonce'];
-    if (typeof nonce === 'string') this.renewNonce = fromB64u(nonce);
+    const nonce = 'renew_nonce' in message ? message.renew_nonce : undefined;
+    if (nonce !== undefined) this.renewNonce = fromB64u(nonce);
   }
 
   private serverNowMs(): number {
@@ -488,7 +489,7 @@ export class MediaSession {
     if (this.currentState !== 'connected' || !connection) throw new MediaError('connection_failed', 'the session is not connected');
     if (!nonce) throw new MediaError('renew_refused', 'no renewal challenge is available', { reason: 'stale_challenge' });
     const mediaKey = mediaKeyOf(token);
-    const clientNonce = randomBytes(32);
+    const clientNonce = randomBytes(NONCE_BYTES);
     const proof = await proofOfPossession(mediaKey, await sha256(utf8(token.media.grant)), nonce, clientNonce);
     mediaKey.fill(0);
     this.renewNonce = undefined;
@@ -610,12 +611,9 @@ export class MediaSession {
 }
 
 function requestError(reply: ServerMessage): MediaError {
-  const code = reply['code'];
-  const known: MediaErrorCode = typeof code === 'string' && (MEDIA_ERROR_CODES as readonly string[]).includes(code)
-    ? (code as MediaErrorCode) : 'protocol_error';
-  const reason = typeof reply['reason'] === 'string' ? reply['reason'] : undefined;
-  return new MediaError(known, typeof reply['message'] === 'string' ? reply['message'] : 'the request was refused',
-    reason === undefined ? {} : { reason });
+  if (reply.type !== 'error') return new MediaError('protocol_error', 'the request was refused');
+  const known: MediaErrorCode = (MEDIA_ERROR_CODES as readonly string[]).includes(reply.code) ? reply.code : 'protocol_error';
+  return new MediaError(known, reply.message, reply.reason === undefined ? {} : { reason: reply.reason });
 }
 
 function lifetimeOf(token: MediaToken, serverNowMs: number): number {
@@ -635,49 +633,18 @@ function protocolError(what: string): MediaError {
   return new MediaError('protocol_error', `the server sent an invalid ${what}`);
 }
 
-function text(value: unknown): string {
-  if (typeof value !== 'string') throw protocolError('message');
-  return value;
+function participantOf(p: ParticipantInfo): RemoteParticipant {
+  return { participantId: p.participant_id, userId: p.user_id, role: p.role };
 }
 
-function integer(value: unknown): number {
-  if (!Number.isSafeInteger(value)) throw protocolError('message');
-  return value as number;
-}
-
-function arrayOf(value: unknown): unknown[] {
-  if (!Array.isArray(value)) throw protocolError('message');
-  return value;
-}
-
-function record(value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw protocolError('message');
-  return value as Record<string, unknown>;
-}
-
-function participantOf(value: unknown): RemoteParticipant {
-  const r = record(value);
-  return { participantId: text(r['participant_id']), userId: text(r['user_id']), role: text(r['role']) };
-}
-
-async function keyOf(value: unknown): Promise<SecretKey> {
-  const raw = typeof value === 'string' ? fromB64u(value) : undefined;
-  if (!raw || raw.length !== 32) throw protocolError('stream key');
+async function keyOf(value: string): Promise<SecretKey> {
+  const raw = fromB64u(value);
+  if (!raw || raw.length !== KEY_BYTES) throw protocolError('stream key');
   return importAesKey(raw);
 }
 
-async function streamStateOf(value: unknown): Promise<RemoteStreamState> {
-  const r = record(value);
-  const kind = r['kind'];
-  if (!FRAME_KINDS.includes(kind as FrameKind)) throw protocolError('stream');
-  const subscribed = r['subscribed'] === true;
-  const info: RemoteStream = {
-    streamId: integer(r['stream_id']),
-    kind: kind as FrameKind,
-    participantId: text(r['participant_id']),
-    userId: text(r['user_id']),
-    subscribed,
-  };
-  const current = subscribed ? { epoch: integer(r['epoch']), key: await keyOf(r['key']), window: new ReplayWindow(REPLAY_WINDOW) } : undefined;
+async function streamStateOf(s: StreamInfo): Promise<RemoteStreamState> {
+  const info: RemoteStream = { streamId: s.stream_id, kind: s.kind, participantId: s.participant_id, userId: s.user_id, subscribed: s.subscribed };
+  const current = s.subscribed ? { epoch: s.epoch, key: await keyOf(s.key), window: new ReplayWindow(REPLAY_WINDOW) } : undefined;
   return { info, current, previous: undefined };
 }

@@ -1,40 +1,9 @@
-import { isErrorCode, type ErrorCode } from '../../../protocol/src/errors.ts';
-import type { Role } from '../../../protocol/src/wire.ts';
+import {
+  isErrorCode, parseSignalingEvent,
+  type ErrorCode, type SignalingEvent, type SignalingJoinResult, type SignalingLeaveReason, type SignalingParticipant,
+} from '@rtc/protocol';
 
-/** A participant of the room: one user, present while at least one of their sessions is joined. */
-export interface SignalingParticipant {
-  readonly user_id: string;
-  readonly role: Role;
-  /** When the user joined, in milliseconds since the Unix epoch (server clock). */
-  readonly joined_at_ms: number;
-}
-
-/** Answer of {@link SignalingClient.join}. */
-export interface SignalingJoinResult {
-  readonly room_id: string;
-  readonly user_id: string;
-  readonly role: Role;
-  readonly participants: readonly SignalingParticipant[];
-  /** Position in the room's event log right after the join; the event stream starts there. */
-  readonly last_event_id: string;
-}
-
-/** Why a participant left: an explicit leave, a revoked or expired token, or no event stream for 30 s. */
-export type SignalingLeaveReason = 'left' | 'revoked' | 'expired' | 'timeout';
-
-/** An event of the room, as the event stream delivers it (docs/protocol/signaling.md). */
-export type SignalingEvent =
-  | { readonly type: 'snapshot'; readonly id: string; readonly room_id: string;
-    readonly participants: readonly SignalingParticipant[]; readonly reset: boolean }
-  | { readonly type: 'join'; readonly id: string; readonly user_id: string; readonly role: Role; readonly at_ms: number }
-  | { readonly type: 'leave'; readonly id: string; readonly user_id: string; readonly reason: SignalingLeaveReason; readonly at_ms: number }
-  | { readonly type: 'message'; readonly id: string; readonly from: string; readonly to?: string; readonly data: unknown; readonly at_ms: number }
-  /** The stream is open and live: `replayed` events missed since the last one came first. */
-  | { readonly type: 'ready'; readonly room_id: string; readonly replayed: number; readonly at_ms: number }
-  /** The token was revoked: the session is over and the iteration ends after this event. */
-  | { readonly type: 'revoked'; readonly at_ms: number }
-  /** The token expired and no fresh one could be had: the iteration ends after this event. */
-  | { readonly type: 'expired'; readonly at_ms: number };
+export type { SignalingEvent, SignalingJoinResult, SignalingLeaveReason, SignalingParticipant };
 
 /** The fresh signaling credentials of a renewal: `signaling` of a new token response, or its token. */
 export type SignalingRenewal = string | { readonly token: string; readonly url?: string };
@@ -241,7 +210,7 @@ export class SignalingClient {
           const res = await this.#request('GET', '/v1/signaling/events', undefined, signal, true);
           failures = 0;
           for await (const frame of readSse(res, signal, this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS)) {
-            const event = toEvent(frame);
+            const event = parseSignalingEvent(frame);
             if (!event) continue;
             if ('id' in event) this.#lastEventId = event.id;
             if (event.type === 'expired' && this.#options.renewToken) {
@@ -388,24 +357,6 @@ export interface SseFrame {
   readonly id: string | undefined;
   readonly event: string;
   readonly data: string;
-}
-
-const EVENT_TYPES = new Set(['snapshot', 'join', 'leave', 'message', 'ready', 'revoked', 'expired']);
-// events outside the room's log carry no id
-const UNLOGGED = new Set(['ready', 'revoked', 'expired']);
-
-function toEvent(frame: SseFrame): SignalingEvent | undefined {
-  if (!EVENT_TYPES.has(frame.event)) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(frame.data);
-  } catch {
-    return undefined;
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
-  const logged = !UNLOGGED.has(frame.event);
-  if (logged && frame.id === undefined) return undefined;
-  return { ...data, type: frame.event, ...(logged && { id: frame.id }) } as SignalingEvent;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../../protocol/src/errors.ts';
+import type { ErrorCode } from '@rtc/protocol';
 
 /**
  * Which call of the token API failed.

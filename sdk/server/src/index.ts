@@ -8,5 +8,5 @@ export { assertServerRuntime } from './runtime.ts';
 export type { FetchLike, FetchInitLike, FetchResponseLike, ClockLike, SleepLike } from './transport.ts';
 export type {
   TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials, RevocationRequest, Role,
-} from '../../../protocol/src/wire.ts';
-export type { ErrorCode } from '../../../protocol/src/errors.ts';
+} from '@rtc/protocol';
+export type { ErrorCode } from '@rtc/protocol';

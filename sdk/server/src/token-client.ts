@@ -1,6 +1,4 @@
-import { isErrorCode } from '../../../protocol/src/errors.ts';
-import { isId } from '../../../protocol/src/ids.ts';
-import type { RevocationRequest, TokenRequest, TokenResponse } from '../../../protocol/src/wire.ts';
+import { isErrorCode, isId, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { TokenApiError, TokenNetworkError, TokenResponseError, type TokenOperation } from './errors.ts';
 import { decideRetry, parseRetryAfter, resolveRetryPolicy, type AttemptFailure, type RetryOptions, type RetryPolicy } from './retry.ts';
 import { assertServerRuntime } from './runtime.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../../protocol/src/wire.ts';
+import { ROLES } from '@rtc/protocol';
 import rawPlatform from './platform.v1.json' with { type: 'json' };
 import { deepFreeze } from '../core/freeze.ts';
 import { CatalogError, duplicates, issueLines } from './catalog-error.ts';

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode, type ErrorBody } from '../../../protocol/src/errors.ts';
+import { ERROR_STATUS, type ErrorCode, type ErrorBody } from '@rtc/protocol';
 
 /** The one exception type of the server: a catalogue code, a message safe to show, a status. */
 export class ApiError extends Error {

@@ -1,5 +1,5 @@
 import { sign, verify } from 'node:crypto';
-import type { GrantClaims } from '../../../protocol/src/wire.ts';
+import type { GrantClaims } from '@rtc/protocol';
 import { fromB64u } from './encoding.ts';
 import type { SigningKey } from './keyring.ts';
 

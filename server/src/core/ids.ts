@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { ID_PREFIX } from '@rtc/protocol';
 
 /** Prefixes of the ids only the server's own records carry (the wire's are in the protocol). */
 export const RECORD_ID_PREFIX = {

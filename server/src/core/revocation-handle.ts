@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { ID_PREFIX } from '@rtc/protocol';
 import { fromB64u, safeEqual } from './encoding.ts';
 
 // rvk_ + base64url(version 1B | project 16B | grant id 16B | expiry u32 BE | MAC 16B)

@@ -23,7 +23,3 @@ export const MAX_STREAMS_PER_SESSION = 4;
 export const MAX_SESSIONS_PER_ROOM = 1000;
 /** Bytes a stream may have waiting for a slow reader before it is ended (the reader resumes). */
 export const MAX_STREAM_BUFFER_BYTES = 1_048_576;
-
-/** Why a user left a room: the `reason` of a `leave` event. */
-export const LEAVE_REASONS = ['left', 'revoked', 'expired', 'timeout'] as const;
-export type LeaveReason = (typeof LEAVE_REASONS)[number];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TokenRequest } from '../../../protocol/src/wire.ts';
+import type { TokenRequest } from '@rtc/protocol';
 import { ApiError } from './errors.ts';
 import { applyTokenPolicy, type CredentialPolicy, type GrantRequest } from './token-policy.ts';
 

@@ -1,5 +1,4 @@
-import { DEFAULT_TTL_SECONDS } from '../../../protocol/src/limits.ts';
-import type { Role, TokenRequest } from '../../../protocol/src/wire.ts';
+import { DEFAULT_TTL_SECONDS, type Role, type TokenRequest } from '@rtc/protocol';
 import { ApiError } from './errors.ts';
 
 /** What a credential allows, as far as a token request is concerned. */

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { TurnCredentials } from '../../../protocol/src/wire.ts';
+import type { TurnCredentials } from '@rtc/protocol';
 
 /**
  * TURN relay credentials in the TURN REST API scheme that coturn's `use-auth-secret` checks

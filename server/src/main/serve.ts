@@ -11,8 +11,8 @@ import { createHttpApp, type HttpRole } from '../http/app.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
-import { startMediaRole } from '../media/start.ts';
-import { startSignaling } from '../signaling/start.ts';
+import { startMediaRole } from './media-role.ts';
+import { startSignaling } from './signaling-role.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
 export interface RunningPlatform {

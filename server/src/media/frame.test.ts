@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../../../sdk/app/src/crypto.ts';
-import { decodeHeader, encodeHeader } from '../../../protocol/src/media-frame.ts';
-import { KIND, NONCE_LABEL } from './limits.ts';
+import { decodeHeader, encodeHeader, KIND_CODE, NONCE_LABEL } from '@rtc/protocol';
 import { open, readHeader, seal } from './frame.ts';
 
-const header = { kind: KIND.video, epoch: 7, streamId: 0xfffffffe, seq: 2 ** 40 + 5 };
+const header = { kind: KIND_CODE.video, epoch: 7, streamId: 0xfffffffe, seq: 2 ** 40 + 5 };
 
 describe('frame codec', () => {
   it('seals and opens; the header round-trips', () => {

@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { MAX_SEQ_HIGH, type FrameHeader } from '../../../protocol/src/media-frame.ts';
-import { HEADER_BYTES, PROTOCOL_VERSION, TAG_BYTES } from './limits.ts';
+import { HEADER_BYTES, MAX_SEQ_HIGH, PROTOCOL_VERSION, TAG_BYTES, type FrameHeader } from '@rtc/protocol';
 
 export type { FrameHeader };
 

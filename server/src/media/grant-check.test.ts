@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { GrantClaims } from '../../../protocol/src/wire.ts';
+import { encodeHeader, NONCE_LABEL, type GrantClaims } from '@rtc/protocol';
 import { deriveSessionKeys as sdkSessionKeys, proofOfPossession as sdkProof, seal as sdkSeal, sha256 } from '../../../sdk/app/src/crypto.ts';
-import { encodeHeader } from '../../../protocol/src/media-frame.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
 import { deriveMediaKey } from '../core/media-key.ts';
 import { open } from './frame.ts';
 import { checkGrant, deriveSessionKeys, proofOfPossession, verifyProof, type GrantKeys } from './grant-check.ts';
-import { NONCE_LABEL } from './limits.ts';
 
 function signingKey(kid: string): SigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

@@ -4,12 +4,11 @@ import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { BusEvent, Clock, EventBus, Store } from '../ports.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import {
-  HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS, MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW,
-} from './limits.ts';
+import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
+import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { RevocationIndex } from './revocation-index.ts';
 import { Room } from './room.ts';
-import { Session } from './session.ts';
+import { Session, type SessionHost } from './session.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
@@ -25,13 +24,13 @@ const REVOCATION_PURGE_INTERVAL_MS = 60_000;
  * The media server's state: rooms keyed by (project, room id), every open session, and the
  * revocation index fed by the event bus and by the persisted list loaded at start.
  */
-export class MediaHub {
+export class MediaHub implements SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly revocations = new RevocationIndex<Session>();
   readonly stats = { framesDropped: 0 };
   /** Sent to clients in `joined`. */
-  readonly limits = {
+  readonly limits: MediaLimits = {
     max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
     replay_window: REPLAY_WINDOW,
     handshake_timeout_ms: HANDSHAKE_TIMEOUT_MS,

@@ -1,15 +1,7 @@
-/** Numbers of the media protocol (docs/protocol/media.md), named once. */
+/** Numbers of the media server alone (docs/protocol/media.md); those clients share are in @rtc/protocol. */
 
-/** Path of the WebSocket endpoint. */
-export const MEDIA_PATH = '/v1/media';
-export { HEADER_BYTES, KIND_CODE as KIND, NONCE_LABEL, PROTOCOL_VERSION, TAG_BYTES } from '../../../protocol/src/media-frame.ts';
-
-/** Largest message a client may send (text or binary); larger ones close with 1009. */
-export const MAX_CLIENT_MESSAGE_BYTES = 65_536;
 /** Largest handshake (text) message; the grant alone is at most 8192 characters. */
 export const MAX_HANDSHAKE_MESSAGE_BYTES = 16_384;
-export const NONCE_BYTES = 32;
-export const KEY_BYTES = 32;
 
 /** The client must send `join` within this time of the connection opening. */
 export const HANDSHAKE_TIMEOUT_MS = 5_000;
@@ -21,8 +13,6 @@ export const CLOSE_GRACE_MS = 1_000;
 /** Accepted clock skew for `iat` in the future. */
 export const CLOCK_SKEW_SECONDS = 60;
 
-/** Media frames more than this many sequence numbers behind the newest are dropped. */
-export const REPLAY_WINDOW = 1024;
 /** After a stream key rotation, frames under the previous key are still accepted this long. */
 export const KEY_ROTATION_GRACE_MS = 2_000;
 
@@ -40,13 +30,3 @@ export const MEDIA_QUEUE_MAX_BYTES = 1024 * 1024;
 export const MEDIA_QUEUE_MAX_FRAMES = 1024;
 /** Control messages are never dropped; a session that lets this much pile up is closed (4010). */
 export const CONTROL_QUEUE_MAX_BYTES = 4 * 1024 * 1024;
-
-export const MEDIA_KINDS = ['audio', 'video', 'data'] as const;
-export type MediaKind = (typeof MEDIA_KINDS)[number];
-
-/** HKDF and HMAC labels. */
-export const LABEL = {
-  proof: 'rtc/pop/v1',
-  clientToServer: 'rtc/media/c2s/v1',
-  serverToClient: 'rtc/media/s2c/v1',
-} as const;

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { KEY_BYTES, KEY_ROTATION_GRACE_MS, KIND, MAX_ROOM_PARTICIPANTS, REPLAY_WINDOW, type MediaKind } from './limits.ts';
-import { ReplayWindow } from '../../../protocol/src/replay-window.ts';
+import {
+  KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ParticipantInfo, type Role, type ServerControl, type StreamInfo,
+} from '@rtc/protocol';
+import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from './limits.ts';
 
 /** What a room needs of a session. */
 export interface Member {
   readonly participantId: string;
   readonly userId: string;
-  readonly role: string;
+  readonly role: Role;
   /** Streams this member publishes, by id. */
   readonly published: Map<number, Stream>;
   canSubscribe(streamId: number): boolean;
-  sendControl(message: Readonly<Record<string, unknown>>): void;
+  sendControl(message: ServerControl): void;
   pushMedia(kind: number, message: Buffer): void;
 }
 
@@ -39,7 +41,7 @@ export class Stream {
   constructor(id: number, kind: MediaKind, publisher: Member) {
     this.id = id;
     this.kind = kind;
-    this.kindCode = KIND[kind];
+    this.kindCode = KIND_CODE[kind];
     this.publisher = publisher;
     this.current = { epoch: 1, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
   }
@@ -57,12 +59,12 @@ export class Stream {
     this.current = { epoch, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
   }
 
-  keyMessage(): Record<string, unknown> {
+  keyMessage(): ServerControl {
     return { type: 'stream_key', stream_id: this.id, epoch: this.current.epoch, key: this.current.key.toString('base64url') };
   }
 
   /** How a member sees this stream; the key only for those who receive it. */
-  describe(forMember: Member): Record<string, unknown> {
+  describe(forMember: Member): StreamInfo {
     const base = {
       stream_id: this.id,
       kind: this.kind,
@@ -98,12 +100,12 @@ export class Room {
     for (const stream of this.streams.values()) {
       if (stream.publisher !== member && member.canSubscribe(stream.id)) stream.subscribers.add(member);
     }
-    const joined = { type: 'participant_joined', participant: describeMember(member) };
+    const joined: ServerControl = { type: 'participant_joined', participant: describeMember(member) };
     for (const other of this.members.values()) if (other !== member) other.sendControl(joined);
   }
 
   /** Snapshot for a member that just joined: the others and every stream. */
-  snapshot(member: Member): { participants: Record<string, unknown>[]; streams: Record<string, unknown>[] } {
+  snapshot(member: Member): { participants: ParticipantInfo[]; streams: StreamInfo[] } {
     const participants = [...this.members.values()].filter((m) => m !== member).map(describeMember);
     const streams = [...this.streams.values()].map((s) => s.describe(member));
     return { participants, streams };
@@ -116,7 +118,7 @@ export class Room {
     for (const stream of this.streams.values()) {
       if (stream.subscribers.delete(member)) this.scheduleRotation(stream);
     }
-    const left = { type: 'participant_left', participant_id: member.participantId, user_id: member.userId };
+    const left: ServerControl = { type: 'participant_left', participant_id: member.participantId, user_id: member.userId };
     for (const other of this.members.values()) other.sendControl(left);
   }
 
@@ -142,7 +144,7 @@ export class Room {
     this.streams.delete(stream.id);
     stream.publisher.published.delete(stream.id);
     stream.subscribers.clear();
-    const removed = { type: 'stream_removed', stream_id: stream.id, participant_id: stream.publisher.participantId, user_id: stream.publisher.userId };
+    const removed: ServerControl = { type: 'stream_removed', stream_id: stream.id, participant_id: stream.publisher.participantId, user_id: stream.publisher.userId };
     for (const other of this.members.values()) {
       if (other !== stream.publisher || notifyPublisher) other.sendControl(removed);
     }
@@ -184,6 +186,6 @@ export class Room {
   }
 }
 
-function describeMember(member: Member): Record<string, unknown> {
+function describeMember(member: Member): ParticipantInfo {
   return { participant_id: member.participantId, user_id: member.userId, role: member.role };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KIND } from './limits.ts';
+import { KIND_CODE } from '@rtc/protocol';
 import { SendQueue } from './send-queue.ts';
 
 /** A socket stand-in whose backlog the test controls: written messages are recorded. */
@@ -19,7 +19,7 @@ describe('SendQueue', () => {
   it('writes at once while the socket has room', () => {
     const s = sink();
     const q = new SendQueue(s.queueSink, LIMITS);
-    q.pushMedia(KIND.video, frame('v1'));
+    q.pushMedia(KIND_CODE.video, frame('v1'));
     q.pushControl(frame('c1'));
     assert.deepEqual(names(s.written), ['v1', 'c1']);
   });
@@ -28,10 +28,10 @@ describe('SendQueue', () => {
     const s = sink();
     const q = new SendQueue(s.queueSink, LIMITS);
     s.backlog = 1000;
-    q.pushMedia(KIND.audio, frame('a1'));
-    q.pushMedia(KIND.video, frame('v1'));
+    q.pushMedia(KIND_CODE.audio, frame('a1'));
+    q.pushMedia(KIND_CODE.video, frame('v1'));
     q.pushControl(frame('c1'));
-    q.pushMedia(KIND.data, frame('d1'));
+    q.pushMedia(KIND_CODE.data, frame('d1'));
     assert.equal(s.written.length, 0);
     s.backlog = 0;
     q.flush();
@@ -43,14 +43,14 @@ describe('SendQueue', () => {
     const q = new SendQueue(s.queueSink, LIMITS);
     s.backlog = 1000;
     for (const f of ['a1', 'v1', 'v2', 'd1', 'a2', 'v3']) {
-      q.pushMedia(f.startsWith('a') ? KIND.audio : f.startsWith('v') ? KIND.video : KIND.data, frame(f));
+      q.pushMedia(f.startsWith('a') ? KIND_CODE.audio : f.startsWith('v') ? KIND_CODE.video : KIND_CODE.data, frame(f));
     }
     // six frames, at most four: v1 then v2 went
     assert.deepEqual(q.dropped, { audio: 0, video: 2, data: 0 });
-    q.pushMedia(KIND.audio, frame('a3'));
-    q.pushMedia(KIND.audio, frame('a4'));
+    q.pushMedia(KIND_CODE.audio, frame('a3'));
+    q.pushMedia(KIND_CODE.audio, frame('a4'));
     assert.deepEqual(q.dropped, { audio: 0, video: 3, data: 1 });
-    q.pushMedia(KIND.audio, frame('a5'));
+    q.pushMedia(KIND_CODE.audio, frame('a5'));
     assert.deepEqual(q.dropped, { audio: 1, video: 3, data: 1 });
     s.backlog = 0;
     q.flush();
@@ -74,8 +74,8 @@ describe('SendQueue', () => {
     const s = sink();
     const q = new SendQueue(s.queueSink, LIMITS);
     s.backlog = 1000;
-    q.pushMedia(KIND.audio, frame('a1'));
-    q.pushMedia(KIND.audio, frame('a2'));
+    q.pushMedia(KIND_CODE.audio, frame('a1'));
+    q.pushMedia(KIND_CODE.audio, frame('a2'));
     s.backlog = 0;
     s.queueSink.write = (m) => {
       s.written.push(m);

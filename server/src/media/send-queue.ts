@@ -1,4 +1,4 @@
-import { KIND } from './limits.ts';
+import { KIND_CODE } from '@rtc/protocol';
 
 /** Where a session's queue writes: the WebSocket, and how much the socket still holds. */
 export interface QueueSink {
@@ -103,7 +103,7 @@ export class SendQueue {
       this.sink.write(message);
       return;
     }
-    const fifo = kind === KIND.audio ? this.audio : kind === KIND.video ? this.video : this.data;
+    const fifo = kind === KIND_CODE.audio ? this.audio : kind === KIND_CODE.video ? this.video : this.data;
     fifo.push({ message, order: this.order++ });
     this.mediaBytes += message.length;
     while (this.mediaBytes > this.limits.mediaMaxBytes || this.mediaFrames() > this.limits.mediaMaxFrames) {

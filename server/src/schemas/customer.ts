@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CredentialCreate, CredentialPatch } from '../services/credentials.ts';
-import { MAX_TTL_SECONDS } from '../../../protocol/src/limits.ts';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { parseCidr } from '../core/address.ts';
 import { typeError } from './validate.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../../protocol/src/wire.ts';
+import { ROLES } from '@rtc/protocol';
 import { MARKETPLACE } from '../catalog/marketplace.ts';
 import { PRICE_LIST } from '../catalog/price-list.ts';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../core/cursor.ts';

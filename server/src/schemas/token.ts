@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import {
-  MAX_ID_LENGTH, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS,
-} from '../../../protocol/src/limits.ts';
-import { ROLES, type RevocationRequest, type TokenRequest } from '../../../protocol/src/wire.ts';
+  MAX_ID_LENGTH, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, ROLES,
+  type RevocationRequest, type TokenRequest
+} from '@rtc/protocol';
 import { typeError } from './validate.ts';
 
 // spec §2: 1-128 printable ASCII characters, no spaces

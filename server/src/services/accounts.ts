@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../protocol/src/limits.ts';
-import { ID_PREFIX } from '../../../protocol/src/ids.ts';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../core/password.ts';

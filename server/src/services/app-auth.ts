@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW } from '../../../protocol/src/limits.ts';
-import { isId } from '../../../protocol/src/ids.ts';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, isId } from '@rtc/protocol';
 import { createAddressSet, type AddressSet } from '../core/address.ts';
 import { safeEqual } from '../core/encoding.ts';
 import { ApiError, badCredentials, rateLimited } from '../core/errors.ts';

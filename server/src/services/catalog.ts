@@ -1,8 +1,8 @@
 import {
-  AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, DEFAULT_TTL_SECONDS, MAX_ID_LENGTH, MAX_PUBLISH_STREAMS,
-  MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, TOKEN_API_BODY_LIMIT_BYTES,
-} from '../../../protocol/src/limits.ts';
-import type { Role } from '../../../protocol/src/wire.ts';
+  AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, DEFAULT_TTL_SECONDS, MAX_ID_LENGTH,
+  MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, TOKEN_API_BODY_LIMIT_BYTES,
+  type Role
+} from '@rtc/protocol';
 import { formatScaled } from '../catalog/money.ts';
 import type { PlatformData } from '../catalog/platform.ts';
 import type { PriceList } from '../catalog/price-list.ts';

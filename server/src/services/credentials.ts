@@ -1,4 +1,4 @@
-import { MAX_TTL_SECONDS } from '../../../protocol/src/limits.ts';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newAppSecret, newId } from '../core/ids.ts';
 import type { CredentialRecord, Scopes } from '../ports.ts';

@@ -1,4 +1,4 @@
-import type { GrantClaims, TokenRequest, TokenResponse } from '../../../protocol/src/wire.ts';
+import type { GrantClaims, TokenRequest, TokenResponse } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import { newGrantId } from '../core/ids.ts';

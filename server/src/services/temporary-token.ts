@@ -1,4 +1,4 @@
-import type { TokenRequest, TokenResponse } from '../../../protocol/src/wire.ts';
+import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import { issueToken, type IssuerSettings } from './issue-token.ts';

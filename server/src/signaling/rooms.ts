@@ -1,7 +1,8 @@
-import type { Role } from '../../../protocol/src/wire.ts';
+import {
+  encodeSignalingEventData, type Role, type SignalingJoinResult, type SignalingLeaveReason, type SignalingParticipant,
+} from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { newLogEpoch } from '../core/ids.ts';
-import type { LeaveReason } from '../core/signaling-limits.ts';
 import type { Clock } from '../ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -14,20 +15,11 @@ export interface EventSink {
   end(): void;
 }
 
-export interface Participant {
-  readonly user_id: string;
-  readonly role: Role;
-  readonly joined_at_ms: number;
-}
+export type LeaveReason = SignalingLeaveReason;
 
-export interface JoinResult {
-  readonly room_id: string;
-  readonly user_id: string;
-  readonly role: Role;
-  readonly participants: Participant[];
-  /** Open the event stream with this as `Last-Event-ID` to miss nothing after the join. */
-  readonly last_event_id: string;
-}
+export type Participant = SignalingParticipant;
+
+export type JoinResult = SignalingJoinResult;
 
 export interface RoomSettings {
   readonly retention: { readonly ms: number; readonly events: number };
@@ -159,7 +151,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
     const last = presence !== undefined && presence.sessions.size === 1 && presence.sessions.has(session);
     if (reason === 'revoked' || reason === 'expired') {
       // the session's own streams learn why they end, then close; the room sees a leave
-      const frame = sseFrame(reason, JSON.stringify({ at_ms: clock.nowMs() }));
+      const frame = sseFrame(reason, encodeSignalingEventData(reason, { at_ms: clock.nowMs() }));
       for (const sink of session.streams) {
         sink.write(frame);
         sink.end();
@@ -168,7 +160,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
     }
     if (last) {
       // for an explicit leave, the session's own streams still receive the leave event
-      append(room, 'leave', JSON.stringify({ user_id: userId, reason, at_ms: clock.nowMs() }));
+      append(room, 'leave', encodeSignalingEventData('leave', { user_id: userId, reason, at_ms: clock.nowMs() }));
       room.users.delete(userId);
     } else {
       presence?.sessions.delete(session);
@@ -210,7 +202,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
         let presence = room.users.get(identity.userId);
         if (!presence) {
           const nowMs = clock.nowMs();
-          append(room, 'join', JSON.stringify({ user_id: identity.userId, role: identity.role, at_ms: nowMs }));
+          append(room, 'join', encodeSignalingEventData('join', { user_id: identity.userId, role: identity.role, at_ms: nowMs }));
           presence = { role: identity.role, joinedAtMs: nowMs, sinceSeq: room.seq, sessions: new Set() };
           room.users.set(identity.userId, presence);
         }
@@ -269,7 +261,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
       let healthy = true;
       let replayed = 0;
       if (from === undefined) {
-        const snapshot = JSON.stringify({ room_id: room.roomId, participants: listParticipants(room), reset: lastEventId !== undefined });
+        const snapshot = encodeSignalingEventData('snapshot', { room_id: room.roomId, participants: listParticipants(room), reset: lastEventId !== undefined });
         healthy = sink.write(sseFrame('snapshot', snapshot, headId(room)));
       } else {
         for (const entry of room.log) {
@@ -282,7 +274,7 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
         }
       }
       // everything from here on is live
-      healthy &&= sink.write(sseFrame('ready', JSON.stringify({ room_id: room.roomId, replayed, at_ms: clock.nowMs() })));
+      healthy &&= sink.write(sseFrame('ready', encodeSignalingEventData('ready', { room_id: room.roomId, replayed, at_ms: clock.nowMs() })));
       if (!healthy) {
         sink.end();
         return () => undefined;

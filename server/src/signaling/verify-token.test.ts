@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { GrantClaims } from '../../../protocol/src/wire.ts';
+import type { GrantClaims } from '@rtc/protocol';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 import { verifySignalingToken } from './verify-token.ts';

@@ -1,4 +1,4 @@
-import { ROLES, type Role } from '../../../protocol/src/wire.ts';
+import { parseGrantClaims, type Role } from '@rtc/protocol';
 import { SIGNALING_TOKEN_TYPE, verifyJws } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 
@@ -15,9 +15,9 @@ export interface SessionIdentity {
 }
 
 /**
- * Checks a signaling token's signature, type, audience, issuer, expiry and claim shapes
- * (DESIGN.md section 4). Revocation is the caller's check. Undefined for every failure: the
- * service answers one 401 whatever the cause.
+ * Checks a signaling token's signature, type, claim shapes (`parseGrantClaims`, shared with media
+ * grants), audience, issuer and expiry (docs/protocol/signaling.md, "Tokens"). Revocation is the
+ * caller's check. Undefined for every failure: the service answers one 401 whatever the cause.
  */
 export function verifySignalingToken(
   token: string,
@@ -26,13 +26,9 @@ export function verifySignalingToken(
 ): SessionIdentity | undefined {
   const result = verifyJws(token, keys, SIGNALING_TOKEN_TYPE);
   if (!result.ok) return undefined;
-  const c = result.claims;
+  const c = parseGrantClaims(result.claims);
   // a media grant carries aud rtc-media: it never opens a signaling session
-  if (c['aud'] !== 'rtc-signaling' || c['iss'] !== expected.issuer) return undefined;
-  const { jti, prj, room, sub, role, exp } = c;
-  if (typeof jti !== 'string' || typeof prj !== 'string' || typeof room !== 'string' || typeof sub !== 'string') return undefined;
-  if (jti === '' || prj === '' || room === '' || sub === '') return undefined;
-  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) return undefined;
-  if (typeof exp !== 'number' || !Number.isSafeInteger(exp) || exp <= expected.nowSec) return undefined;
-  return { grantId: jti, projectId: prj, roomId: room, userId: sub, role: role as Role, expiresAt: exp };
+  if (!c || c.aud !== 'rtc-signaling' || c.iss !== expected.issuer) return undefined;
+  if (c.exp <= expected.nowSec) return undefined;
+  return { grantId: c.jti, projectId: c.prj, roomId: c.room, userId: c.sub, role: c.role, expiresAt: c.exp };
 }

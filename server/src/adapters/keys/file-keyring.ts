@@ -3,7 +3,7 @@ import {
   closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_TTL_SECONDS } from '../../../../protocol/src/limits.ts';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { newKeyId } from '../../core/ids.ts';
 import type { KeyRing, MediaMasterKey, SigningKey } from '../../core/keyring.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_STATUS } from '../../../../protocol/src/errors.ts';
+import { ERROR_STATUS } from '@rtc/protocol';
 import { OPERATIONS } from './operations.ts';
 import {
   DEFAULT_BODY_LIMIT, HOSTS, requestComponents, responseComponents, type Auth, type ErrorSpec, type Host, type Operation,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorCode } from '../../../../protocol/src/errors.ts';
+import type { ErrorCode } from '@rtc/protocol';
 
 /**
  * The route registry: one entry per operation of every network role. Routes are registered from

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES, type TokenResponse } from '../../../../protocol/src/wire.ts';
+import { ROLES, type TokenResponse } from '@rtc/protocol';
 import type { AccountView, SessionTokens } from '../../services/accounts.ts';
 import type { CredentialView, CredentialWithSecret } from '../../services/credentials.ts';
 import type { ProjectView } from '../../services/projects.ts';

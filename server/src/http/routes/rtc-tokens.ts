@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../protocol/src/limits.ts';
+import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { ApiError } from '../../core/errors.ts';
 import type { AuthCredential } from '../../ports.ts';
 import { admitAddress, authenticateApp } from '../../services/app-auth.ts';

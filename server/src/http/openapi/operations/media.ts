@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HANDSHAKE_TIMEOUT_MS, MEDIA_PATH } from '../../../media/limits.ts';
+import { MEDIA_PATH } from '@rtc/protocol';
+import { HANDSHAKE_TIMEOUT_MS } from '../../../media/limits.ts';
 import { responseComponent, type Operation } from '../registry.ts';
 
 /**
@@ -7,7 +8,7 @@ import { responseComponent, type Operation } from '../registry.ts';
  * follows the upgrade is no HTTP and is specified in docs/protocol/media.md, not here.
  */
 
-/** The answer to a plain HTTP request on the media path (media/start.ts). */
+/** The answer to a plain HTTP request on the media path (main/media-role.ts). */
 export const upgradeRequiredSchema = responseComponent(z.strictObject({
   error: z.literal('upgrade_required'),
   message: z.string(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ROLES } from '../../../../../protocol/src/wire.ts';
+import { ROLES, SIGNALING_LEAVE_REASONS } from '@rtc/protocol';
 import {
-  KEEPALIVE_SECONDS, LEAVE_REASONS, MAX_BODY_BYTES, MAX_SESSIONS_PER_ROOM, MAX_STREAMS_PER_SESSION, PRESENCE_GRACE_SECONDS,
+  KEEPALIVE_SECONDS, MAX_BODY_BYTES, MAX_SESSIONS_PER_ROOM, MAX_STREAMS_PER_SESSION, PRESENCE_GRACE_SECONDS,
   RETENTION_EVENTS, RETENTION_SECONDS, TOKEN_RATE_WINDOW_SECONDS, TOKEN_REQUESTS_PER_WINDOW,
 } from '../../../core/signaling-limits.ts';
 import { joinSchema, messageSchema } from '../../../schemas/signaling.ts';
@@ -70,7 +70,7 @@ export const signalingEventSchema = responseComponent(z.discriminatedUnion('even
   }), 'SignalingJoinEventData'), 'to everyone, when a user\'s first session joins'),
   event('leave', responseComponent(z.strictObject({
     user_id: z.string(),
-    reason: z.enum(LEAVE_REASONS),
+    reason: z.enum(SIGNALING_LEAVE_REASONS),
     at_ms: timeMs,
   }), 'SignalingLeaveEventData'), 'to everyone, when a user\'s last session goes'),
   event('message', responseComponent(z.strictObject({

@@ -1,4 +1,4 @@
-import { TOKEN_API_BODY_LIMIT_BYTES } from '../../../../../protocol/src/limits.ts';
+import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from '../../../schemas/token.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../registry.ts';
 import { healthSchema, healthUnavailableSchema, jwksSchema, revocationResultSchema, tokenResponseSchema } from '../responses.ts';

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { CLOSE_CODES } from '../../../sdk/app/src/errors.ts';
-import { CLOSE } from './close-codes.ts';
+import { MEDIA_CLOSE } from './media-close.ts';
 
-const doc = readFileSync(new URL('../../../docs/protocol/media.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../docs/protocol/media.md', import.meta.url), 'utf8');
 
 /** Rows of the "Close codes" table: code, name, reconnect. */
 function documentedCodes(): Map<number, { name: string; reconnect: boolean }> {
@@ -19,15 +18,9 @@ function documentedCodes(): Map<number, { name: string; reconnect: boolean }> {
 }
 
 describe('media close codes', () => {
-  it('the server table and docs/protocol/media.md are identical', () => {
+  it('the table and docs/protocol/media.md are identical', () => {
     const documented = documentedCodes();
-    const table = new Map(Object.values(CLOSE).map((c) => [c.code, { name: c.reason, reconnect: c.reconnect }]));
+    const table = new Map(Object.values(MEDIA_CLOSE).map((c) => [c.code, { name: c.reason, reconnect: c.reconnect }]));
     assert.deepEqual(documented, table);
-  });
-
-  it('the app SDK reconnects exactly on the codes the document says', () => {
-    for (const { code, reconnect } of Object.values(CLOSE)) {
-      assert.equal(CLOSE_CODES[code]?.reconnect, reconnect, `close code ${code}`);
-    }
   });
 });

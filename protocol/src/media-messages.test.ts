@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseClientControl, parseJoin } from './messages.ts';
+import { parseClientControl, parseJoin, parseServerControl } from './media-messages.ts';
 
 const B32 = Buffer.alloc(32, 7).toString('base64url');
+const NON_CANONICAL = `${B32.slice(0, 42)}B`;
 
 describe('media messages', () => {
   it('parses a join with exactly its fields', () => {
     const join = parseJoin(JSON.stringify({ type: 'join', grant: 'a.b.c', nonce: B32, proof: B32 }));
     assert.equal(join?.grant, 'a.b.c');
-    assert.equal(join?.nonce.length, 32);
+    assert.equal(join?.nonce, B32);
   });
 
   const badJoins: [string, unknown][] = [
@@ -19,6 +20,7 @@ describe('media messages', () => {
     ['a missing proof', { type: 'join', grant: 'g', nonce: B32 }],
     ['a short nonce', { type: 'join', grant: 'g', nonce: Buffer.alloc(16).toString('base64url'), proof: B32 }],
     ['padding in the nonce', { type: 'join', grant: 'g', nonce: `${Buffer.alloc(32).toString('base64')}`, proof: B32 }],
+    ['a non-canonical nonce', { type: 'join', grant: 'g', nonce: NON_CANONICAL, proof: B32 }],
     ['an empty grant', { type: 'join', grant: '', nonce: B32, proof: B32 }],
     ['a grant over 8192 characters', { type: 'join', grant: 'g'.repeat(8193), nonce: B32, proof: B32 }],
     ['__proto__', JSON.parse(`{"type":"join","grant":"g","nonce":"${B32}","proof":"${B32}","__proto__":{}}`)],
@@ -31,8 +33,8 @@ describe('media messages', () => {
 
   it('parses every client control message', () => {
     assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video"}'),
-      { type: 'publish', id: 1, streamId: 9, kind: 'video' });
-    assert.deepEqual(parseClientControl('{"type":"unpublish","id":2,"stream_id":9}'), { type: 'unpublish', id: 2, streamId: 9 });
+      { type: 'publish', id: 1, stream_id: 9, kind: 'video' });
+    assert.deepEqual(parseClientControl('{"type":"unpublish","id":2,"stream_id":9}'), { type: 'unpublish', id: 2, stream_id: 9 });
     assert.deepEqual(parseClientControl('{"type":"ping","id":0}'), { type: 'ping', id: 0 });
     assert.deepEqual(parseClientControl('{"type":"leave"}'), { type: 'leave' });
     assert.equal(parseClientControl(JSON.stringify({ type: 'renew', id: 3, grant: 'g', nonce: B32, proof: B32 }))?.type, 'renew');
@@ -53,4 +55,12 @@ describe('media messages', () => {
   for (const text of badControls) {
     it(`refuses the control message ${text}`, () => assert.equal(parseClientControl(text), undefined));
   }
+
+  it('parses server control messages and tells an unknown type from a malformed one', () => {
+    assert.deepEqual(parseServerControl('{"type":"pong","id":4,"server_time_ms":17}'),
+      { ok: true, message: { type: 'pong', id: 4, server_time_ms: 17 } });
+    assert.deepEqual(parseServerControl('{"type":"stream_key","stream_id":2,"epoch":3}'), { ok: false, error: 'malformed' });
+    assert.deepEqual(parseServerControl('{"type":"later_feature"}'), { ok: false, error: 'unknown_type' });
+    assert.deepEqual(parseServerControl('[]'), { ok: false, error: 'malformed' });
+  });
 });

@@ -1,12 +1,12 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { RoleStarter } from '../main/roles.ts';
-import { MediaHub } from './hub.ts';
-import { MEDIA_PATH } from './limits.ts';
+import { MEDIA_PATH } from '@rtc/protocol';
+import { MediaHub } from '../media/hub.ts';
+import type { RoleStarter } from './roles.ts';
 
 /**
- * The media role of `rtc serve` (DESIGN.md section 1): a WebSocket SFU at `/v1/media`
+ * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
  * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
  */
 export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {

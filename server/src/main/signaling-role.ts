@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import type { RoleStarter } from '../main/roles.ts';
-import { createSignalingApp } from './app.ts';
-import { createSignalingService } from './service.ts';
-import { defaultSignalingSettings, REVOCATION_POLL_MS } from './settings.ts';
+import { createSignalingApp } from '../signaling/app.ts';
+import { createSignalingService } from '../signaling/service.ts';
+import { defaultSignalingSettings, REVOCATION_POLL_MS } from '../signaling/settings.ts';
+import type { RoleStarter } from './roles.ts';
 
-/** The signaling role of `rtc serve` (DESIGN.md section 1): rooms in this process, tokens from the platform. */
+/** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
 export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
   // revocations reach this process over the in-process bus only when it also serves the token API
   const revokesHere = config.roles.includes('api') || config.roles.includes('token');

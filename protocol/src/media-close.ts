@@ -1,8 +1,9 @@
 /**
- * WebSocket close codes of the media connection (docs/protocol/media.md, "Close codes").
- * `reconnect` says whether a client should come back with a fresh token.
+ * WebSocket close codes of the media connection (docs/protocol/media.md, "Close codes"): the
+ * server closes with them and clients decide on them. `reconnect` says whether a client should
+ * come back with a fresh token.
  */
-export const CLOSE = {
+export const MEDIA_CLOSE = {
   normal: { code: 1000, reason: 'normal', reconnect: false },
   going_away: { code: 1001, reason: 'going_away', reconnect: true },
   message_too_big: { code: 1009, reason: 'message_too_big', reconnect: false },
@@ -18,4 +19,4 @@ export const CLOSE = {
   rate_limited: { code: 4029, reason: 'rate_limited', reconnect: false },
 } as const;
 
-export type CloseName = keyof typeof CLOSE;
+export type MediaCloseName = keyof typeof MEDIA_CLOSE;

@@ -1,0 +1,259 @@
+/**
+ * Messages of the media protocol (docs/protocol/media.md, "Handshake" and "Control messages"), with
+ * their field names as on the wire, and the parsers each end runs on what it receives. A parser
+ * returns the typed message, or undefined for anything the document does not allow: the receiver
+ * closes with protocol_error.
+ */
+import { MAX_STREAM_ID } from './limits.ts';
+import { MAX_GRANT_CHARS, MAX_REQUEST_ID, MEDIA_KINDS, type MediaKind } from './media-limits.ts';
+import { ROLES, type Role } from './wire.ts';
+
+/** `challenge`: the server's first message, as text. */
+export interface ChallengeMessage {
+  readonly type: 'challenge';
+  readonly version: number;
+  /** b64u, 32 bytes. */
+  readonly nonce: string;
+}
+
+/** `join`: the client's answer to the challenge, as text. Nonce and proof are b64u, 32 bytes. */
+export interface JoinMessage {
+  readonly type: 'join';
+  readonly grant: string;
+  readonly nonce: string;
+  readonly proof: string;
+}
+
+/** Control messages a joined client sends, sealed under its client-to-server key. */
+export type ClientControl =
+  | { readonly type: 'publish'; readonly id: number; readonly stream_id: number; readonly kind: MediaKind }
+  | { readonly type: 'unpublish'; readonly id: number; readonly stream_id: number }
+  | { readonly type: 'renew'; readonly id: number; readonly grant: string; readonly nonce: string; readonly proof: string }
+  | { readonly type: 'ping'; readonly id: number }
+  | { readonly type: 'leave' };
+
+/** A client control message before the connection gives it its request id. */
+export type ClientRequest = ClientControl extends infer C ? (C extends { readonly id: number } ? Omit<C, 'id'> : C) : never;
+
+/** Participant object. */
+export interface ParticipantInfo {
+  readonly participant_id: string;
+  readonly user_id: string;
+  readonly role: Role;
+}
+
+/** Stream object: the key only for a member that receives the stream. */
+export type StreamInfo = {
+  readonly stream_id: number;
+  readonly kind: MediaKind;
+  readonly participant_id: string;
+  readonly user_id: string;
+} & ({ readonly subscribed: false } | { readonly subscribed: true; readonly epoch: number; readonly key: string });
+
+/** What a grant allows, as `joined` and `renewed` state it. */
+export interface GrantFields {
+  readonly role: Role;
+  readonly expires_at: number;
+  readonly publish_streams: readonly number[];
+  readonly subscribe_streams: readonly number[];
+  readonly subscribe_room: boolean;
+}
+
+/** The `limits` object of `joined`. */
+export interface MediaLimits {
+  readonly max_message_bytes: number;
+  readonly replay_window: number;
+  readonly handshake_timeout_ms: number;
+  readonly idle_timeout_ms: number;
+}
+
+/** Why a renewal was refused (the `reason` of a `renew_refused` error). */
+export type RenewRefusal = 'invalid_grant' | 'expired' | 'revoked' | 'bad_proof' | 'identity_mismatch' | 'stale_challenge' | 'too_many_grants';
+
+/** `code` of an `error` reply. */
+export type RequestErrorCode = 'stream_not_allowed' | 'stream_in_use' | 'already_published' | 'not_published' | 'renew_refused';
+
+/** Control messages the server sends, sealed under the server-to-client key. */
+export type ServerControl =
+  | ({
+    readonly type: 'joined';
+    readonly participant_id: string;
+    readonly room_id: string;
+    readonly project_id: string;
+    readonly user_id: string;
+    readonly server_time_ms: number;
+    readonly renew_nonce: string;
+    readonly participants: readonly ParticipantInfo[];
+    readonly streams: readonly StreamInfo[];
+    readonly limits: MediaLimits;
+  } & GrantFields)
+  | { readonly type: 'participant_joined'; readonly participant: ParticipantInfo }
+  | { readonly type: 'participant_left'; readonly participant_id: string; readonly user_id: string }
+  | { readonly type: 'stream_added'; readonly stream: StreamInfo }
+  | { readonly type: 'stream_removed'; readonly stream_id: number; readonly participant_id: string; readonly user_id: string }
+  | { readonly type: 'stream_key'; readonly stream_id: number; readonly epoch: number; readonly key: string }
+  | { readonly type: 'stream_unsubscribed'; readonly stream_id: number }
+  | { readonly type: 'published'; readonly id: number; readonly stream_id: number; readonly kind: MediaKind; readonly epoch: number; readonly key: string }
+  | { readonly type: 'unpublished'; readonly id: number; readonly stream_id: number }
+  | ({ readonly type: 'renewed'; readonly id: number; readonly renew_nonce: string } & GrantFields)
+  | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
+  | {
+    readonly type: 'error';
+    readonly id: number;
+    readonly code: RequestErrorCode;
+    readonly message: string;
+    readonly reason?: RenewRefusal;
+    readonly renew_nonce?: string;
+  };
+
+const CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  join: ['type', 'grant', 'nonce', 'proof'],
+  publish: ['type', 'id', 'stream_id', 'kind'],
+  unpublish: ['type', 'id', 'stream_id'],
+  renew: ['type', 'id', 'grant', 'nonce', 'proof'],
+  ping: ['type', 'id'],
+  leave: ['type'],
+};
+
+/** 32 bytes in canonical base64url: 43 characters, the last one without stray low bits. */
+const B64U_32 = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** A JSON object whose fields are exactly those of its client message `type`. */
+function parseClientObject(text: string): Record<string, unknown> | undefined {
+  const record = parseObject(text);
+  const type = record?.['type'];
+  const fields = typeof type === 'string' && Object.hasOwn(CLIENT_FIELDS, type) ? CLIENT_FIELDS[type] : undefined;
+  if (!record || !fields) return undefined;
+  const keys = Object.keys(record);
+  return keys.length === fields.length && keys.every((k) => fields.includes(k)) ? record : undefined;
+}
+
+function isBytes32(value: unknown): value is string {
+  return typeof value === 'string' && B64U_32.test(value);
+}
+
+function isGrantText(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_GRANT_CHARS;
+}
+
+function isRequestId(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_REQUEST_ID;
+}
+
+function isStreamId(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_STREAM_ID;
+}
+
+function isMediaKind(value: unknown): value is MediaKind {
+  return (MEDIA_KINDS as readonly unknown[]).includes(value);
+}
+
+/** Parses `join`; undefined for another message or a field that is missing, extra or malformed. */
+export function parseJoin(text: string): JoinMessage | undefined {
+  const r = parseClientObject(text);
+  if (r?.['type'] !== 'join') return undefined;
+  const { grant, nonce, proof } = r;
+  return isGrantText(grant) && isBytes32(nonce) && isBytes32(proof) ? { type: 'join', grant, nonce, proof } : undefined;
+}
+
+/** Parses a client control message; undefined for anything section 6.1 does not allow. */
+export function parseClientControl(text: string): ClientControl | undefined {
+  const r = parseClientObject(text);
+  if (!r) return undefined;
+  const id = r['id'];
+  switch (r['type']) {
+    case 'publish': {
+      const { stream_id, kind } = r;
+      return isRequestId(id) && isStreamId(stream_id) && isMediaKind(kind) ? { type: 'publish', id, stream_id, kind } : undefined;
+    }
+    case 'unpublish': {
+      const { stream_id } = r;
+      return isRequestId(id) && isStreamId(stream_id) ? { type: 'unpublish', id, stream_id } : undefined;
+    }
+    case 'renew': {
+      const { grant, nonce, proof } = r;
+      return isRequestId(id) && isGrantText(grant) && isBytes32(nonce) && isBytes32(proof)
+        ? { type: 'renew', id, grant, nonce, proof } : undefined;
+    }
+    case 'ping':
+      return isRequestId(id) ? { type: 'ping', id } : undefined;
+    case 'leave':
+      return { type: 'leave' };
+    default:
+      return undefined;
+  }
+}
+
+/** Parses the server's `challenge`; undefined for anything else. */
+export function parseChallenge(text: string): ChallengeMessage | undefined {
+  const r = parseObject(text);
+  if (r?.['type'] !== 'challenge' || !Number.isSafeInteger(r['version']) || !isBytes32(r['nonce'])) return undefined;
+  return { type: 'challenge', version: r['version'] as number, nonce: r['nonce'] };
+}
+
+/** What a client receives: a control message of section 6.2, or why it is not one. */
+export type ServerControlParse =
+  | { readonly ok: true; readonly message: ServerControl }
+  | { readonly ok: false; readonly error: 'malformed' | 'unknown_type' };
+
+const isText = (v: unknown): v is string => typeof v === 'string';
+const isInteger = (v: unknown): v is number => Number.isSafeInteger(v);
+const isRole = (v: unknown): v is Role => (ROLES as readonly unknown[]).includes(v);
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isParticipant(v: unknown): v is ParticipantInfo {
+  return isRecord(v) && isText(v['participant_id']) && isText(v['user_id']) && isRole(v['role']);
+}
+
+function isStream(v: unknown): v is StreamInfo {
+  if (!isRecord(v) || !isInteger(v['stream_id']) || !isMediaKind(v['kind']) || !isText(v['participant_id']) || !isText(v['user_id'])) {
+    return false;
+  }
+  if (v['subscribed'] === false) return true;
+  return v['subscribed'] === true && isInteger(v['epoch']) && isBytes32(v['key']);
+}
+
+function hasGrantFields(r: Record<string, unknown>): boolean {
+  const ids = (v: unknown): boolean => Array.isArray(v) && v.every(isInteger);
+  return isRole(r['role']) && isInteger(r['expires_at']) && ids(r['publish_streams']) && ids(r['subscribe_streams'])
+    && typeof r['subscribe_room'] === 'boolean';
+}
+
+/** The checks each server message type must pass; the SDK reads only what passed them. */
+const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, unknown>) => boolean>> = {
+  joined: (r) => hasGrantFields(r) && isText(r['participant_id']) && isText(r['room_id']) && isText(r['project_id'])
+    && isText(r['user_id']) && isInteger(r['server_time_ms']) && isBytes32(r['renew_nonce'])
+    && Array.isArray(r['participants']) && r['participants'].every(isParticipant)
+    && Array.isArray(r['streams']) && r['streams'].every(isStream) && isRecord(r['limits']),
+  participant_joined: (r) => isParticipant(r['participant']),
+  participant_left: (r) => isText(r['participant_id']) && isText(r['user_id']),
+  stream_added: (r) => isStream(r['stream']),
+  stream_removed: (r) => isInteger(r['stream_id']) && isText(r['participant_id']) && isText(r['user_id']),
+  stream_key: (r) => isInteger(r['stream_id']) && isInteger(r['epoch']) && isBytes32(r['key']),
+  stream_unsubscribed: (r) => isInteger(r['stream_id']),
+  published: (r) => isRequestId(r['id']) && isInteger(r['stream_id']) && isMediaKind(r['kind']) && isInteger(r['epoch']) && isBytes32(r['key']),
+  unpublished: (r) => isRequestId(r['id']) && isInteger(r['stream_id']),
+  renewed: (r) => isRequestId(r['id']) && isBytes32(r['renew_nonce']) && hasGrantFields(r),
+  pong: (r) => isRequestId(r['id']) && isInteger(r['server_time_ms']),
+  error: (r) => isRequestId(r['id']) && isText(r['code']) && isText(r['message'])
+    && (r['renew_nonce'] === undefined || isBytes32(r['renew_nonce'])) && (r['reason'] === undefined || isText(r['reason'])),
+};
+
+/** Parses a control message from the server (section 6.2); a type the client does not know is `unknown_type`. */
+export function parseServerControl(text: string): ServerControlParse {
+  const r = parseObject(text);
+  const type = r?.['type'];
+  if (!r || typeof type !== 'string') return { ok: false, error: 'malformed' };
+  if (!Object.hasOwn(SERVER_CHECKS, type)) return { ok: false, error: 'unknown_type' };
+  return SERVER_CHECKS[type as ServerControl['type']](r) ? { ok: true, message: r as ServerControl } : { ok: false, error: 'malformed' };
+}

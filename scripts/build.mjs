@@ -1,0 +1,4 @@
+// npm run build: compiles to dist/ and links the built workspace packages there.
+import { build } from './lib.mjs';
+
+build();

@@ -1,0 +1,29 @@
+import { NONCE_LABEL, type FrameHeader } from '@rtc/protocol';
+import { open } from './frame.ts';
+import type { MediaGrant } from './grant-check.ts';
+import type { Stream } from './room.ts';
+
+/** What became of a media frame: sent on, dropped (late, replayed, crossed an unpublish), or a protocol violation. */
+export type ForwardResult = 'forwarded' | 'dropped' | 'violation';
+
+/**
+ * Authenticates one media frame of a stream the sender publishes, under the stream key of its
+ * epoch, and queues the same bytes for every subscriber (docs/protocol/media.md, "Keys and nonces").
+ */
+export function forwardFrame(
+  message: Buffer, header: FrameHeader, published: ReadonlyMap<number, Stream>, grant: MediaGrant | undefined, nowMs: () => number,
+): ForwardResult {
+  const stream = published.get(header.streamId);
+  if (!stream) {
+    // a stream of the grant that this session does not publish (now): a frame that crossed an
+    // unpublish on the wire, dropped; a stream id outside the grant is a violation
+    return grant?.pub.has(header.streamId) ? 'dropped' : 'violation';
+  }
+  if (header.kind !== stream.kindCode) return 'violation';
+  const generation = stream.generation(header.epoch, header.epoch === stream.current.epoch ? 0 : nowMs());
+  if (!generation || !generation.window.check(header.seq)) return 'dropped';
+  if (!open(generation.key, NONCE_LABEL.streamFrame, message)) return 'violation';
+  generation.window.commit(header.seq);
+  for (const subscriber of stream.subscribers) subscriber.pushMedia(header.kind, message);
+  return 'forwarded';
+}
