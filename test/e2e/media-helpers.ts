@@ -33,7 +33,7 @@ export class TokenIssuer {
 
   /** `api` is read on every call, so a restarted server on another port is followed. */
   static async create(api: () => string): Promise<TokenIssuer> {
-    return new TokenIssuer(await createCustomer(api()), api);
+    return new TokenIssuer(await createCustomer({ api: api(), token: api(), request }), api);
   }
 
   async issue(body: TokenBody): Promise<TokenResponse> {

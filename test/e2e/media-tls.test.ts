@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
 import { connect, type MediaSession } from '../../sdk/app/src/index.ts';
-import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
+import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { collectFrames, text, until } from './media-helpers.ts';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { bearer } from '../helpers/accounts.ts';
+import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
 
@@ -156,7 +156,7 @@ describe('rtc serve: role lines, configuration errors, shutdown, restarts and ke
 
       before(async () => {
         server = await startServer({ dataDir: tempDir() });
-        customer = await createCustomer(server.api);
+        customer = await createCustomer(server);
       });
       after(async () => {
         await server.stop();
@@ -217,7 +217,7 @@ describe('rtc serve: role lines, configuration errors, shutdown, restarts and ke
       dataDir = tempDir();
       const first = await startServer({ dataDir });
       try {
-        customer = await createCustomer(first.api);
+        customer = await createCustomer(first);
         firstGrant = await issue(first.token, customer);
         firstKid = String(decodeProtectedHeader(firstGrant.media.grant).kid);
       } finally {

@@ -51,7 +51,7 @@ describe('signaling: resuming event streams', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });
   after(async () => {

@@ -49,7 +49,7 @@ describe('signaling: tokens, revocation and limits', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });
   after(async () => {
@@ -208,7 +208,7 @@ describe('signaling: a revoked token after a restart', () => {
   it('stays refused once the platform restarts on the same data', async () => {
     let server = await startServer({ roles: ['api', 'token', 'signaling'] });
     try {
-      const customer = await createCustomer(server.api);
+      const customer = await createCustomer(server);
       const t = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'u' });
       const kept = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'v' });
       await revoke(server, customer, t);
@@ -232,7 +232,7 @@ describe('signaling: a process of its own', () => {
     const api = await startServer({ roles: ['api', 'token'], dataDir: signaling.dataDir, env: { RTC_SIGNALING_PUBLIC_URL: signalingUrl } });
     const clients: SignalingClient[] = [];
     try {
-      const customer = await createCustomer(api.api);
+      const customer = await createCustomer(api);
       const alice = await joinRoom(api.token, customer, { room_id: 'r-split', user_id: 'alice' });
       const bob = await joinRoom(api.token, customer, { room_id: 'r-split', user_id: 'bob' });
       clients.push(alice.client, bob.client);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
-import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
+import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 
