@@ -9,8 +9,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { bearer } from '../helpers/customer.ts';
+import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
 

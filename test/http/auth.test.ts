@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, newLogin, registerAccount, type SessionBody } from '../helpers/customer.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { bearer, createCustomer, type Customer, newLogin, registerAccount, type SessionBody } from '../helpers/customer.ts';
 import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
@@ -237,5 +236,19 @@ describe('customer API: accounts and console sessions', () => {
         }
       });
     }
+  });
+
+  // last: it moves the platform clock past the lifetime of every session opened so far
+  describe('session lifetimes, on the platform clock', () => {
+    it('refuses an access token once expires_in has passed; its refresh token still opens a new session', async () => {
+      const acc = await registerAccount(server);
+      server.clock.advance(899_000);
+      assert.equal((await account(acc.accessToken)).status, 200);
+      server.clock.advance(2_000);
+      assert.equal((await account(acc.accessToken)).status, 401);
+      const res = await refresh(acc.refreshToken);
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await account(res.json<SessionBody>().access_token)).status, 200);
+    });
   });
 });

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, createProject, registerAccount, type Account } from '../helpers/customer.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
 import { type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
-import { bearer, createProject } from '../helpers/customer.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { bearer, createCustomer, createProject, type Customer } from '../helpers/customer.ts';
 import { basic, type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
