@@ -184,12 +184,18 @@ describe('signaling: tokens, revocation and limits', () => {
     const flooder = await join('r-flood', 'flooder');
     const calm = await join('r-flood', 'calm');
     const reader = await join('r-flood', 'reader');
+    const started = performance.now();
     const results = await Promise.all(Array.from({ length: 150 }, (_, n) =>
       request(`${url}/v1/signaling/messages`, { body: { token: flooder.token.signaling.token, data: { n } } })));
+    const elapsedMs = performance.now() - started;
     const accepted = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     assert.equal(accepted.length + limited.length, results.length, results.map((r) => r.status).join(','));
-    assert.ok(limited.length >= 50, `${limited.length} of 150 were rate limited`);
+    // 50 a second in windows opened by the first request: a loaded machine may spread the flood over
+    // several windows, each of which admits 50 at most
+    const windows = Math.floor(elapsedMs / 1000) + 1;
+    assert.ok(accepted.length <= 50 * windows, `${accepted.length} of 150 accepted in ${elapsedMs.toFixed(0)} ms`);
+    assert.ok(limited.length >= 150 - 50 * windows, `${limited.length} of 150 were rate limited`);
     for (const r of limited) {
       assert.equal(r.json()['error'], 'rate_limited');
       assert.ok(Number(r.headers['retry-after']) >= 1);
