@@ -191,9 +191,9 @@ describe('signaling: tokens, revocation and limits', () => {
     const accepted = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     assert.equal(accepted.length + limited.length, results.length, results.map((r) => r.status).join(','));
-    // 50 a second in windows opened by the first request: a loaded machine may spread the flood over
-    // several windows, each of which admits 50 at most
-    const windows = Math.floor(elapsedMs / 1000) + 1;
+    // 50 a second per window; the joins above opened the first one before the flood began, and a loaded
+    // machine may spread the flood over more: each window it overlaps admits 50 at most
+    const windows = Math.ceil(elapsedMs / 1000) + 1;
     assert.ok(accepted.length <= 50 * windows, `${accepted.length} of 150 accepted in ${elapsedMs.toFixed(0)} ms`);
     assert.ok(limited.length >= 150 - 50 * windows, `${limited.length} of 150 were rate limited`);
     for (const r of limited) {

@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
@@ -116,5 +117,20 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
       await deps.store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Starts a platform before the tests of the enclosing describe block and closes it after them; call inside `describe`. */
+export function useInProcess(options: InProcessOptions = {}): () => InProcessPlatform {
+  let platform: InProcessPlatform | undefined;
+  before(async () => {
+    platform = await startInProcess(options);
+  });
+  after(async () => {
+    await platform?.close();
+  });
+  return () => {
+    if (platform === undefined) throw new Error('the platform starts in the block\'s before hook');
+    return platform;
   };
 }
