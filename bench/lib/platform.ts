@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { postJson } from './http.ts';
+import { createCustomer } from '../../test/helpers/customer.ts';
+import { basic, request } from '../../test/helpers/http.ts';
 import { startServerProcess, type ServerProcess } from './process.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -55,27 +56,11 @@ export interface BenchCredential {
   readonly appSecret: string;
 }
 
-async function call(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const res = await postJson(url, JSON.stringify(body), headers);
-  if (res.status < 200 || res.status > 299) throw new Error(`POST ${new URL(url).pathname}: ${res.status} ${res.text}`);
-  return JSON.parse(res.text) as Record<string, unknown>;
-}
-
-/** Registers an account, creates a project and a credential with both scopes. */
+/** Registers an account, creates a project and a credential with both scopes (the tests' helper, over sockets). */
 export async function createCredential(apiUrl: string): Promise<BenchCredential> {
-  const suffix = `${process.pid}-${Date.now()}`;
-  const account = await call(`${apiUrl}/v1/auth/register`, {
-    email: `bench-${suffix}@example.test`, password: `bench password ${suffix}`,
-  });
-  const bearer = { authorization: `Bearer ${String(account['access_token'])}` };
-  const project = await call(`${apiUrl}/v1/projects`, { name: 'bench' }, bearer);
-  const projectId = String(project['id']);
-  const credential = await call(`${apiUrl}/v1/projects/${projectId}/credentials`,
-    { scopes: ['publisher', 'subscriber'] }, bearer);
-  return { projectId, appId: String(credential['app_id']), appSecret: String(credential['app_secret']) };
+  const { projectId, appId, appSecret } = await createCustomer({ api: apiUrl, token: apiUrl, request });
+  return { projectId, appId, appSecret };
 }
 
 /** The value of an HTTP Basic `Authorization` header. */
-export function basicAuthorization(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-}
+export const basicAuthorization = basic;

@@ -211,7 +211,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   before(async () => {
     routes = await registeredRoutes();
     server = await startServer({ roles: ['api', 'token', 'signaling', 'media'] });
-    const customer = await createCustomer(server.api);
+    const customer = await createCustomer(server);
     const bearer = { authorization: `Bearer ${customer.accessToken}` };
     const spare = await request(`${server.api}/v1/projects/${customer.projectId}/credentials`, { headers: bearer, body: { scopes: ['subscriber'] } });
     const token = await request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' } });

@@ -1,5 +1,6 @@
 /** Shared pieces of the media end-to-end tests: tokens over HTTP, SDK sessions, a TCP proxy. */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { after, before } from 'node:test';
 import WebSocket from 'ws';
 import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { connect, type ConnectOptions, type MediaSession, type MediaSessionEvents, type ReceivedFrame } from '../../sdk/app/src/index.ts';
@@ -18,6 +19,53 @@ export function startMediaServer(options: Omit<StartOptions, 'roles'> = {}): Pro
   });
 }
 
+/** A media platform and a customer for the tests of one describe block, which it starts before them and stops after. */
+export interface MediaFixture {
+  readonly server: RunningServer;
+  readonly issuer: TokenIssuer;
+  /** Closed after the block, before the server stops. */
+  readonly sessions: MediaSession[];
+  /** Run after the sessions are closed (proxies, ...). */
+  readonly closers: (() => Promise<void>)[];
+  /** A speaker's token with `subscribe_room`, in the block's room unless another is named. */
+  token(user: string, body?: Record<string, unknown>, room?: string): Promise<TokenResponse>;
+  /** Stops the server (waiting for `stopped` before the next start) and starts another on the same data. */
+  restart(stopped?: () => Promise<void>): Promise<void>;
+}
+
+/** Registers the block's `before` and `after` hooks; call it inside `describe`. */
+export function useMediaPlatform(room: string): MediaFixture {
+  let server: RunningServer | undefined;
+  let issuer: TokenIssuer | undefined;
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the media platform starts in the block\'s before hook');
+    return value;
+  };
+  const fixture: MediaFixture = {
+    get server() { return started(server); },
+    get issuer() { return started(issuer); },
+    sessions: [],
+    closers: [],
+    token: (user, body = {}, inRoom = room) => fixture.issuer.issue({ room_id: inRoom, user_id: user, role: 'speaker', subscribe_room: true, ...body }),
+    async restart(stopped) {
+      const { dataDir } = fixture.server;
+      await fixture.server.stop();
+      await stopped?.();
+      server = await startMediaServer({ dataDir });
+    },
+  };
+  before(async () => {
+    server = await startMediaServer();
+    issuer = await TokenIssuer.create(() => fixture.server.api);
+  });
+  after(async () => {
+    for (const s of fixture.sessions) await s.close();
+    for (const close of fixture.closers) await close();
+    await server?.stop();
+  });
+  return fixture;
+}
+
 /** A token request whose role may be any string, so that tests can send invalid ones. */
 export type TokenBody = Omit<TokenRequest, 'role'> & { readonly role: string };
 
@@ -33,7 +81,7 @@ export class TokenIssuer {
 
   /** `api` is read on every call, so a restarted server on another port is followed. */
   static async create(api: () => string): Promise<TokenIssuer> {
-    return new TokenIssuer(await createCustomer(api()), api);
+    return new TokenIssuer(await createCustomer({ api: api(), token: api(), request }), api);
   }
 
   async issue(body: TokenBody): Promise<TokenResponse> {

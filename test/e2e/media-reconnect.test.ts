@@ -1,33 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import {
-  MEDIA_ROLES, TcpProxy, TokenIssuer, collectFrames, join, nextEvent, startMediaServer, text, until,
-} from './media-helpers.ts';
+import { TcpProxy, collectFrames, join, nextEvent, text, until, useMediaPlatform } from './media-helpers.ts';
 
 describe('media reconnection (SDK against the real servers)', () => {
-  let server: RunningServer;
-  let issuer: TokenIssuer;
-  const sessions: MediaSession[] = [];
-  const closers: (() => Promise<void>)[] = [];
-  const token = (user: string, body: Record<string, unknown> = {}, room = 'reconnect-room'): Promise<TokenResponse> =>
-    issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, ...body });
-
-  before(async () => {
-    server = await startMediaServer();
-    issuer = await TokenIssuer.create(() => server.api);
-  });
-
-  after(async () => {
-    for (const s of sessions) await s.close();
-    for (const close of closers) await close();
-    await server?.stop();
-  });
+  const media = useMediaPlatform('reconnect-room');
+  const { sessions, closers, token } = media;
 
   it('reconnects with a fresh token after a network loss and publishes its streams again', async () => {
-    const proxy = await TcpProxy.start(server.urls['media']!);
+    const proxy = await TcpProxy.start(media.server.urls['media']!);
     closers.push(() => proxy.close());
     const grants: string[] = [];
     const getToken = async (): Promise<TokenResponse> => {
@@ -69,7 +50,7 @@ describe('media reconnection (SDK against the real servers)', () => {
   });
 
   it('notices a silent network through its keepalive and reconnects', async () => {
-    const proxy = await TcpProxy.start(server.urls['media']!);
+    const proxy = await TcpProxy.start(media.server.urls['media']!);
     closers.push(() => proxy.close());
     let tokenRequests = 0;
     const carol = await join(await token('carol', {}, 'silent-room'), {
@@ -103,11 +84,7 @@ describe('media reconnection (SDK against the real servers)', () => {
     const stream = await dave.publish(3, 'data');
     const disconnected = nextEvent(dave, 'disconnected', 15_000);
     const reconnected = nextEvent(dave, 'reconnected', 20_000);
-    const dataDir = server.dataDir;
-    await server.stop();
-    assert.equal((await disconnected).code, 1001);
-    server = await startServer({ dataDir, roles: MEDIA_ROLES,
-      env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000', RTC_LOG_LEVEL: 'info' } });
+    await media.restart(async () => assert.equal((await disconnected).code, 1001));
     await reconnected;
     const erin = await join(await token('erin', {}, 'restart-room'));
     sessions.push(erin);

@@ -139,9 +139,10 @@ describe('media relay', () => {
       await two.send(text(`two${i}`));
       await one.send(text(`one${i}`));
     }
-    await until(() => got.frames.length === 5, 3000, 'stream 1 frames');
-    await sleep(100);
-    assert.deepEqual(got.texts(), ['1:one0', '1:one1', '1:one2', '1:one3', '1:one4']);
+    // a frame on stream 1 sent after every frame of stream 2: one relayed to only1 would arrive before it
+    await one.send(text('barrier'));
+    await until(() => got.frames.length === 6, 3000, 'stream 1 frames and the barrier');
+    assert.deepEqual(got.texts(), ['1:one0', '1:one1', '1:one2', '1:one3', '1:one4', '1:barrier']);
   });
 
   it('keeps rooms of two projects with the same room id apart: no frame crosses', async () => {
@@ -162,7 +163,13 @@ describe('media relay', () => {
       await b.send(text(`project-2 ${i}`));
     }
     await until(() => got.mineListener.frames.length === 5 && got.theirsListener.frames.length === 5, 3000, 'frames');
-    await sleep(100);
+    // Every frame was relayed when its listener got it; what either side sends from now on reaches a
+    // socket after any frame wrongly relayed to it: a barrier frame for the listeners, and the
+    // answer to an unpublish request for the publishers.
+    await a.send(text('project-1 barrier'));
+    await b.send(text('project-2 barrier'));
+    await until(() => got.mineListener.frames.length === 6 && got.theirsListener.frames.length === 6, 3000, 'the barriers');
+    await Promise.all([a.close(), b.close()]);
     assert.ok(got.mineListener.texts().every((t) => t.includes('project-1')));
     assert.ok(got.theirsListener.texts().every((t) => t.includes('project-2')));
     assert.equal(got.mine.frames.length + got.theirs.frames.length, 0);
@@ -240,8 +247,10 @@ describe('media relay', () => {
     await until(() => listener.streams().length === 1, 3000, 'stream seen');
     for (let i = 0; i < 10; i++) await stream.send(text(`m${i}`));
     await until(() => got.frames.length >= 10, 3000, 'frames');
-    await sleep(100);
-    assert.deepEqual(got.frames.map((f) => f.sequence), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // a replayed copy of frame 10 would come before the barrier frame sent after it
+    await stream.send(text('barrier'));
+    await until(() => got.frames.length >= 11, 3000, 'the barrier');
+    assert.deepEqual(got.frames.map((f) => f.sequence), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     assert.equal(listener.state, 'connected');
   });
 

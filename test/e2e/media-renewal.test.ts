@@ -1,26 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '@rtc/protocol';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import type { RunningServer } from '../helpers/platform.ts';
-import { TokenIssuer, collectFrames, join, nextEvent, startMediaServer, text, until, waitPastExpiry } from './media-helpers.ts';
+import { describe, it } from 'node:test';
+import { collectFrames, join, nextEvent, text, until, waitPastExpiry, useMediaPlatform } from './media-helpers.ts';
 
 describe('media renewal and expiry', () => {
-  let server: RunningServer;
-  let issuer: TokenIssuer;
-  const sessions: MediaSession[] = [];
-  const token = (user: string, body: Record<string, unknown> = {}, room = 'renewal-room'): Promise<TokenResponse> =>
-    issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, ...body });
-
-  before(async () => {
-    server = await startMediaServer();
-    issuer = await TokenIssuer.create(() => server.api);
-  });
-
-  after(async () => {
-    for (const s of sessions) await s.close();
-    await server?.stop();
-  });
+  const media = useMediaPlatform('renewal-room');
+  const { sessions, token } = media;
 
   it('renews on the same connection before expiry (half the lifetime of a short token) and carries on past the first exp', async () => {
     const first = await token('alice', { publish_streams: [1], ttl_seconds: 3 });
@@ -86,7 +70,7 @@ describe('media renewal and expiry', () => {
   it('applies the renewed grant at once: a stream it no longer lists ends, a stream it now lists arrives', async () => {
     const henry = await join(await token('henry', { publish_streams: [2] }, 'perm-room'));
     const grace = await join(await token('grace', { publish_streams: [1], subscribe_room: false }, 'perm-room'), {
-      getToken: () => issuer.issue({ room_id: 'perm-room', user_id: 'grace', role: 'audience', subscribe_streams: [2] }),
+      getToken: () => media.issuer.issue({ room_id: 'perm-room', user_id: 'grace', role: 'audience', subscribe_streams: [2] }),
     });
     sessions.push(henry, grace);
     const got = collectFrames(grace);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { TokenResponse } from '@rtc/protocol';
 import { connect, type MediaSession } from '../../sdk/app/src/index.ts';
-import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
+import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { makeCertificate } from '../helpers/tls.ts';
 import { collectFrames, text, until } from './media-helpers.ts';
 
 describe('media over wss when TLS is configured', () => {
@@ -35,12 +35,7 @@ describe('media over wss when TLS is configured', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rtc-media-tls-'));
-    const certFile = join(dir, 'cert.pem');
-    const keyFile = join(dir, 'key.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile,
-    ], { stdio: 'ignore' });
+    const { certFile, keyFile } = makeCertificate(dir);
     ca = readFileSync(certFile);
     server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_TLS_CERT_FILE: certFile, RTC_TLS_KEY_FILE: keyFile } });
     const login = newLogin();

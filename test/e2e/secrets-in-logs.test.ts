@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import type { SessionBody } from '../helpers/accounts.ts';
+import type { SessionBody } from '../helpers/customer.ts';
 import { basic, freshAddress, request, type HttpResult, type RequestOptions } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 

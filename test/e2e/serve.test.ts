@@ -1,69 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { bearer } from '../helpers/accounts.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { CLI, runCli, TOKEN_BODY, useTempDirs } from './serve-helpers.ts';
 
-const CLI = join(ROOT, 'server/src/main/cli.ts');
-const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'speaker', publish_streams: [1] };
-
-interface CliResult { code: number | null; stdout: string; stderr: string }
-
-/** Runs the `rtc` command to its end with only the given environment. */
-function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-    const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(kill);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-async function issue(host: string, customer: Customer): Promise<TokenResponse> {
-  const res = await request(`${host}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: TOKEN_BODY });
-  assert.equal(res.status, 200, res.text);
-  return res.json<TokenResponse>();
-}
-
-async function jwksOf(host: string): Promise<JSONWebKeySet> {
-  const res = await request(`${host}/.well-known/jwks.json`);
-  assert.equal(res.status, 200, res.text);
-  return res.json<JSONWebKeySet>();
-}
-
-async function verifyGrant(grant: string, jwks: JSONWebKeySet): Promise<void> {
-  await jwtVerify(grant, createLocalJWKSet(jwks), { audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'] });
-}
-
-describe('rtc serve: role lines, configuration errors, shutdown, restarts and key rotation', () => {
-  const dirs: string[] = [];
-  const tempDir = (): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'rtc-serve-'));
-    dirs.push(dir);
-    return dir;
-  };
-  after(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+describe('rtc serve: role lines, configuration errors and shutdown', () => {
+  const tempDir = useTempDirs();
 
   it('prints one JSON role line per role on stdout, with the bound port', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
@@ -105,12 +53,11 @@ describe('rtc serve: role lines, configuration errors, shutdown, restarts and ke
     assert.equal(stdout.length, 2, stdout.join('\n'));
   });
 
+  // each rule and its message is a row of server/src/config.test.ts; here, what the process does with them
   const badConfigs: [string, Record<string, string>, RegExp[]][] = [
-    ['a port that is not a number', { RTC_API_PORT: 'abc' }, [/RTC_API_PORT must be an integer from 0 to 65535/]],
-    ['a trusted proxy that is not a CIDR', { RTC_TRUST_PROXY: 'nonsense' }, [/RTC_TRUST_PROXY: "nonsense" is not an IPv4 or IPv6 CIDR/]],
-    ['only one of the TLS variables', { RTC_TLS_CERT_FILE: '/nonexistent/cert.pem' }, [/RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together/]],
-    ['all three at once', { RTC_API_PORT: 'abc', RTC_TRUST_PROXY: 'nonsense', RTC_TLS_KEY_FILE: '/nonexistent/key.pem' }, [
-      /RTC_API_PORT must be an integer/, /RTC_TRUST_PROXY: "nonsense"/, /RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together/,
+    ['three problems at once', { RTC_API_PORT: 'abc', RTC_TRUST_PROXY: 'nonsense', RTC_TLS_KEY_FILE: '/nonexistent/key.pem' }, [
+      /RTC_API_PORT must be an integer from 0 to 65535/, /RTC_TRUST_PROXY: "nonsense" is not an IPv4 or IPv6 CIDR/,
+      /RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together/,
     ]],
   ];
   for (const [what, env, problems] of badConfigs) {
@@ -156,7 +103,7 @@ describe('rtc serve: role lines, configuration errors, shutdown, restarts and ke
 
       before(async () => {
         server = await startServer({ dataDir: tempDir() });
-        customer = await createCustomer(server.api);
+        customer = await createCustomer(server);
       });
       after(async () => {
         await server.stop();
@@ -207,85 +154,6 @@ describe('rtc serve: role lines, configuration errors, shutdown, restarts and ke
     });
   }
 
-  describe('restarts on the same data directory', () => {
-    let dataDir: string;
-    let customer: Customer;
-    let firstGrant: TokenResponse;
-    let firstKid: string;
-
-    before(async () => {
-      dataDir = tempDir();
-      const first = await startServer({ dataDir });
-      try {
-        customer = await createCustomer(first.api);
-        firstGrant = await issue(first.token, customer);
-        firstKid = String(decodeProtectedHeader(firstGrant.media.grant).kid);
-      } finally {
-        await first.stop();
-      }
-    });
-
-    it('keeps keys.json private to its owner (mode 0600)', () => {
-      const mode = statSync(join(dataDir, 'keys.json')).mode & 0o777;
-      assert.equal(mode.toString(8), '600');
-    });
-
-    it('keeps the store private to its owner', () => {
-      const mode = statSync(join(dataDir, 'rtc.sqlite')).mode & 0o777;
-      assert.equal(mode & 0o077, 0, `rtc.sqlite has mode ${mode.toString(8)}`);
-    });
-
-    it('keeps accounts, sessions, projects and credentials, and reuses the keys', async () => {
-      const keysBefore = readFileSync(join(dataDir, 'keys.json'), 'utf8');
-      const server = await startServer({ dataDir });
-      try {
-        const me = await request(`${server.api}/v1/projects/${customer.projectId}`, { headers: bearer(customer.accessToken) });
-        assert.equal(me.status, 200, me.text);
-        const t = await issue(server.api, customer);
-        assert.equal(t.project_id, customer.projectId);
-        assert.equal(decodeProtectedHeader(t.media.grant).kid, firstKid);
-        await verifyGrant(firstGrant.media.grant, await jwksOf(server.token));
-        const revoke = await request(`${server.token}/v1/rtc/tokens/revoke`, {
-          headers: { authorization: customer.auth }, body: { revocation_handle: firstGrant.media.revocation_handle },
-        });
-        assert.equal(revoke.status, 200, revoke.text);
-      } finally {
-        assert.equal((await server.stop()).code, 0);
-      }
-      assert.equal(readFileSync(join(dataDir, 'keys.json'), 'utf8'), keysBefore);
-    });
-
-    it('rotates keys with `rtc keys rotate`: both kids published, new grants on the new key, old grants still verify', async () => {
-      const rotated = await runCli(['keys', 'rotate'], { RTC_DATA_DIR: dataDir });
-      assert.equal(rotated.code, 0, rotated.stderr);
-      const out = JSON.parse(rotated.stdout) as { rotated: boolean; signing_kid: string; media_master_kid: string };
-      assert.equal(out.rotated, true);
-      assert.notEqual(out.signing_kid, firstKid);
-      assert.equal(statSync(join(dataDir, 'keys.json')).mode & 0o777, 0o600);
-
-      const server = await startServer({ dataDir });
-      try {
-        for (const host of [server.api, server.token]) {
-          const jwks = await jwksOf(host);
-          assert.deepEqual(jwks.keys.map((k) => k.kid).sort(), [firstKid, out.signing_kid].sort());
-          await verifyGrant(firstGrant.media.grant, jwks);
-        }
-        const t = await issue(server.token, customer);
-        assert.equal(decodeProtectedHeader(t.media.grant).kid, out.signing_kid);
-        const jwks = await jwksOf(server.api);
-        await verifyGrant(t.media.grant, jwks);
-        const { payload } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks));
-        assert.deepEqual(payload['cnf'], { kid: out.media_master_kid });
-        // the App Secret and the revocation handles do not depend on the rotated keys
-        const revoke = await request(`${server.api}/v1/rtc/tokens/revoke`, {
-          headers: { authorization: customer.auth }, body: { revocation_handle: t.media.revocation_handle },
-        });
-        assert.equal(revoke.status, 200, revoke.text);
-      } finally {
-        assert.equal((await server.stop()).code, 0);
-      }
-    });
-  });
 });
 
 /** Polls `check` until it holds; gives up after 10 s (a bound, not a measured time). */

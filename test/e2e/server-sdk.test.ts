@@ -84,7 +84,7 @@ describe('server SDK: TokenClient against the real token API', () => {
 
   before(async () => {
     server = await startServer();
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
   });
   after(async () => {
     await server.stop();
@@ -152,21 +152,21 @@ describe('server SDK: TokenClient against the real token API', () => {
     });
 
     it('403 scope_denied', async () => {
-      const subscriberOnly = await createCustomer(server.api, { scopes: ['subscriber'] });
+      const subscriberOnly = await createCustomer(server, { scopes: ['subscriber'] });
       const err = await rejectsWith(clientFor(subscriberOnly, server.api).issue({ room_id: 'r', user_id: 'u', role: 'host', publish_streams: [1] }), TokenApiError);
       assert.equal(err.code, 'scope_denied');
       assert.equal(err.status, 403);
     });
 
     it('403 ip_not_allowed', async () => {
-      const fenced = await createCustomer(server.api, { ip_allowlist: ['192.0.2.0/24'] });
+      const fenced = await createCustomer(server, { ip_allowlist: ['192.0.2.0/24'] });
       const err = await rejectsWith(clientFor(fenced, server.token).issue({ room_id: 'r', user_id: 'u', role: 'host' }), TokenApiError);
       assert.equal(err.code, 'ip_not_allowed');
       assert.equal(err.status, 403);
     });
 
     it('403 project_archived', async () => {
-      const archived = await createCustomer(server.api);
+      const archived = await createCustomer(server);
       const res = await request(`${server.api}/v1/projects/${archived.projectId}/archive`, {
         method: 'POST', headers: { authorization: `Bearer ${archived.accessToken}` },
       });
@@ -193,7 +193,7 @@ describe('server SDK: TokenClient against the real token API', () => {
       assert.equal(alteredErr.status, 404);
       assert.equal(alteredErr.operation, 'revoke');
 
-      const other = await createCustomer(server.api);
+      const other = await createCustomer(server);
       const foreignErr = await rejectsWith(clientFor(other, server.token).revoke(h), TokenApiError);
       assert.equal(foreignErr.code, 'unknown_handle');
       assert.equal(foreignErr.status, 404);
@@ -409,7 +409,7 @@ describe('server SDK: 429 rate_limited with Retry-After', () => {
 
   /** A fresh credential that has used up its three requests of this minute. */
   async function exhausted(): Promise<Customer> {
-    const c = await createCustomer(server.api);
+    const c = await createCustomer(server);
     const tokens = clientFor(c, server.token);
     for (let i = 0; i < 3; i += 1) await tokens.issue({ room_id: 'r', user_id: `u${i}`, role: 'host' });
     return c;

@@ -31,7 +31,7 @@ describe('processes started together on one empty data directory', () => {
     assert.deepEqual(readdirSync(dataDir).filter((name) => name.endsWith('.tmp')), [], 'no temporary key file left');
 
     // a credential's secret is hashed with the shared key: one made on the first process works on every other
-    const customer = await createCustomer(servers[0]!.api);
+    const customer = await createCustomer(servers[0]!);
     for (const server of servers) {
       const res = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: VALID });
       assert.equal(res.status, 200, res.text);
@@ -39,7 +39,7 @@ describe('processes started together on one empty data directory', () => {
   });
 
   it('a process restarted on the directory keeps the keys and the credentials', async () => {
-    const customer = await createCustomer(servers[0]!.api);
+    const customer = await createCustomer(servers[0]!);
     const before = (await request(`${servers[1]!.token}/.well-known/jwks.json`, { method: 'GET' })).text;
     const stopped = servers.pop()!;
     assert.equal((await stopped.stop()).code, 0);

@@ -51,7 +51,7 @@ describe('signaling: resuming event streams', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });
   after(async () => {
@@ -122,7 +122,8 @@ describe('signaling: resuming event streams', () => {
     await inbox.waitFor((e) => counter(e) === 4, 5000, 'message 4');
     proxy.cut({ block: true });
     for (let n = 5; n < 10; n += 1) await alice.client.send({ n });
-    await delay(400);
+    // the SDK tried to come back while the network was down, and was refused
+    await proxy.refused(2);
     proxy.unblock();
     await inbox.waitFor((e) => counter(e) === 9, 5000, 'message 9 after the reconnect');
     await alice.client.send({ n: 10 });

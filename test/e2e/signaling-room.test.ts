@@ -33,8 +33,8 @@ describe('signaling: a room through the app SDK', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
-    other = await createCustomer(server.api);
+    customer = await createCustomer(server);
+    other = await createCustomer(server);
   });
   after(async () => {
     for (const c of clients) c.close();

@@ -49,7 +49,7 @@ describe('signaling: tokens, revocation and limits', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });
   after(async () => {
@@ -184,12 +184,18 @@ describe('signaling: tokens, revocation and limits', () => {
     const flooder = await join('r-flood', 'flooder');
     const calm = await join('r-flood', 'calm');
     const reader = await join('r-flood', 'reader');
+    const started = performance.now();
     const results = await Promise.all(Array.from({ length: 150 }, (_, n) =>
       request(`${url}/v1/signaling/messages`, { body: { token: flooder.token.signaling.token, data: { n } } })));
+    const elapsedMs = performance.now() - started;
     const accepted = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     assert.equal(accepted.length + limited.length, results.length, results.map((r) => r.status).join(','));
-    assert.ok(limited.length >= 50, `${limited.length} of 150 were rate limited`);
+    // 50 a second per window; the joins above opened the first one before the flood began, and a loaded
+    // machine may spread the flood over more: each window it overlaps admits 50 at most
+    const windows = Math.ceil(elapsedMs / 1000) + 1;
+    assert.ok(accepted.length <= 50 * windows, `${accepted.length} of 150 accepted in ${elapsedMs.toFixed(0)} ms`);
+    assert.ok(limited.length >= 150 - 50 * windows, `${limited.length} of 150 were rate limited`);
     for (const r of limited) {
       assert.equal(r.json()['error'], 'rate_limited');
       assert.ok(Number(r.headers['retry-after']) >= 1);
@@ -208,7 +214,7 @@ describe('signaling: a revoked token after a restart', () => {
   it('stays refused once the platform restarts on the same data', async () => {
     let server = await startServer({ roles: ['api', 'token', 'signaling'] });
     try {
-      const customer = await createCustomer(server.api);
+      const customer = await createCustomer(server);
       const t = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'u' });
       const kept = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'v' });
       await revoke(server, customer, t);
@@ -232,7 +238,7 @@ describe('signaling: a process of its own', () => {
     const api = await startServer({ roles: ['api', 'token'], dataDir: signaling.dataDir, env: { RTC_SIGNALING_PUBLIC_URL: signalingUrl } });
     const clients: SignalingClient[] = [];
     try {
-      const customer = await createCustomer(api.api);
+      const customer = await createCustomer(api);
       const alice = await joinRoom(api.token, customer, { room_id: 'r-split', user_id: 'alice' });
       const bob = await joinRoom(api.token, customer, { room_id: 'r-split', user_id: 'bob' });
       clients.push(alice.client, bob.client);

@@ -12,7 +12,7 @@ describe('signaling: the token response', () => {
 
   before(async () => {
     server = await startServer({ roles: ['api', 'token', 'signaling'] });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
   });
   after(async () => {
     await server.stop();
@@ -78,7 +78,7 @@ describe('signaling: where the service is not configured', () => {
   it('answers 502 signaling_unavailable without a signaling role or public URL', async () => {
     const server = await startServer({ roles: ['api', 'token'] });
     try {
-      const customer = await createCustomer(server.api);
+      const customer = await createCustomer(server);
       const res = await request(`${server.token}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host', signaling: true },
       });
@@ -92,7 +92,7 @@ describe('signaling: where the service is not configured', () => {
   it('points at RTC_SIGNALING_PUBLIC_URL when it is set', async () => {
     const server = await startServer({ roles: ['api', 'token'], env: { RTC_SIGNALING_PUBLIC_URL: 'https://signal.example.test' } });
     try {
-      const customer = await createCustomer(server.api);
+      const customer = await createCustomer(server);
       const res = await request(`${server.token}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host', signaling: true },
       });

@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { bearer, newLogin, type SessionBody } from '../helpers/accounts.ts';
+import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
-
-/** A self-signed P-256 certificate for 127.0.0.1 and localhost, valid for a day. */
-function makeCertificate(dir: string): { certFile: string; keyFile: string } {
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'ignore' });
-  return { certFile, keyFile };
-}
+import { makeCertificate } from '../helpers/tls.ts';
 
 describe('HTTPS with RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE', () => {
   let dir: string;

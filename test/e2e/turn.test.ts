@@ -48,7 +48,7 @@ describe('TURN credentials against a real coturn', () => {
       `turns:${coturn.host}:${coturn.tlsPort}?transport=tcp`,
     ];
     server = await startServer({ env: { RTC_TURN_SECRET: secret, RTC_TURN_URIS: uris.join(',') } });
-    customer = await createCustomer(server.api);
+    customer = await createCustomer(server);
   });
   after(async () => {
     await server?.stop();
@@ -104,7 +104,7 @@ describe('TURN where no relay is configured', () => {
   it('answers 502 turn_unavailable', async () => {
     const server = await startServer();
     try {
-      const customer = await createCustomer(server.api);
+      const customer = await createCustomer(server);
       const res = await request(`${server.token}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host', turn: true },
       });

@@ -19,9 +19,18 @@ export interface RequestOptions {
   readonly ca?: Buffer;
 }
 
-/** One HTTP(S) request over a fresh connection; resolves with the whole response. */
-export function request(url: string, options: RequestOptions = {}): Promise<HttpResult> {
-  const target = new URL(url);
+/** Sends one request and resolves with the whole response: over a socket or in-process. */
+export type Requester = (url: string, options?: RequestOptions) => Promise<HttpResult>;
+
+/** A running platform as the helpers see it, whether a child process or in-process. */
+export interface PlatformClient {
+  readonly api: string;
+  readonly token: string;
+  readonly request: Requester;
+}
+
+/** The method, headers and bytes a request sends: an object body becomes JSON. */
+export function encodeRequest(options: RequestOptions): { method: string; headers: Record<string, string>; payload: Buffer | undefined } {
   let payload: Buffer | undefined;
   const headers: Record<string, string> = { ...options.headers };
   if (options.body !== undefined) {
@@ -33,10 +42,22 @@ export function request(url: string, options: RequestOptions = {}): Promise<Http
     }
     headers['content-length'] ??= String(payload.length);
   }
+  return { method: options.method ?? (payload ? 'POST' : 'GET'), headers, payload };
+}
+
+/** The result of a response read in full. */
+export function httpResult(status: number, headers: IncomingHttpHeaders, text: string): HttpResult {
+  return { status, headers, text, json<T>() { return JSON.parse(text) as T; } };
+}
+
+/** One HTTP(S) request over a fresh connection; resolves with the whole response. */
+export function request(url: string, options: RequestOptions = {}): Promise<HttpResult> {
+  const target = new URL(url);
+  const { method, headers, payload } = encodeRequest(options);
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(target, {
-      method: options.method ?? (payload ? 'POST' : 'GET'),
+      method,
       headers,
       agent: false,
       ...(options.localAddress !== undefined && { localAddress: options.localAddress }),
@@ -44,19 +65,29 @@ export function request(url: string, options: RequestOptions = {}): Promise<Http
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          text,
-          json<T>() { return JSON.parse(text) as T; },
-        });
-      });
+      res.on('end', () => resolve(httpResult(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'))));
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * POSTs `payload` with `Transfer-Encoding: chunked` (no Content-Length) in 1 KB chunks over a real
+ * socket; the server may answer and close before it has read everything.
+ */
+export function sendChunked(url: string, headers: Record<string, string>, payload: Buffer): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', agent: false, headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(httpResult(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'))));
+      res.on('error', reject);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+    for (let i = 0; i < payload.length; i += 1024) req.write(payload.subarray(i, i + 1024));
+    req.end();
   });
 }
 

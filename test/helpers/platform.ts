@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { request, type PlatformClient } from './http.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'server/src/main/cli.ts');
 
-export interface RunningServer {
+/** `rtc serve` in a child process; `request` goes over real sockets. */
+export interface RunningServer extends PlatformClient {
   readonly urls: Readonly<Record<string, string>>;
   readonly api: string;
   readonly token: string;
@@ -78,6 +80,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     urls,
     api: urls['api'] ?? '',
     token: urls['token'] ?? '',
+    request,
     dataDir,
     process: child,
     output: () => chunks.join(''),

@@ -110,6 +110,8 @@ export interface CuttableProxy {
   /** Resets every open connection; while `blocked`, new connections are closed at once. */
   cut(options?: { readonly block?: boolean }): void;
   unblock(): void;
+  /** Resolves once `count` connections were refused since the last `cut` (rejects after `timeoutMs`). */
+  refused(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,9 +119,13 @@ export async function startProxy(target: string): Promise<CuttableProxy> {
   const { hostname, port, protocol } = new URL(target);
   const sockets = new Set<Socket>();
   let blocked = false;
+  let refusedCount = 0;
+  const onRefused = new Set<() => void>();
   const server: Server = createServer((inbound) => {
     if (blocked) {
       inbound.resetAndDestroy();
+      refusedCount += 1;
+      for (const check of onRefused) check();
       return;
     }
     const outbound = connect({ host: hostname, port: Number(port) });
@@ -143,11 +149,28 @@ export async function startProxy(target: string): Promise<CuttableProxy> {
     url: `${protocol}//127.0.0.1:${address.port}`,
     cut(options = {}) {
       if (options.block) blocked = true;
+      refusedCount = 0;
       for (const socket of sockets) socket.resetAndDestroy();
       sockets.clear();
     },
     unblock() {
       blocked = false;
+    },
+    refused(count, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          onRefused.delete(check);
+          reject(new Error(`${refusedCount} of ${count} connections refused within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const check = (): void => {
+          if (refusedCount < count) return;
+          clearTimeout(timer);
+          onRefused.delete(check);
+          resolve();
+        };
+        onRefused.add(check);
+        check();
+      });
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { bearer, createProject, registerAccount, type Account } from '../helpers/accounts.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { bearer, createProject, registerAccount, type Account } from '../helpers/customer.ts';
+import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 interface CredentialBody {
   readonly app_id: string;
@@ -29,14 +29,14 @@ const VIEW_FIELDS = [
 ];
 
 describe('customer API: credentials', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let owner: Account;
   let projectId: string;
   let secretHashKey: Buffer;
 
   const base = (): string => `${server.api}/v1/projects/${projectId}/credentials`;
   const call = (method: string, url: string, body?: unknown): Promise<HttpResult> =>
-    request(url, { method, headers: bearer(owner.accessToken), ...(body !== undefined && { body }) });
+    server.request(url, { method, headers: bearer(owner.accessToken), ...(body !== undefined && { body }) });
   const create = async (body: unknown, project = projectId): Promise<CredentialBody> => {
     const res = await call('POST', `${server.api}/v1/projects/${project}/credentials`, body);
     assert.equal(res.status, 201, res.text);
@@ -44,7 +44,7 @@ describe('customer API: credentials', () => {
   };
   const patch = (appId: string, body: unknown): Promise<HttpResult> => call('PATCH', `${base()}/${appId}`, body);
   const issue = (appId: string, secret: string, body: Record<string, unknown> = {}, localAddress?: string): Promise<HttpResult> =>
-    request(`${server.token}/v1/rtc/tokens`, {
+    server.request(`${server.token}/v1/rtc/tokens`, {
       headers: { authorization: basic(appId, secret) },
       body: { room_id: 'room-1', user_id: 'user-1', role: 'speaker', ...body },
       ...(localAddress !== undefined && { localAddress }),
@@ -53,14 +53,14 @@ describe('customer API: credentials', () => {
   const storedHash = (secret: string): string => createHmac('sha256', secretHashKey).update(secret).digest('base64url');
 
   before(async () => {
-    server = await startServer();
-    owner = await registerAccount(server.api);
-    projectId = await createProject(server.api, owner.accessToken);
+    server = await startInProcess();
+    owner = await registerAccount(server);
+    projectId = await createProject(server, owner.accessToken);
     const keys = JSON.parse(readFileSync(join(server.dataDir, 'keys.json'), 'utf8')) as { secret_hash_key: string };
     secretHashKey = Buffer.from(keys.secret_hash_key, 'base64url');
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('creates a credential with scopes, IP allowlist and TTL limit (201, secret shown once)', async () => {
@@ -120,7 +120,7 @@ describe('customer API: credentials', () => {
   });
 
   it('lists the project\'s credentials in creation order', async () => {
-    const pid = await createProject(server.api, owner.accessToken, 'ordered');
+    const pid = await createProject(server, owner.accessToken, 'ordered');
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await create({ name: `c${i}`, scopes: ['subscriber'] }, pid)).app_id);
     const list = await call('GET', `${server.api}/v1/projects/${pid}/credentials`);
@@ -304,7 +304,7 @@ describe('customer API: credentials', () => {
   });
 
   it('holds at most 50 active credentials per project; revoked ones make room (409 conflict beyond)', async () => {
-    const pid = await createProject(server.api, owner.accessToken, 'full');
+    const pid = await createProject(server, owner.accessToken, 'full');
     const url = `${server.api}/v1/projects/${pid}/credentials`;
     const ids: string[] = [];
     for (let i = 0; i < 50; i++) ids.push((await create({ scopes: [] }, pid)).app_id);
@@ -320,7 +320,7 @@ describe('customer API: credentials', () => {
   });
 
   it('refuses new credentials in an archived project (403 project_archived)', async () => {
-    const pid = await createProject(server.api, owner.accessToken, 'to archive');
+    const pid = await createProject(server, owner.accessToken, 'to archive');
     assert.equal((await call('POST', `${server.api}/v1/projects/${pid}/archive`)).status, 200);
     const res = await call('POST', `${server.api}/v1/projects/${pid}/credentials`, { scopes: ['publisher'] });
     assert.equal(res.status, 403, res.text);
@@ -331,7 +331,7 @@ describe('customer API: credentials', () => {
   });
 
   it('answers an unknown App ID, or one of another project of the account, with 404', async () => {
-    const other = await createProject(server.api, owner.accessToken, 'other');
+    const other = await createProject(server, owner.accessToken, 'other');
     const foreign = await create({ scopes: ['publisher'] }, other);
     for (const appId of [`app_${'Q'.repeat(22)}`, foreign.app_id, 'nonsense']) {
       for (const [method, url, body] of [

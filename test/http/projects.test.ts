@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, createProject, registerAccount, type Account } from '../helpers/accounts.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
+import { type HttpResult } from '../helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 interface ProjectBody {
   readonly id: string;
@@ -15,20 +14,20 @@ interface ProjectBody {
 }
 
 describe('customer API: projects', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let owner: Account;
   let stranger: Customer;
 
   const call = (method: string, path: string, token: string, body?: unknown): Promise<HttpResult> =>
-    request(`${server.api}${path}`, { method, headers: bearer(token), ...(body !== undefined && { body }) });
+    server.request(`${server.api}${path}`, { method, headers: bearer(token), ...(body !== undefined && { body }) });
 
   before(async () => {
-    server = await startServer();
-    owner = await registerAccount(server.api);
-    stranger = await createCustomer(server.api);
+    server = await startInProcess();
+    owner = await registerAccount(server);
+    stranger = await createCustomer(server);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('creates a project (201) with a prj_ id and its fields', async () => {
@@ -45,12 +44,12 @@ describe('customer API: projects', () => {
   });
 
   it('lists only the account\'s own projects, oldest first', async () => {
-    const acc = await registerAccount(server.api);
+    const acc = await registerAccount(server);
     const empty = await call('GET', '/v1/projects', acc.accessToken);
     assert.equal(empty.status, 200, empty.text);
     assert.deepEqual(empty.json(), { projects: [] });
-    const a = await createProject(server.api, acc.accessToken, 'first');
-    const b = await createProject(server.api, acc.accessToken, 'second');
+    const a = await createProject(server, acc.accessToken, 'first');
+    const b = await createProject(server, acc.accessToken, 'second');
     const res = await call('GET', '/v1/projects', acc.accessToken);
     assert.equal(res.status, 200, res.text);
     const list = res.json<{ projects: ProjectBody[] }>().projects;
@@ -60,7 +59,7 @@ describe('customer API: projects', () => {
   });
 
   it('gets a project by id (200)', async () => {
-    const id = await createProject(server.api, owner.accessToken, 'fetch me');
+    const id = await createProject(server, owner.accessToken, 'fetch me');
     const res = await call('GET', `/v1/projects/${id}`, owner.accessToken);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json<ProjectBody>().id, id);
@@ -68,7 +67,7 @@ describe('customer API: projects', () => {
   });
 
   it('renames a project with PATCH (200) and keeps the new name', async () => {
-    const id = await createProject(server.api, owner.accessToken, 'old name');
+    const id = await createProject(server, owner.accessToken, 'old name');
     const res = await call('PATCH', `/v1/projects/${id}`, owner.accessToken, { name: 'new name' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json<ProjectBody>().name, 'new name');
@@ -78,7 +77,7 @@ describe('customer API: projects', () => {
   });
 
   it('archives and unarchives a project, each idempotently', async () => {
-    const id = await createProject(server.api, owner.accessToken);
+    const id = await createProject(server, owner.accessToken);
     const archived = await call('POST', `/v1/projects/${id}/archive`, owner.accessToken);
     assert.equal(archived.status, 200, archived.text);
     assert.equal(archived.json<ProjectBody>().archived, true);
@@ -101,8 +100,8 @@ describe('customer API: projects', () => {
   });
 
   it('refuses tokens for an archived project\'s credentials and accepts them again once unarchived', async () => {
-    const c = await createCustomer(server.api);
-    const issue = () => request(`${server.token}/v1/rtc/tokens`, {
+    const c = await createCustomer(server);
+    const issue = () => server.request(`${server.token}/v1/rtc/tokens`, {
       headers: { authorization: c.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
     });
     assert.equal((await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).status, 200);
@@ -124,9 +123,9 @@ describe('customer API: projects', () => {
   ];
   for (const [what, body, rule] of invalid) {
     it(`answers ${what} with 400 invalid_request naming the rule (create and rename)`, async () => {
-      const id = await createProject(server.api, owner.accessToken);
+      const id = await createProject(server, owner.accessToken);
       for (const [method, path] of [['POST', '/v1/projects'], ['PATCH', `/v1/projects/${id}`]] as const) {
-        const res = await request(`${server.api}${path}`, {
+        const res = await server.request(`${server.api}${path}`, {
           method, headers: { ...bearer(owner.accessToken), 'content-type': 'application/json' }, body,
         });
         assert.equal(res.status, 400, `${method} ${path}: ${res.text}`);
@@ -137,7 +136,7 @@ describe('customer API: projects', () => {
   }
 
   it('answers a body that is not application/json with 415 invalid_request', async () => {
-    const res = await request(`${server.api}/v1/projects`, {
+    const res = await server.request(`${server.api}/v1/projects`, {
       headers: { ...bearer(owner.accessToken), 'content-type': 'text/plain' }, body: 'name=x',
     });
     assert.equal(res.status, 415, res.text);
@@ -170,7 +169,7 @@ describe('customer API: projects', () => {
     const own = await call('GET', `/v1/projects/${pid}`, stranger.accessToken);
     assert.equal(own.json<ProjectBody>().name, 'test project');
     assert.equal(own.json<ProjectBody>().archived, false);
-    const token = await request(`${server.api}/v1/rtc/tokens`, {
+    const token = await server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: stranger.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
     });
     assert.equal(token.status, 200, token.text);

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { ERROR_STATUS, isErrorCode, type TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { freshAddress, type HttpResult } from '../helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 // Random bodies through real HTTP: never a 5xx; either 200 with a token that verifies and echoes the
 // request, or a 4xx whose body is exactly {"error","message"} with a catalogue code and its status.
@@ -49,22 +49,22 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 );
 
 describe('token API properties over real HTTP', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customers: Customer[];
   let keySet: ReturnType<typeof createLocalJWKSet>;
 
   before(async () => {
     // a deployment without TURN or signaling, so turn/signaling: true have one documented answer (502)
-    server = await startServer({ roles: ['api', 'token'], env: { RTC_TURN_SECRET: '', RTC_TURN_URIS: '', RTC_SIGNALING_PUBLIC_URL: '' } });
+    server = await startInProcess({ env: { RTC_TURN_SECRET: '', RTC_TURN_URIS: '', RTC_SIGNALING_PUBLIC_URL: '' } });
     customers = await Promise.all([
-      createCustomer(server.api),
-      createCustomer(server.api, { scopes: ['subscriber'] }),
-      createCustomer(server.api, { scopes: ['publisher'], max_ttl_seconds: 300 }),
+      createCustomer(server),
+      createCustomer(server, { scopes: ['subscriber'] }),
+      createCustomer(server, { scopes: ['publisher'], max_ttl_seconds: 300 }),
     ]);
-    keySet = createLocalJWKSet((await request(`${server.token}/.well-known/jwks.json`)).json<JSONWebKeySet>());
+    keySet = createLocalJWKSet((await server.request(`${server.token}/.well-known/jwks.json`)).json<JSONWebKeySet>());
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   /** The body's error answer is well formed and consistent with the catalogue. */
@@ -98,7 +98,7 @@ describe('token API properties over real HTTP', () => {
     assert.ok(Number.isInteger(ttl) && ttl >= 1 && ttl <= 3600);
     assert.match(t.media.key, /^[A-Za-z0-9_-]{43}$/);
     assert.match(t.media.revocation_handle, /^rvk_[A-Za-z0-9_-]+$/);
-    const { payload } = await jwtVerify(t.media.grant, keySet, { audience: 'rtc-media', algorithms: ['EdDSA'] });
+    const { payload } = await jwtVerify(t.media.grant, keySet, { currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media', algorithms: ['EdDSA'] });
     assert.equal(payload['prj'], who.projectId);
     assert.equal(payload['room'], t.room_id);
     assert.equal(payload.sub, t.user_id);
@@ -109,7 +109,7 @@ describe('token API properties over real HTTP', () => {
 
   async function check(address: string, hostIndex: number, who: Customer, body: unknown, raw?: string): Promise<void> {
     const base = hostIndex === 0 ? server.api : server.token;
-    const res = await request(`${base}/v1/rtc/tokens`, {
+    const res = await server.request(`${base}/v1/rtc/tokens`, {
       headers: { authorization: who.auth, 'content-type': 'application/json' },
       body: raw ?? JSON.stringify(body), localAddress: address,
     });
@@ -181,7 +181,7 @@ describe('token API properties over real HTTP', () => {
       fc.string({ maxLength: 80 }).map((s) => ({ revocation_handle: `rvk_${s}` })),
     );
     await fc.assert(fc.asyncProperty(pick, bodies, async ([h, c], body) => {
-      const res = await request(`${h === 0 ? server.api : server.token}/v1/rtc/tokens/revoke`, {
+      const res = await server.request(`${h === 0 ? server.api : server.token}/v1/rtc/tokens/revoke`, {
         headers: { authorization: customers[c]!.auth, 'content-type': 'application/json' }, body: JSON.stringify(body), localAddress: address,
       });
       assert.ok(res.status < 500, `no 5xx: ${res.status} ${res.text}`);
@@ -202,7 +202,7 @@ describe('token API properties over real HTTP', () => {
       }, { requiredKeys: [] }),
     );
     await fc.assert(fc.asyncProperty(bodies, async (body) => {
-      const res = await request(`${server.token}/v1/tokens`, {
+      const res = await server.request(`${server.token}/v1/tokens`, {
         headers: { authorization: who.auth, 'content-type': 'application/json' }, body: JSON.stringify(body), localAddress: address,
       });
       assert.ok(res.status < 500, `no 5xx: ${res.status} ${res.text}`);
@@ -212,7 +212,7 @@ describe('token API properties over real HTTP', () => {
         assert.equal(sent['app_id'], who.appId);
         assert.equal(t.app_id, who.appId);
         assert.equal(t.user_id, sent['user_id']);
-        await jwtVerify(t.media.grant, keySet, { audience: 'rtc-media' });
+        await jwtVerify(t.media.grant, keySet, { currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media' });
       } else {
         assertErrorAnswer(res);
       }

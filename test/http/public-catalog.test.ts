@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const PUBLIC_PATHS = [
   '/v1/public/platform/catalog',
@@ -32,17 +32,17 @@ interface Catalog {
 }
 
 describe('public API: platform catalog and HTTP caching', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
 
   before(async () => {
-    server = await startServer();
+    server = await startInProcess();
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('lists the limits of spec §8 and the token lifetimes', async () => {
-    const res = await request(`${server.api}/v1/public/platform/catalog`);
+    const res = await server.request(`${server.api}/v1/public/platform/catalog`);
     assert.equal(res.status, 200, res.text);
     const catalog = res.json<Catalog>();
     assert.deepEqual(catalog.limits, {
@@ -61,7 +61,7 @@ describe('public API: platform catalog and HTTP caching', () => {
   });
 
   it('lists the five roles and what each may do: the audience never publishes', async () => {
-    const catalog = (await request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
+    const catalog = (await server.request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
     assert.deepEqual(catalog.roles.map((r) => r.role), ['host', 'cohost', 'speaker', 'participant', 'audience']);
     for (const role of catalog.roles) {
       assert.equal(role.may_publish, role.role !== 'audience', role.role);
@@ -71,19 +71,19 @@ describe('public API: platform catalog and HTTP caching', () => {
   });
 
   it('lists codecs by MIME type, Opus for audio and the WebCodecs video codecs', async () => {
-    const catalog = (await request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
+    const catalog = (await server.request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
     assert.deepEqual(catalog.codecs.audio.map((c) => c.mime_type), ['audio/opus']);
     assert.deepEqual(catalog.codecs.video.map((c) => c.mime_type), ['video/VP8', 'video/VP9', 'video/H264', 'video/AV1']);
   });
 
   it('names the media host that token responses point at', async () => {
-    const customer = await createCustomer(server.api);
-    const token = await request(`${server.api}/v1/rtc/tokens`, {
+    const customer = await createCustomer(server);
+    const token = await server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth }, body: { room_id: 'r1', user_id: 'u1', role: 'host' },
     });
     assert.equal(token.status, 200, token.text);
     const { media } = token.json<TokenResponse>();
-    const catalog = (await request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
+    const catalog = (await server.request(`${server.api}/v1/public/platform/catalog`)).json<Catalog>();
     assert.equal(catalog.regions.length, 1);
     assert.deepEqual(catalog.regions[0]!.media_hosts, [{ host: media.sfu_host, port: media.sfu_port }]);
   });
@@ -91,34 +91,34 @@ describe('public API: platform catalog and HTTP caching', () => {
   for (const path of PUBLIC_PATHS) {
     describe(`GET ${path}`, () => {
       it('is public and cacheable: Cache-Control public, a strong ETag, open to browsers, no login', async () => {
-        const first = await request(`${server.api}${path}`);
+        const first = await server.request(`${server.api}${path}`);
         assert.equal(first.status, 200, first.text);
         assert.equal(first.headers['cache-control'], 'public, max-age=300');
         assert.match(String(first.headers['etag']), /^"[A-Za-z0-9_-]{43}"$/);
         assert.equal(first.headers['access-control-allow-origin'], '*');
         assert.match(String(first.headers['content-type']), /^application\/json/);
-        const again = await request(`${server.api}${path}`);
+        const again = await server.request(`${server.api}${path}`);
         assert.equal(again.headers['etag'], first.headers['etag'], 'the same document has the same tag');
         assert.equal(again.text, first.text);
       });
 
       it('answers 304 without a body to a matching If-None-Match, in every accepted form', async () => {
-        const etag = String((await request(`${server.api}${path}`)).headers['etag']);
+        const etag = String((await server.request(`${server.api}${path}`)).headers['etag']);
         for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-          const res = await request(`${server.api}${path}`, { headers: { 'if-none-match': header } });
+          const res = await server.request(`${server.api}${path}`, { headers: { 'if-none-match': header } });
           assert.equal(res.status, 304, header);
           assert.equal(res.text, '');
           assert.equal(res.headers['etag'], etag);
           assert.equal(res.headers['cache-control'], 'public, max-age=300');
         }
-        const stale = await request(`${server.api}${path}`, { headers: { 'if-none-match': '"stale"' } });
+        const stale = await server.request(`${server.api}${path}`, { headers: { 'if-none-match': '"stale"' } });
         assert.equal(stale.status, 200);
         assert.ok(stale.text.length > 0);
       });
 
       it('answers HEAD with the same headers and no body', async () => {
-        const get = await request(`${server.api}${path}`);
-        const head = await request(`${server.api}${path}`, { method: 'HEAD' });
+        const get = await server.request(`${server.api}${path}`);
+        const head = await server.request(`${server.api}${path}`, { method: 'HEAD' });
         assert.equal(head.status, 200);
         assert.equal(head.text, '');
         assert.equal(head.headers['etag'], get.headers['etag']);
@@ -126,7 +126,7 @@ describe('public API: platform catalog and HTTP caching', () => {
 
       it('refuses an unknown query parameter with 400 naming it, never cached', async () => {
         const sep = path.includes('?') ? '&' : '?';
-        const res = await request(`${server.api}${path}${sep}debug=1`);
+        const res = await server.request(`${server.api}${path}${sep}debug=1`);
         assert.equal(res.status, 400);
         assert.deepEqual(res.json(), { error: 'invalid_request', message: 'unknown query parameter "debug" is not allowed' });
         assert.equal(res.headers['cache-control'], 'no-store');
@@ -136,7 +136,7 @@ describe('public API: platform catalog and HTTP caching', () => {
   }
 
   it('serves the public API on the api host only', async () => {
-    const res = await request(`${server.token}/v1/public/pricing/plans`);
+    const res = await server.request(`${server.token}/v1/public/pricing/plans`);
     assert.equal(res.status, 404);
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 interface Extension {
   id: string; name: string; category: string; publisher: string; summary: string; tags: string[];
@@ -12,12 +12,12 @@ interface Page { marketplace_version: string; extensions: Extension[]; next_curs
 interface Categories { categories: { id: string; name: string; extension_count: number }[] }
 
 describe('public API: marketplace categories and extensions', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let categories: Categories['categories'];
   let everything: Extension[];
 
   const get = (query: Record<string, string>) =>
-    request(`${server.api}/v1/public/marketplace/extensions?${new URLSearchParams(query).toString()}`);
+    server.request(`${server.api}/v1/public/marketplace/extensions?${new URLSearchParams(query).toString()}`);
 
   /** Follows next_cursor to the end; fails on any page that is not 200. */
   async function walk(query: Record<string, string>): Promise<{ items: Extension[]; pages: number }> {
@@ -37,12 +37,12 @@ describe('public API: marketplace categories and extensions', () => {
   }
 
   before(async () => {
-    server = await startServer();
-    categories = (await request(`${server.api}/v1/public/marketplace/categories`)).json<Categories>().categories;
+    server = await startInProcess();
+    categories = (await server.request(`${server.api}/v1/public/marketplace/categories`)).json<Categories>().categories;
     everything = (await walk({ limit: '100' })).items;
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('counts every extension in exactly one listed category', () => {
@@ -160,7 +160,7 @@ describe('public API: marketplace categories and extensions', () => {
   ];
   for (const [query, rule, message] of BAD) {
     it(`refuses a bad query: ${rule}`, async () => {
-      const res = await request(`${server.api}/v1/public/marketplace/extensions?${query}`);
+      const res = await server.request(`${server.api}/v1/public/marketplace/extensions?${query}`);
       assert.equal(res.status, 400, res.text);
       const body = res.json<{ error: string; message: string }>();
       assert.equal(body.error, 'invalid_request');
@@ -174,7 +174,7 @@ describe('public API: marketplace categories and extensions', () => {
     assert.notEqual(one.headers['etag'], two.headers['etag']);
     const cached = await get({ limit: '5' });
     assert.equal(cached.headers['etag'], one.headers['etag']);
-    const revalidated = await request(`${server.api}/v1/public/marketplace/extensions?limit=5`, {
+    const revalidated = await server.request(`${server.api}/v1/public/marketplace/extensions?limit=5`, {
       headers: { 'if-none-match': String(one.headers['etag']) },
     });
     assert.equal(revalidated.status, 304);

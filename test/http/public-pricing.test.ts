@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 interface Plans {
   price_list_version: string;
@@ -27,16 +27,16 @@ interface Currencies {
 }
 
 describe('public API: pricing is one coherent price list', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let plans: Plans;
   let rates: Rates;
   let discount: Discount;
   let currencies: Currencies;
 
   before(async () => {
-    server = await startServer();
+    server = await startInProcess();
     const get = async <T>(path: string): Promise<T> => {
-      const res = await request(`${server.api}/v1/public/pricing/${path}`);
+      const res = await server.request(`${server.api}/v1/public/pricing/${path}`);
       assert.equal(res.status, 200, res.text);
       return res.json<T>();
     };
@@ -45,7 +45,7 @@ describe('public API: pricing is one coherent price list', () => {
     ]);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('names one price-list version in all four documents', () => {

@@ -3,24 +3,24 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
 
   before(async () => {
-    server = await startServer();
-    customer = await createCustomer(server.api);
+    server = await startInProcess();
+    customer = await createCustomer(server);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   for (const host of ['api', 'token'] as const) {
     it(`issues a token on the ${host} host with every response field`, async () => {
-      const res = await request(`${server.urls[host]}/v1/rtc/tokens`, {
+      const res = await server.request(`${server.urls[host]}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth },
         body: { room_id: 'room-1', user_id: 'user-1', role: 'speaker', publish_streams: [1, 2], subscribe_streams: [3] },
       });
@@ -37,7 +37,7 @@ describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
       assert.deepEqual(t.subscribe_streams, [3]);
       assert.equal(t.subscribe_room, false);
       assert.equal(t.expires_at - t.issued_at, 600);
-      assert.ok(Math.abs(t.issued_at - Date.now() / 1000) < 5);
+      assert.equal(t.issued_at, Math.floor(server.clock.nowMs() / 1000));
       assert.equal(t.media.encryption, 'aes-256-gcm');
       assert.equal(t.media.sfu_host, 'localhost');
       assert.equal(typeof t.media.sfu_port, 'number');
@@ -49,17 +49,17 @@ describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
   }
 
   it('signs a grant that an independent JOSE library verifies against the published JWKS', async () => {
-    const res = await request(`${server.token}/v1/rtc/tokens`, {
+    const res = await server.request(`${server.token}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth },
       body: { room_id: 'room-2', user_id: 'user-2', role: 'audience', subscribe_room: true, ttl_seconds: 120 },
     });
     assert.equal(res.status, 200, res.text);
     const t = res.json<TokenResponse>();
     for (const host of [server.token, server.api]) {
-      const jwks = await request(`${host}/.well-known/jwks.json`);
+      const jwks = await server.request(`${host}/.well-known/jwks.json`);
       assert.equal(jwks.status, 200);
       const { payload, protectedHeader } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks.json()), {
-        audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'],
+        currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'],
       });
       assert.equal(protectedHeader.alg, 'EdDSA');
       assert.equal(typeof protectedHeader.kid, 'string');
@@ -79,7 +79,7 @@ describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
   });
 
   it('gives every grant its own id and media key', async () => {
-    const issue = () => request(`${server.api}/v1/rtc/tokens`, {
+    const issue = () => server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
     }).then((r) => r.json<TokenResponse>());
     const [a, b] = await Promise.all([issue(), issue()]);

@@ -2,39 +2,31 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { type HttpResult } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const;
 
-function assertError(res: HttpResult, status: number, code: string, message?: RegExp): void {
-  assert.equal(res.status, status, res.text);
-  const body = res.json<{ error: string; message: string }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, code);
-  if (message) assert.match(body.message, message);
-}
-
 describe('POST /v1/rtc/tokens: turn and signaling on a deployment without TURN relay or signaling service', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let subscriberOnly: Customer;
 
   const issue = (body: unknown, who: Customer = customer, host = server.api): Promise<HttpResult> =>
-    request(`${host}/v1/rtc/tokens`, { headers: { authorization: who.auth }, body });
+    server.request(`${host}/v1/rtc/tokens`, { headers: { authorization: who.auth }, body });
 
   before(async () => {
     // neither TURN nor signaling: no signaling role, no public signaling URL, no TURN secret or URIs
-    server = await startServer({
-      roles: ['api', 'token'],
+    server = await startInProcess({
       env: { RTC_TURN_SECRET: '', RTC_TURN_URIS: '', RTC_SIGNALING_PUBLIC_URL: '' },
     });
     [customer, subscriberOnly] = await Promise.all([
-      createCustomer(server.api), createCustomer(server.api, { scopes: ['subscriber'] }),
+      createCustomer(server), createCustomer(server, { scopes: ['subscriber'] }),
     ]);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   for (const host of ['api', 'token'] as const) {

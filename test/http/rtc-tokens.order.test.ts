@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, freshAddress, type HttpResult, sendChunked } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
-// DESIGN.md section 3: address blocked or over its limit (429) -> Origin (403) -> body over 8 KB (413)
+// docs/reference/token-api.md, order of checks: address blocked or over its limit (429) -> Origin (403) -> body over 8 KB (413)
 // -> authentication (401) -> App ID rate limit (429) -> IP allowlist (403) -> archived (403)
 // -> body syntax and validation (400) -> scopes (403) -> issue (502 for missing TURN/signaling).
 // The rate-limit steps are covered with the rate limits themselves.
@@ -14,27 +14,8 @@ const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const
 const OVERSIZED = Buffer.from(JSON.stringify({ ...VALID, user_id: 'u'.repeat(9000) }));
 const OUTSIDE = '127.200.0.1'; // outside 127.0.0.0/9, where freshAddress() picks its addresses
 
-function assertError(res: { status: number; text: string }, status: number, code: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.equal((JSON.parse(res.text) as { error: string }).error, code);
-}
-
-function sendChunked(url: string, headers: Record<string, string>, payload: Buffer): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', agent: false, headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
-    for (let i = 0; i < payload.length; i += 1024) req.write(payload.subarray(i, i + 1024));
-    req.end();
-  });
-}
-
 describe('token API: the order of checks', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let subscriberOnly: Customer;
   let fenced: Customer;
@@ -43,33 +24,33 @@ describe('token API: the order of checks', () => {
   const wrong = (c: Customer): string => basic(c.appId, 'sk_wrong');
 
   const send = (auth: string | undefined, body: unknown, options: { headers?: Record<string, string>; localAddress?: string; path?: string } = {}): Promise<HttpResult> =>
-    request(`${server.api}${options.path ?? '/v1/rtc/tokens'}`, {
+    server.request(`${server.api}${options.path ?? '/v1/rtc/tokens'}`, {
       headers: { 'content-type': 'application/json', ...(auth !== undefined && { authorization: auth }), ...options.headers },
       body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       localAddress: options.localAddress ?? freshAddress(),
     });
 
   const archive = async (who: Customer): Promise<void> => {
-    const res = await request(`${server.api}/v1/projects/${who.projectId}/archive`, {
+    const res = await server.request(`${server.api}/v1/projects/${who.projectId}/archive`, {
       method: 'POST', headers: { authorization: `Bearer ${who.accessToken}` },
     });
     assert.equal(res.status, 200, res.text);
   };
 
   before(async () => {
-    server = await startServer();
+    server = await startInProcess();
     [customer, subscriberOnly, fenced, archivedFenced, archived] = await Promise.all([
-      createCustomer(server.api),
-      createCustomer(server.api, { scopes: ['subscriber'], max_ttl_seconds: 300 }),
-      createCustomer(server.api, { ip_allowlist: ['127.0.0.0/9'] }),
-      createCustomer(server.api, { ip_allowlist: ['127.0.0.0/9'] }),
-      createCustomer(server.api),
+      createCustomer(server),
+      createCustomer(server, { scopes: ['subscriber'], max_ttl_seconds: 300 }),
+      createCustomer(server, { ip_allowlist: ['127.0.0.0/9'] }),
+      createCustomer(server, { ip_allowlist: ['127.0.0.0/9'] }),
+      createCustomer(server),
     ]);
     await archive(archivedFenced);
     await archive(archived);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   describe('a blocked address comes first', () => {
@@ -98,7 +79,7 @@ describe('token API: the order of checks', () => {
       assertError(await send(undefined, OVERSIZED), 413, 'invalid_request');
     });
     it('answers 413 rather than 401 to a chunked body over 8 KB', async () => {
-      assertError(await sendChunked(`${server.api}/v1/rtc/tokens`, { 'content-type': 'application/json', authorization: wrong(customer) }, OVERSIZED),
+      assertError(await sendChunked(`${await server.listen('api')}/v1/rtc/tokens`, { 'content-type': 'application/json', authorization: wrong(customer) }, OVERSIZED),
         413, 'invalid_request');
     });
     it('answers 415 rather than 401 to a body that is not application/json (the header is checked as the body is read)', async () => {
@@ -180,7 +161,7 @@ describe('token API: the order of checks', () => {
       });
     }
     it('answers 400 rather than 403 scope_denied to subscribe_room with subscribe_streams', async () => {
-      const publisherOnly = await createCustomer(server.api, { scopes: ['publisher'] });
+      const publisherOnly = await createCustomer(server, { scopes: ['publisher'] });
       assertError(await send(publisherOnly.auth, { ...VALID, subscribe_room: true, subscribe_streams: [1] }), 400, 'invalid_request');
       assertError(await send(publisherOnly.auth, { ...VALID, subscribe_streams: [1] }), 403, 'scope_denied');
     });

@@ -1,32 +1,28 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, type HttpResult } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const;
 
-function assertError(res: HttpResult, status: number, code: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.equal(res.json<{ error: string }>().error, code);
-}
-
 describe('token API behind a trusted reverse proxy (RTC_TRUST_PROXY): IPv6 and IPv4 allowlists', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let fenced: Customer;
 
   const issue = (auth: string, forwardedFor: string | undefined, host?: string): Promise<HttpResult> =>
-    request(`${host ?? server.api}/v1/rtc/tokens`, {
+    server.request(`${host ?? server.api}/v1/rtc/tokens`, {
       headers: { authorization: auth, ...(forwardedFor !== undefined && { 'x-forwarded-for': forwardedFor }) },
       body: VALID,
     });
 
   before(async () => {
-    server = await startServer({ env: { RTC_TRUST_PROXY: '127.0.0.0/8' } });
-    fenced = await createCustomer(server.api, { ip_allowlist: ['2001:db8:aa::/48', '2001:db8:cc::1', '198.51.100.0/24'] });
+    server = await startInProcess({ env: { RTC_TRUST_PROXY: '127.0.0.0/8' } });
+    fenced = await createCustomer(server, { ip_allowlist: ['2001:db8:aa::/48', '2001:db8:cc::1', '198.51.100.0/24'] });
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   const ADMITTED: readonly (readonly [string, string])[] = [

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
-// The real limits of SPEC.md section 8 (the server runs with its defaults).
+// The real limits of docs/reference/token-api.md (the platform runs with its defaults).
 const APP_PER_MINUTE = 1200;
 const ADDRESS_PER_MINUTE = 2400;
 const FAILURES_PER_WINDOW = 20;
@@ -41,30 +41,30 @@ function assertRateLimited(res: HttpResult, maxRetryAfter: number): number {
 }
 
 describe('token API rate limits', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
 
   const host = (i: number): string => (i % 2 === 0 ? server.api : server.token);
   const issue = (auth: string | undefined, localAddress: string, options: { base?: string; headers?: Record<string, string> } = {}) =>
-    request(`${options.base ?? server.api}/v1/rtc/tokens`, {
+    server.request(`${options.base ?? server.api}/v1/rtc/tokens`, {
       headers: { ...(auth !== undefined && { authorization: auth }), ...options.headers }, body: VALID, localAddress,
     });
   const revoke = (auth: string, localAddress: string, base = server.api) =>
-    request(`${base}/v1/rtc/tokens/revoke`, { headers: { authorization: auth }, body: { revocation_handle: 'rvk_AAAA' }, localAddress });
+    server.request(`${base}/v1/rtc/tokens/revoke`, { headers: { authorization: auth }, body: { revocation_handle: 'rvk_AAAA' }, localAddress });
   const shortForm = (who: Customer, localAddress: string) =>
-    request(`${server.token}/v1/tokens`, {
+    server.request(`${server.token}/v1/tokens`, {
       headers: { authorization: who.auth }, body: { app_id: who.appId, user_id: 'u', room_id: 'r', role: 'host' }, localAddress,
     });
 
   before(async () => {
-    server = await startServer();
+    server = await startInProcess();
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it(`allows ${APP_PER_MINUTE} requests a minute per App ID on both hosts together, then 429 with Retry-After`, async () => {
     const [limited, bystander] = await Promise.all([
-      createCustomer(server.api, { ip_allowlist: ['127.0.0.0/9'] }), createCustomer(server.api),
+      createCustomer(server, { ip_allowlist: ['127.0.0.0/9'] }), createCustomer(server),
     ]);
     const addresses = [freshAddress(), freshAddress(), freshAddress(), freshAddress()];
     const statuses = await inBatches(APP_PER_MINUTE, (i) => issue(limited.auth, addresses[i % addresses.length]!, { base: host(i) }));
@@ -75,18 +75,18 @@ describe('token API rate limits', () => {
     assertRateLimited(await issue(limited.auth, address, { base: server.token }), 60);
     assertRateLimited(await revoke(limited.auth, address), 60);
     assertRateLimited(await shortForm(limited, address), 60);
-    // DESIGN.md section 3: the App ID's limit comes before the IP allowlist
+    // docs/reference/token-api.md, order of checks: the App ID's limit comes before the IP allowlist
     assertRateLimited(await issue(limited.auth, OUTSIDE), 60);
     // ... and after authentication: a wrong secret is still 401
     const wrong = await issue(basic(limited.appId, 'sk_wrong'), freshAddress());
     assert.equal(wrong.status, 401, wrong.text);
     // ... before validation of the body
-    const invalid = await request(`${server.api}/v1/rtc/tokens`, {
+    const invalid = await server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: limited.auth }, body: { nonsense: true }, localAddress: freshAddress(),
     });
     assertRateLimited(invalid, 60);
     // ... and before the archived state
-    const archived = await request(`${server.api}/v1/projects/${limited.projectId}/archive`, {
+    const archived = await server.request(`${server.api}/v1/projects/${limited.projectId}/archive`, {
       method: 'POST', headers: { authorization: `Bearer ${limited.accessToken}` },
     });
     assert.equal(archived.status, 200, archived.text);
@@ -96,7 +96,7 @@ describe('token API rate limits', () => {
   });
 
   it(`allows ${ADDRESS_PER_MINUTE} requests a minute per client address whatever the App ID, then 429 with Retry-After`, async () => {
-    const customers = await Promise.all([0, 1, 2, 3].map(() => createCustomer(server.api)));
+    const customers = await Promise.all([0, 1, 2, 3].map(() => createCustomer(server)));
     const senders = customers.slice(0, 3);
     const address = freshAddress();
     const statuses = await inBatches(ADDRESS_PER_MINUTE, (i) => issue(senders[i % senders.length]!.auth, address, { base: host(i) }));
@@ -106,7 +106,7 @@ describe('token API rate limits', () => {
     assertRateLimited(await issue(fresh.auth, address), 60);
     assertRateLimited(await issue(fresh.auth, address, { base: server.token }), 60);
     assertRateLimited(await revoke(fresh.auth, address), 60);
-    // DESIGN.md section 3: the address limit comes first, before Origin and authentication
+    // docs/reference/token-api.md, order of checks: the address limit comes first, before Origin and authentication
     assertRateLimited(await issue(fresh.auth, address, { headers: { origin: 'https://app.example' } }), 60);
     assertRateLimited(await issue(basic(fresh.appId, 'sk_wrong'), address), 60);
     assertRateLimited(await issue(undefined, address), 60);
@@ -119,7 +119,7 @@ describe('token API rate limits', () => {
     let customer: Customer;
 
     before(async () => {
-      customer = await createCustomer(server.api);
+      customer = await createCustomer(server);
     });
 
     it(`blocks an address after ${FAILURES_PER_WINDOW} failures within five minutes, for every token-API request`, async () => {
@@ -169,7 +169,7 @@ describe('token API rate limits', () => {
         assert.equal(res.status, 403, res.text);
       }
       for (let i = 0; i < FAILURES_PER_WINDOW + 5; i++) {
-        const res = await request(`${server.api}/v1/rtc/tokens`, {
+        const res = await server.request(`${server.api}/v1/rtc/tokens`, {
           headers: { authorization: basic(customer.appId, 'sk_wrong') }, body: { ...VALID, user_id: 'u'.repeat(9000) }, localAddress: address,
         });
         assert.equal(res.status, 413, res.text);
@@ -182,6 +182,40 @@ describe('token API rate limits', () => {
       const statuses = await inBatches(FAILURES_PER_WINDOW, () => issue(basic(customer.appId, 'sk_wrong'), address));
       assert.deepEqual(tally(statuses), { 401: FAILURES_PER_WINDOW });
       assertRateLimited(await issue(customer.auth, address), 300);
+    });
+  });
+
+  describe('windows, on the platform clock', () => {
+    it('opens a new window for the App ID a minute after the first request of the full one', async () => {
+      const customer = await createCustomer(server);
+      const address = freshAddress();
+      assert.deepEqual(tally(await inBatches(APP_PER_MINUTE, () => issue(customer.auth, address))), { 200: APP_PER_MINUTE });
+      server.clock.advance(59_000);
+      assert.equal(assertRateLimited(await issue(customer.auth, address), 60), 1);
+      server.clock.advance(1_000);
+      assert.equal((await issue(customer.auth, address)).status, 200);
+    });
+
+    it('opens a new window for the client address a minute after the first request of the full one', async () => {
+      const customers = await Promise.all([0, 1].map(() => createCustomer(server)));
+      const address = freshAddress();
+      const statuses = await inBatches(ADDRESS_PER_MINUTE, (i) => issue(customers[i % 2]!.auth, address));
+      assert.deepEqual(tally(statuses), { 200: ADDRESS_PER_MINUTE });
+      server.clock.advance(30_000);
+      assert.equal(assertRateLimited(await issue(customers[0]!.auth, address), 60), 30);
+      server.clock.advance(30_000);
+      assert.equal((await issue(customers[0]!.auth, address)).status, 200);
+    });
+
+    it('lifts the block of an address five minutes after its first failed authentication', async () => {
+      const customer = await createCustomer(server);
+      const address = freshAddress();
+      for (let i = 0; i < FAILURES_PER_WINDOW; i++) assert.equal((await issue(basic(customer.appId, 'sk_wrong'), address)).status, 401);
+      assert.equal(assertRateLimited(await issue(customer.auth, address), 300), 300);
+      server.clock.advance(299_000);
+      assert.equal(assertRateLimited(await issue(customer.auth, address), 300), 1);
+      server.clock.advance(1_000);
+      assert.equal((await issue(customer.auth, address)).status, 200);
     });
   });
 });

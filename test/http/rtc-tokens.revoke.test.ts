@@ -2,18 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const B64U = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-
-function assertError(res: HttpResult, status: number, code: string, message?: RegExp): void {
-  assert.equal(res.status, status, res.text);
-  const body = res.json<{ error: string; message: string }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, code);
-  if (message) assert.match(body.message, message);
-}
 
 /** The handle with the character at `index` replaced by another base64url character. */
 function flip(handle: string, index: number): string {
@@ -22,28 +15,28 @@ function flip(handle: string, index: number): string {
 }
 
 describe('POST /v1/rtc/tokens/revoke', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let other: Customer;
 
   const issue = async (who: Customer, host = server.api): Promise<string> => {
-    const res = await request(`${host}/v1/rtc/tokens`, {
+    const res = await server.request(`${host}/v1/rtc/tokens`, {
       headers: { authorization: who.auth }, body: { room_id: 'room-1', user_id: `user-${Math.random().toString(36).slice(2)}`, role: 'host' },
     });
     assert.equal(res.status, 200, res.text);
     return res.json<TokenResponse>().media.revocation_handle;
   };
   const revoke = (auth: string | undefined, body: unknown, host = server.api, localAddress?: string): Promise<HttpResult> =>
-    request(`${host}/v1/rtc/tokens/revoke`, {
+    server.request(`${host}/v1/rtc/tokens/revoke`, {
       headers: auth === undefined ? {} : { authorization: auth }, body, ...(localAddress !== undefined && { localAddress }),
     });
 
   before(async () => {
-    server = await startServer();
-    [customer, other] = await Promise.all([createCustomer(server.api), createCustomer(server.api)]);
+    server = await startInProcess();
+    [customer, other] = await Promise.all([createCustomer(server), createCustomer(server)]);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   for (const host of ['api', 'token'] as const) {
@@ -112,7 +105,7 @@ describe('POST /v1/rtc/tokens/revoke', () => {
   });
 
   it('revokes a handle issued through another credential of the same project (a handle belongs to its project)', async () => {
-    const created = await request(`${server.api}/v1/projects/${customer.projectId}/credentials`, {
+    const created = await server.request(`${server.api}/v1/projects/${customer.projectId}/credentials`, {
       headers: { authorization: `Bearer ${customer.accessToken}` }, body: { scopes: ['subscriber'] },
     });
     assert.equal(created.status, 201, created.text);
@@ -144,7 +137,7 @@ describe('POST /v1/rtc/tokens/revoke', () => {
   }
 
   it('answers 400 invalid_request to invalid JSON', async () => {
-    const res = await request(`${server.api}/v1/rtc/tokens/revoke`, {
+    const res = await server.request(`${server.api}/v1/rtc/tokens/revoke`, {
       headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: '{"revocation_handle":',
     });
     assertError(res, 400, 'invalid_request', /not valid JSON/);

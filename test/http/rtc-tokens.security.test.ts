@@ -2,18 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const;
-
-function assertError(res: HttpResult, status: number, code: string, message?: RegExp): void {
-  assert.equal(res.status, status, res.text);
-  const body = res.json<{ error: string; message: string }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, code);
-  if (message) assert.match(body.message, message);
-}
 
 /** Headers that differ between any two responses, whatever they answer. */
 const PER_RESPONSE_HEADERS = new Set(['date', 'x-request-id']);
@@ -21,11 +14,11 @@ const stableHeaders = (res: HttpResult): Record<string, unknown> =>
   Object.fromEntries(Object.entries(res.headers).filter(([name]) => !PER_RESPONSE_HEADERS.has(name)).sort());
 
 describe('token API security: authentication, Origin, scopes, archived projects, IP allowlist', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
 
   const post = (path: string, auth: string | undefined, body: unknown, options: { host?: string; localAddress?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> =>
-    request(`${options.host ?? server.api}${path}`, {
+    server.request(`${options.host ?? server.api}${path}`, {
       headers: { ...(auth !== undefined && { authorization: auth }), ...options.headers },
       body,
       localAddress: options.localAddress ?? freshAddress(),
@@ -33,14 +26,14 @@ describe('token API security: authentication, Origin, scopes, archived projects,
   const issue = (auth: string | undefined, body: unknown = VALID, options: { host?: string; localAddress?: string; headers?: Record<string, string> } = {}) =>
     post('/v1/rtc/tokens', auth, body, options);
   const consoleCall = (who: Customer, path: string): Promise<HttpResult> =>
-    request(`${server.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${who.accessToken}` } });
+    server.request(`${server.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${who.accessToken}` } });
 
   before(async () => {
-    server = await startServer();
-    customer = await createCustomer(server.api);
+    server = await startInProcess();
+    customer = await createCustomer(server);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   describe('one byte-identical 401 for every authentication failure', () => {
@@ -71,13 +64,13 @@ describe('token API security: authentication, Origin, scopes, archived projects,
     });
 
     it("answers another credential's secret identically", async () => {
-      const other = await createCustomer(server.api);
+      const other = await createCustomer(server);
       assertSame401(await issue(basic(customer.appId, other.appSecret)));
       assertSame401(await issue(basic(other.appId, customer.appSecret)));
     });
 
     it('answers a revoked credential identically', async () => {
-      const victim = await createCustomer(server.api);
+      const victim = await createCustomer(server);
       assert.equal((await issue(victim.auth)).status, 200);
       const revoked = await consoleCall(victim, `/v1/projects/${victim.projectId}/credentials/${victim.appId}/revoke`);
       assert.equal(revoked.status, 200, revoked.text);
@@ -85,7 +78,7 @@ describe('token API security: authentication, Origin, scopes, archived projects,
     });
 
     it('answers the old secret of a rotated credential identically, and accepts the new one', async () => {
-      const victim = await createCustomer(server.api);
+      const victim = await createCustomer(server);
       const rotated = await consoleCall(victim, `/v1/projects/${victim.projectId}/credentials/${victim.appId}/rotate`);
       assert.equal(rotated.status, 200, rotated.text);
       const newSecret = rotated.json<{ app_secret: string }>().app_secret;
@@ -174,9 +167,9 @@ describe('token API security: authentication, Origin, scopes, archived projects,
 
     before(async () => {
       [subscriberOnly, publisherOnly, noScopes] = await Promise.all([
-        createCustomer(server.api, { scopes: ['subscriber'] }),
-        createCustomer(server.api, { scopes: ['publisher'] }),
-        createCustomer(server.api, { scopes: [] }),
+        createCustomer(server, { scopes: ['subscriber'] }),
+        createCustomer(server, { scopes: ['publisher'] }),
+        createCustomer(server, { scopes: [] }),
       ]);
     });
 
@@ -213,7 +206,7 @@ describe('token API security: authentication, Origin, scopes, archived projects,
 
   describe('archived project (403 project_archived)', () => {
     it('refuses every token-API call of an archived project and serves it again once unarchived', async () => {
-      const owner = await createCustomer(server.api);
+      const owner = await createCustomer(server);
       const issued = await issue(owner.auth);
       assert.equal(issued.status, 200, issued.text);
       const handle = issued.json<TokenResponse>().media.revocation_handle;
@@ -232,7 +225,7 @@ describe('token API security: authentication, Origin, scopes, archived projects,
     });
 
     it('answers 401, not 403, to bad credentials of an archived project', async () => {
-      const owner = await createCustomer(server.api);
+      const owner = await createCustomer(server);
       assert.equal((await consoleCall(owner, `/v1/projects/${owner.projectId}/archive`)).status, 200);
       assertError(await issue(basic(owner.appId, 'sk_wrong')), 401, 'invalid_credentials');
     });
@@ -256,7 +249,7 @@ describe('token API security: authentication, Origin, scopes, archived projects,
     let fenced: Customer;
 
     before(async () => {
-      fenced = await createCustomer(server.api, { ip_allowlist: ['127.77.0.0/16', '127.78.1.1/32', '2001:db8::/32'] });
+      fenced = await createCustomer(server, { ip_allowlist: ['127.77.0.0/16', '127.78.1.1/32', '2001:db8::/32'] });
     });
 
     it('admits addresses inside a CIDR of the allowlist', async () => {

@@ -1,38 +1,14 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { type HttpResult, sendChunked } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const;
 
-function assertError(res: HttpResult, status: number, code: string, message: RegExp): void {
-  assert.equal(res.status, status, res.text);
-  const body = res.json<{ error: string; message: string }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, code);
-  assert.match(body.message, message);
-}
-
 /** Sends `payload` with `Transfer-Encoding: chunked` (no Content-Length), in 1 KB chunks. */
-function sendChunked(url: string, headers: Record<string, string>, payload: Buffer): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, {
-      method: 'POST', agent: false, headers: { ...headers, 'transfer-encoding': 'chunked' },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    // the server may answer and close before it has read everything
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
-    for (let i = 0; i < payload.length; i += 1024) req.write(payload.subarray(i, i + 1024));
-    req.end();
-  });
-}
 
 /** A valid token request padded with JSON whitespace to exactly `size` bytes. */
 function paddedBody(size: number): Buffer {
@@ -41,20 +17,20 @@ function paddedBody(size: number): Buffer {
 }
 
 describe('POST /v1/rtc/tokens: request validation (400 names the violated rule)', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let limited: Customer;
 
   const issue = (body: unknown, who: Customer = customer, headers: Record<string, string> = {}): Promise<HttpResult> =>
-    request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: who.auth, ...headers }, body });
+    server.request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: who.auth, ...headers }, body });
 
   before(async () => {
-    server = await startServer();
-    customer = await createCustomer(server.api);
-    limited = await createCustomer(server.api, { max_ttl_seconds: 300 });
+    server = await startInProcess();
+    customer = await createCustomer(server);
+    limited = await createCustomer(server, { max_ttl_seconds: 300 });
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   describe('required fields', () => {
@@ -294,7 +270,7 @@ describe('POST /v1/rtc/tokens: request validation (400 names the violated rule)'
       it(`rejects an own ${field} field, naming it`, async () => {
         // JSON.stringify would drop a __proto__ set through an object literal: write the JSON text by hand
         const text = `{"room_id":"r","user_id":"u","role":"host","${field}":{"publish_streams":[1]}}`;
-        const res = await request(`${server.api}/v1/rtc/tokens`, {
+        const res = await server.request(`${server.api}/v1/rtc/tokens`, {
           headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: text,
         });
         assertError(res, 400, 'invalid_request', new RegExp(`^unknown field "${field}" is not allowed$`));
@@ -308,7 +284,7 @@ describe('POST /v1/rtc/tokens: request validation (400 names the violated rule)'
   });
 
   describe('body syntax', () => {
-    const raw = (text: string): Promise<HttpResult> => request(`${server.api}/v1/rtc/tokens`, {
+    const raw = (text: string): Promise<HttpResult> => server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: text,
     });
     for (const text of ['[]', '[{"room_id":"r","user_id":"u","role":"host"}]', 'null', '42', '"room"', 'true']) {
@@ -325,11 +301,11 @@ describe('POST /v1/rtc/tokens: request validation (400 names the violated rule)'
       assertError(await raw(''), 400, 'invalid_request', /^the request body must be a JSON object$/);
     });
     it('rejects a request without a body', async () => {
-      const res = await request(`${server.api}/v1/rtc/tokens`, { method: 'POST', headers: { authorization: customer.auth } });
+      const res = await server.request(`${server.api}/v1/rtc/tokens`, { method: 'POST', headers: { authorization: customer.auth } });
       assertError(res, 400, 'invalid_request', /^the request body must be a JSON object$/);
     });
     it('accepts application/json with a charset parameter', async () => {
-      const res = await request(`${server.api}/v1/rtc/tokens`, {
+      const res = await server.request(`${server.api}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(VALID),
       });
       assert.equal(res.status, 200, res.text);
@@ -338,44 +314,44 @@ describe('POST /v1/rtc/tokens: request validation (400 names the violated rule)'
 
   describe('body size (413) and media type (415)', () => {
     it('accepts a body of exactly 8192 bytes', async () => {
-      const res = await request(`${server.api}/v1/rtc/tokens`, {
+      const res = await server.request(`${server.api}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: paddedBody(8192),
       });
       assert.equal(res.status, 200, res.text);
     });
     it('answers 413 invalid_request to a Content-Length over 8192 bytes', async () => {
-      const res = await request(`${server.api}/v1/rtc/tokens`, {
+      const res = await server.request(`${server.api}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: paddedBody(8193),
       });
       assertError(res, 413, 'invalid_request', /exceeds 8192 bytes/);
     });
     it('answers 413 invalid_request to a chunked body over 8192 bytes', async () => {
-      const res = await sendChunked(`${server.api}/v1/rtc/tokens`,
+      const res = await sendChunked(`${await server.listen('api')}/v1/rtc/tokens`,
         { authorization: customer.auth, 'content-type': 'application/json' }, paddedBody(20_000));
       assert.equal(res.status, 413, res.text);
       assert.deepEqual(JSON.parse(res.text), { error: 'invalid_request', message: 'the request body exceeds 8192 bytes' });
     });
     it('accepts a chunked body of 8192 bytes', async () => {
-      const res = await sendChunked(`${server.api}/v1/rtc/tokens`,
+      const res = await sendChunked(`${await server.listen('api')}/v1/rtc/tokens`,
         { authorization: customer.auth, 'content-type': 'application/json' }, paddedBody(8192));
       assert.equal(res.status, 200, res.text);
     });
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonp']) {
       it(`answers 415 invalid_request to Content-Type ${type}`, async () => {
-        const res = await request(`${server.api}/v1/rtc/tokens`, {
+        const res = await server.request(`${server.api}/v1/rtc/tokens`, {
           headers: { authorization: customer.auth, 'content-type': type }, body: JSON.stringify(VALID),
         });
         assertError(res, 415, 'invalid_request', /must be application\/json/);
       });
     }
     it('answers 415 invalid_request to a body without Content-Type', async () => {
-      const res = await request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: JSON.stringify(VALID) });
+      const res = await server.request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: JSON.stringify(VALID) });
       assertError(res, 415, 'invalid_request', /must be application\/json/);
     });
   });
 
   it('gives the same validation answers on the token host', async () => {
-    const res = await request(`${server.token}/v1/rtc/tokens`, {
+    const res = await server.request(`${server.token}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth }, body: { ...VALID, publish_streams: [0] },
     });
     assertError(res, 400, 'invalid_request', /^publish_streams must hold integer stream ids from 1 to 4294967295$/);

@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import { runSubscriptionsCommand } from '../../server/src/main/subscriptions-command.ts';
-import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { ROOT } from '../helpers/platform.ts';
 
 interface SubscriptionRequest {
   id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
@@ -18,16 +18,16 @@ interface SubscriptionRequest {
 const BASE = '/v1/billing/subscription-requests';
 
 describe('billing subscription requests: states and transitions', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let alice: Customer;
   let bob: Customer;
   const auth = (c: Customer) => ({ authorization: `Bearer ${c.accessToken}` });
-  const ask = (c: Customer, body: unknown) => request(`${server.api}${BASE}`, { headers: auth(c), body });
-  const get = (c: Customer, id: string) => request(`${server.api}${BASE}/${id}`, { headers: auth(c) });
-  const cancel = (c: Customer, id: string) => request(`${server.api}${BASE}/${id}/cancel`, { method: 'POST', headers: auth(c) });
+  const ask = (c: Customer, body: unknown) => server.request(`${server.api}${BASE}`, { headers: auth(c), body });
+  const get = (c: Customer, id: string) => server.request(`${server.api}${BASE}/${id}`, { headers: auth(c) });
+  const cancel = (c: Customer, id: string) => server.request(`${server.api}${BASE}/${id}/cancel`, { method: 'POST', headers: auth(c) });
 
   async function newProject(c: Customer, name = 'another project'): Promise<string> {
-    const res = await request(`${server.api}/v1/projects`, { headers: auth(c), body: { name } });
+    const res = await server.request(`${server.api}/v1/projects`, { headers: auth(c), body: { name } });
     assert.equal(res.status, 201, res.text);
     return res.json<{ id: string }>().id;
   }
@@ -42,7 +42,7 @@ describe('billing subscription requests: states and transitions', () => {
   async function operator(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = '';
     let stderr = '';
-    const code = await runSubscriptionsCommand(args, loadConfig({ RTC_DATA_DIR: server.dataDir }), { nowMs: () => Date.now() }, {
+    const code = await runSubscriptionsCommand(args, loadConfig({ RTC_DATA_DIR: server.dataDir }), server.clock, {
       out: (line) => { stdout += `${line}\n`; },
       err: (line) => { stderr += `${line}\n`; },
     });
@@ -62,15 +62,15 @@ describe('billing subscription requests: states and transitions', () => {
   }
 
   before(async () => {
-    server = await startServer();
-    [alice, bob] = await Promise.all([createCustomer(server.api), createCustomer(server.api)]);
+    server = await startInProcess();
+    [alice, bob] = await Promise.all([createCustomer(server), createCustomer(server)]);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('starts a request as pending, with the plan, project, quote and note', async () => {
-    const quote = await request(`${server.api}/v1/billing/quotes`, { headers: auth(alice), body: { plan: 'starter', usage: { audio: 90000 } } });
+    const quote = await server.request(`${server.api}/v1/billing/quotes`, { headers: auth(alice), body: { plan: 'starter', usage: { audio: 90000 } } });
     const quoteId = quote.json<{ id: string }>().id;
     const res = await ask(alice, { project_id: alice.projectId, plan: 'starter', quote_id: quoteId, note: 'Launch in September\nthanks' });
     assert.equal(res.status, 201, res.text);
@@ -188,14 +188,14 @@ describe('billing subscription requests: states and transitions', () => {
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /subscription request not found/);
     const elsewhere = await runSubscriptionsCommand(['list'], loadConfig({ RTC_DATA_DIR: join(server.dataDir, 'missing') }),
-      { nowMs: () => Date.now() }, { out: () => assert.fail('no output'), err: (line) => assert.match(line, /no platform data at .*missing/) });
+      server.clock, { out: () => assert.fail('no output'), err: (line) => assert.match(line, /no platform data at .*missing/) });
     assert.equal(elsewhere, 1);
     assert.equal(existsSync(join(server.dataDir, 'missing')), false, 'nothing was created');
   });
 
   it('checks the quote: the account\'s own, for the same plan', async () => {
     const quote = (plan: string, c: Customer) =>
-      request(`${server.api}/v1/billing/quotes`, { headers: auth(c), body: { plan, usage: {} } }).then((r) => r.json<{ id: string }>().id);
+      server.request(`${server.api}/v1/billing/quotes`, { headers: auth(c), body: { plan, usage: {} } }).then((r) => r.json<{ id: string }>().id);
     const project = await newProject(alice);
     const other = await ask(alice, { project_id: project, plan: 'business', quote_id: await quote('starter', alice) });
     assert.equal(other.status, 400);
@@ -208,7 +208,7 @@ describe('billing subscription requests: states and transitions', () => {
 
   it('refuses a request for an archived project', async () => {
     const project = await newProject(alice);
-    assert.equal((await request(`${server.api}/v1/projects/${project}/archive`, { method: 'POST', headers: auth(alice) })).status, 200);
+    assert.equal((await server.request(`${server.api}/v1/projects/${project}/archive`, { method: 'POST', headers: auth(alice) })).status, 200);
     const res = await ask(alice, { project_id: project, plan: 'starter' });
     assert.equal(res.status, 403);
     assert.deepEqual(res.json(), { error: 'project_archived', message: 'the project is archived' });
@@ -225,14 +225,14 @@ describe('billing subscription requests: states and transitions', () => {
     const onTheirProject = await ask(bob, { project_id: r.project_id, plan: 'scale' });
     assert.equal(onTheirProject.status, 404);
     assert.deepEqual(onTheirProject.json(), { error: 'not_found', message: 'project not found' });
-    const filtered = await request(`${server.api}${BASE}?project_id=${r.project_id}`, { headers: auth(bob) });
+    const filtered = await server.request(`${server.api}${BASE}?project_id=${r.project_id}`, { headers: auth(bob) });
     assert.equal(filtered.status, 404);
-    const all = (await request(`${server.api}${BASE}?limit=100`, { headers: auth(bob) })).json<{ subscription_requests: SubscriptionRequest[] }>();
+    const all = (await server.request(`${server.api}${BASE}?limit=100`, { headers: auth(bob) })).json<{ subscription_requests: SubscriptionRequest[] }>();
     assert.ok(!all.subscription_requests.some((x) => x.id === r.id));
   });
 
   it('lists newest first, filtered by project and state, in pages that lose and repeat nothing', async () => {
-    const carol = await createCustomer(server.api);
+    const carol = await createCustomer(server);
     const made: SubscriptionRequest[] = [];
     for (let i = 0; i < 5; i++) made.push(await pending(carol, i % 2 === 0 ? 'starter' : 'scale'));
     assert.equal((await cancel(carol, made[1]!.id)).status, 200);
@@ -242,7 +242,7 @@ describe('billing subscription requests: states and transitions', () => {
       let cursor: string | null = null;
       do {
         const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-        const res = await request(`${server.api}${BASE}?limit=1${query}${suffix}`, { headers: auth(carol) });
+        const res = await server.request(`${server.api}${BASE}?limit=1${query}${suffix}`, { headers: auth(carol) });
         assert.equal(res.status, 200, res.text);
         const page = res.json<{ subscription_requests: SubscriptionRequest[]; next_cursor: string | null }>();
         ids.push(...page.subscription_requests.map((x) => x.id));
@@ -255,14 +255,14 @@ describe('billing subscription requests: states and transitions', () => {
     assert.deepEqual(await walk('&status=cancelled'), [made[3]!.id, made[1]!.id]);
     assert.deepEqual(await walk('&status=pending'), [made[4]!.id, made[2]!.id, made[0]!.id]);
     assert.deepEqual(await walk(`&project_id=${made[2]!.project_id}`), [made[2]!.id]);
-    const page = (await request(`${server.api}${BASE}?limit=1&status=pending`, { headers: auth(carol) })).json<{ next_cursor: string }>();
-    const mixed = await request(`${server.api}${BASE}?limit=1&status=cancelled&cursor=${page.next_cursor}`, { headers: auth(carol) });
+    const page = (await server.request(`${server.api}${BASE}?limit=1&status=pending`, { headers: auth(carol) })).json<{ next_cursor: string }>();
+    const mixed = await server.request(`${server.api}${BASE}?limit=1&status=cancelled&cursor=${page.next_cursor}`, { headers: auth(carol) });
     assert.equal(mixed.status, 400, 'a cursor holds its filters');
   });
 
   it('needs a console session', async () => {
     for (const [method, path] of [['POST', BASE], ['GET', BASE], ['GET', `${BASE}/x`], ['POST', `${BASE}/x/cancel`]] as const) {
-      const res = await request(`${server.api}${path}`, { method, ...(method === 'POST' && path === BASE && { body: {} }) });
+      const res = await server.request(`${server.api}${path}`, { method, ...(method === 'POST' && path === BASE && { body: {} }) });
       assert.equal(res.status, 401, `${method} ${path}`);
       assert.equal(res.json<{ error: string }>().error, 'unauthenticated');
     }
@@ -304,7 +304,7 @@ describe('billing subscription requests: states and transitions', () => {
   ];
   for (const [query, message] of BAD_QUERIES) {
     it(`refuses the list query ${query} with 400 naming the rule`, async () => {
-      const res = await request(`${server.api}${BASE}?${query}`, { headers: auth(alice) });
+      const res = await server.request(`${server.api}${BASE}?${query}`, { headers: auth(alice) });
       assert.equal(res.status, 400, res.text);
       assert.deepEqual(res.json(), { error: 'invalid_request', message });
     });

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { bearer, createProject } from '../helpers/accounts.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { bearer, createCustomer, createProject, type Customer } from '../helpers/customer.ts';
+import { basic, type HttpResult } from '../helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const TOKEN_FIELDS = [
   'app_id', 'expires_at', 'issued_at', 'media', 'project_id', 'publish_streams', 'role', 'room_id', 'subscribe_room',
@@ -13,20 +12,20 @@ const TOKEN_FIELDS = [
 ];
 
 describe('POST /v1/projects/{id}/temporary-token', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let stranger: Customer;
 
   const temporary = (projectId: string, body: unknown, token = customer.accessToken): Promise<HttpResult> =>
-    request(`${server.api}/v1/projects/${projectId}/temporary-token`, { headers: bearer(token), body });
+    server.request(`${server.api}/v1/projects/${projectId}/temporary-token`, { headers: bearer(token), body });
 
   before(async () => {
-    server = await startServer();
-    customer = await createCustomer(server.api);
-    stranger = await createCustomer(server.api);
+    server = await startInProcess();
+    customer = await createCustomer(server);
+    stranger = await createCustomer(server);
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   it('issues a console test token (200) with the token response shape', async () => {
@@ -50,9 +49,9 @@ describe('POST /v1/projects/{id}/temporary-token', () => {
     assert.match(t.media.key, /^[A-Za-z0-9_-]{43}$/);
     assert.match(t.media.revocation_handle, /^rvk_/);
 
-    const jwks = await request(`${server.token}/.well-known/jwks.json`);
+    const jwks = await server.request(`${server.token}/.well-known/jwks.json`);
     const { payload } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks.json()), {
-      audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'],
+      currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'],
     });
     assert.equal(payload['prj'], customer.projectId);
     assert.equal(payload['app'], t.app_id);
@@ -67,22 +66,22 @@ describe('POST /v1/projects/{id}/temporary-token', () => {
     assert.equal(a.app_id, b.app_id);
     assert.notEqual(a.app_id, customer.appId);
 
-    const otherProject = await createProject(server.api, customer.accessToken, 'second');
+    const otherProject = await createProject(server, customer.accessToken, 'second');
     const c = await temporary(otherProject, body);
     assert.equal(c.status, 200, c.text);
     assert.equal(c.json<TokenResponse>().project_id, otherProject);
     assert.notEqual(c.json<TokenResponse>().app_id, a.app_id);
 
-    const listed = await request(`${server.api}/v1/projects/${customer.projectId}/credentials`, { headers: bearer(customer.accessToken) });
+    const listed = await server.request(`${server.api}/v1/projects/${customer.projectId}/credentials`, { headers: bearer(customer.accessToken) });
     assert.ok(!listed.text.includes(a.app_id));
     // no secret exists for the console App ID: it cannot authenticate on the token API
-    const asApp = await request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: basic(a.app_id, customer.appSecret) }, body });
+    const asApp = await server.request(`${server.api}/v1/rtc/tokens`, { headers: { authorization: basic(a.app_id, customer.appSecret) }, body });
     assert.equal(asApp.status, 401, asApp.text);
   });
 
   it('gives a handle that the project\'s credentials can revoke', async () => {
     const t = (await temporary(customer.projectId, { room_id: 'r', user_id: 'u', role: 'host' })).json<TokenResponse>();
-    const revoke = (auth: string) => request(`${server.token}/v1/rtc/tokens/revoke`, {
+    const revoke = (auth: string) => server.request(`${server.token}/v1/rtc/tokens/revoke`, {
       headers: { authorization: auth }, body: { revocation_handle: t.media.revocation_handle },
     });
     const foreign = await revoke(stranger.auth);
@@ -120,8 +119,8 @@ describe('POST /v1/projects/{id}/temporary-token', () => {
   });
 
   it('refuses an archived project (403 project_archived)', async () => {
-    const pid = await createProject(server.api, customer.accessToken, 'archived');
-    const archive = await request(`${server.api}/v1/projects/${pid}/archive`, { method: 'POST', headers: bearer(customer.accessToken) });
+    const pid = await createProject(server, customer.accessToken, 'archived');
+    const archive = await server.request(`${server.api}/v1/projects/${pid}/archive`, { method: 'POST', headers: bearer(customer.accessToken) });
     assert.equal(archive.status, 200, archive.text);
     const res = await temporary(pid, { room_id: 'r', user_id: 'u', role: 'host' });
     assert.equal(res.status, 403, res.text);
@@ -140,7 +139,7 @@ describe('POST /v1/projects/{id}/temporary-token', () => {
     const body = { room_id: 'r', user_id: 'u', role: 'host' };
     const url = `${server.api}/v1/projects/${customer.projectId}/temporary-token`;
     for (const headers of [{}, { authorization: customer.auth }, bearer(customer.appSecret)]) {
-      const res = await request(url, { headers, body });
+      const res = await server.request(url, { headers, body });
       assert.equal(res.status, 401, res.text);
       assert.equal(res.json()['error'], 'unauthenticated');
       assert.match(String(res.headers['www-authenticate']), /^Bearer\b/);

@@ -3,42 +3,35 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
+import { assertError } from '../helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
 const without = (body: Record<string, unknown>, field: string): Record<string, unknown> =>
   Object.fromEntries(Object.entries(body).filter(([k]) => k !== field));
 
-function assertError(res: HttpResult, status: number, code: string, message?: RegExp): void {
-  assert.equal(res.status, status, res.text);
-  const body = res.json<{ error: string; message: string }>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message']);
-  assert.equal(body.error, code);
-  if (message) assert.match(body.message, message);
-}
-
 describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json', () => {
-  let server: RunningServer;
+  let server: InProcessPlatform;
   let customer: Customer;
   let limited: Customer;
   let jwks: JSONWebKeySet;
 
   const tokens = (auth: string | undefined, body: unknown, options: { host?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> =>
-    request(`${options.host ?? server.token}/v1/tokens`, {
+    server.request(`${options.host ?? server.token}/v1/tokens`, {
       headers: { ...(auth !== undefined && { authorization: auth }), ...options.headers }, body, localAddress: freshAddress(),
     });
   const bodyFor = (who: Customer, extra: Record<string, unknown> = {}): Record<string, unknown> =>
     ({ app_id: who.appId, user_id: 'user-9', room_id: 'room-9', role: 'participant', ...extra });
 
   before(async () => {
-    server = await startServer();
-    [customer, limited] = await Promise.all([createCustomer(server.api), createCustomer(server.api, { max_ttl_seconds: 120 })]);
-    const res = await request(`${server.token}/.well-known/jwks.json`);
+    server = await startInProcess();
+    [customer, limited] = await Promise.all([createCustomer(server), createCustomer(server, { max_ttl_seconds: 120 })]);
+    const res = await server.request(`${server.token}/.well-known/jwks.json`);
     assert.equal(res.status, 200, res.text);
     jwks = res.json<JSONWebKeySet>();
   });
   after(async () => {
-    await server.stop();
+    await server.close();
   });
 
   describe('POST /v1/tokens', () => {
@@ -68,7 +61,7 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
 
     it('signs a grant that verifies against the JWKS with the request in its claims', async () => {
       const t = (await tokens(customer.auth, bodyFor(customer))).json<TokenResponse>();
-      const { payload } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks), { audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'] });
+      const { payload } = await jwtVerify(t.media.grant, createLocalJWKSet(jwks), { currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media', typ: 'rtc-grant+jwt', algorithms: ['EdDSA'] });
       assert.equal(payload['prj'], customer.projectId);
       assert.equal(payload['app'], customer.appId);
       assert.equal(payload['room'], 'room-9');
@@ -84,14 +77,14 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
 
     it('gives a revocation handle that the token API revokes', async () => {
       const t = (await tokens(customer.auth, bodyFor(customer))).json<TokenResponse>();
-      const res = await request(`${server.token}/v1/rtc/tokens/revoke`, {
+      const res = await server.request(`${server.token}/v1/rtc/tokens/revoke`, {
         headers: { authorization: customer.auth }, body: { revocation_handle: t.media.revocation_handle },
       });
       assert.deepEqual([res.status, res.json()], [200, { revoked: true }]);
     });
 
     it('rejects an app_id other than the authenticated App ID with 400', async () => {
-      const other = await createCustomer(server.api);
+      const other = await createCustomer(server);
       assertError(await tokens(customer.auth, bodyFor(customer, { app_id: other.appId })), 400, 'invalid_request', /app_id must be the App ID/);
       assertError(await tokens(customer.auth, bodyFor(customer, { app_id: 'app_AAAAAAAAAAAAAAAAAAAAAA' })), 400, 'invalid_request', /app_id/);
       assertError(await tokens(customer.auth, bodyFor(customer, { app_id: customer.appId.toUpperCase() })), 400, 'invalid_request', /app_id/);
@@ -127,7 +120,7 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
     });
 
     it('rejects a body that is not an object', async () => {
-      const res = await request(`${server.token}/v1/tokens`, {
+      const res = await server.request(`${server.token}/v1/tokens`, {
         headers: { authorization: customer.auth, 'content-type': 'application/json' }, body: '[]',
       });
       assertError(res, 400, 'invalid_request', /JSON object/);
@@ -150,7 +143,7 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
     });
 
     it('applies the IP allowlist', async () => {
-      const fenced = await createCustomer(server.api, { ip_allowlist: ['192.0.2.0/24'] });
+      const fenced = await createCustomer(server, { ip_allowlist: ['192.0.2.0/24'] });
       assertError(await tokens(fenced.auth, bodyFor(fenced)), 403, 'ip_not_allowed');
     });
 
@@ -165,7 +158,7 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
 
   describe('GET /health', () => {
     it('answers 200 {"status":"ok"} without authentication', async () => {
-      const res = await request(`${server.token}/health`);
+      const res = await server.request(`${server.token}/health`);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.json(), { status: 'ok' });
       assert.match(String(res.headers['content-type']), /^application\/json/);
@@ -187,14 +180,14 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
     });
 
     it('publishes the same keys on the api host, cacheable', async () => {
-      const res = await request(`${server.api}/.well-known/jwks.json`);
+      const res = await server.request(`${server.api}/.well-known/jwks.json`);
       assert.equal(res.status, 200);
       assert.deepEqual(res.json(), jwks);
       assert.match(String(res.headers['cache-control']), /public/);
     });
 
     it('names the key of every grant of both token endpoints and verifies it; an altered grant fails', async () => {
-      const fromApi = (await request(`${server.api}/v1/rtc/tokens`, {
+      const fromApi = (await server.request(`${server.api}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth }, body: { room_id: 'r', user_id: 'u', role: 'host', publish_streams: [1] },
       })).json<TokenResponse>();
       const fromToken = (await tokens(customer.auth, bodyFor(customer))).json<TokenResponse>();
@@ -202,10 +195,10 @@ describe('token host: POST /v1/tokens, GET /health, GET /.well-known/jwks.json',
       for (const t of [fromApi, fromToken]) {
         const { kid } = decodeProtectedHeader(t.media.grant);
         assert.ok(jwks.keys.some((k) => k.kid === kid), 'the grant names a published key');
-        await jwtVerify(t.media.grant, keySet, { audience: 'rtc-media', algorithms: ['EdDSA'] });
+        await jwtVerify(t.media.grant, keySet, { currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media', algorithms: ['EdDSA'] });
         const [header, payload, signature] = t.media.grant.split('.') as [string, string, string];
         const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), room: 'elsewhere' })).toString('base64url');
-        await assert.rejects(jwtVerify(`${header}.${forged}.${signature}`, keySet, { audience: 'rtc-media' }));
+        await assert.rejects(jwtVerify(`${header}.${forged}.${signature}`, keySet, { currentDate: new Date(server.clock.nowMs()), audience: 'rtc-media' }));
       }
     });
   });

@@ -1,18 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { createSqliteBus } from '../adapters/bus/sqlite.ts';
-import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
-import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
-import { createSqliteStore } from '../adapters/store/sqlite.ts';
 import type { Config, RoleName } from '../config.ts';
-import { createAddressSet } from '../core/address.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
-import type { HttpContext } from '../http/context.ts';
-import type { Clock } from '../ports.ts';
-import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import { nowSec } from '../services/deps.ts';
 import { startMediaRole } from './media-role.ts';
 import { startSignaling } from './signaling-role.ts';
+import { composeServices, httpContext, systemClock } from './compose.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
 export interface RunningPlatform {
@@ -21,7 +15,6 @@ export interface RunningPlatform {
   close(): Promise<void>;
 }
 
-const systemClock: Clock = { nowMs: () => Date.now() };
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
@@ -29,14 +22,8 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMedi
 
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
-  const keys = loadKeyRing(config.dataDir, nowSec(systemClock));
-  const store = createSqliteStore(config.store.path);
-  // the store's file carries events between the processes of one data directory
-  const bus = createSqliteBus(config.store.path, {
-    onHandlerError: (err) => logger.error({ err }, 'event handler failed'),
-    onPollError: (err) => logger.warn({ err }, 'event poll failed'),
-  });
-  const deps: ServiceDeps = { store, limiter: createMemoryLimiter(), bus, clock: systemClock, keys };
+  const deps = composeServices(config, { onBusError: (err) => logger.error({ err }, 'event handler failed') });
+  const { store, bus, keys } = deps;
   const roleContext: RoleContext = { config, deps, logger };
 
   const running: RoleServer[] = [];
@@ -84,23 +71,6 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       await bus.close();
       await store.close();
     },
-  };
-}
-
-function httpContext(config: Config, deps: ServiceDeps, urls: ReadonlyMap<RoleName, string>): HttpContext {
-  const mediaUrl = urls.get('media');
-  const boundMediaPort = mediaUrl ? Number(new URL(mediaUrl).port) : undefined;
-  return {
-    deps,
-    issuer: {
-      issuer: config.issuer,
-      sfuHost: config.media.publicHost,
-      sfuPort: config.media.publicPort ?? boundMediaPort ?? config.ports.media,
-      turn: config.turn,
-      signalingUrl: config.signaling.publicUrl ?? urls.get('signaling'),
-    },
-    limits: config.limits,
-    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
   };
 }
 
