@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
-import { createSqliteStore } from '../adapters/store/sqlite.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
@@ -13,6 +12,7 @@ import type { Clock } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
 import { startMediaRole } from '../media/start.ts';
 import { startSignaling } from '../signaling/start.ts';
+import { openStore } from './open-store.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
 export interface RunningPlatform {
@@ -30,7 +30,7 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMedi
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
   const keys = loadKeyRing(config.dataDir, nowSec(systemClock));
-  const store = createSqliteStore(config.store.path);
+  const store = await openStore(config.store, { onConnectionError: (err) => logger.warn({ err }, 'database connection lost') });
   const bus = createMemoryBus((err) => logger.error({ err }, 'event handler failed'));
   const deps: ServiceDeps = { store, limiter: createMemoryLimiter(), bus, clock: systemClock, keys };
   const roleContext: RoleContext = { config, deps, logger };
