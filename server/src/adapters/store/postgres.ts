@@ -184,8 +184,12 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     throw err;
   }
 
-  const rows = async <R extends object>(text: string, values: readonly unknown[] = []): Promise<R[]> =>
-    (await pool.query<R>(text, [...values])).rows;
+  const rows = async <R extends object>(text: string, values: readonly unknown[] = []): Promise<R[]> => {
+    // PostgreSQL text cannot hold NUL, so no row matches such a key; SQLite answers "not found" for
+    // it too, where PostgreSQL would fail the query (an App ID or e-mail address comes from the caller)
+    if (text.startsWith('SELECT') && values.some((v) => typeof v === 'string' && v.includes('\0'))) return [];
+    return (await pool.query<R>(text, [...values])).rows;
+  };
   const one = async <R extends object>(text: string, values: readonly unknown[]): Promise<R | undefined> =>
     (await rows<R>(text, values))[0];
   const changed = async (text: string, values: readonly unknown[]): Promise<number> =>

@@ -75,6 +75,20 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       await store.ping();
     });
 
+    it('answers look-ups by a key that holds a NUL character with nothing', async () => {
+      const key = 'app_\u0000x';
+      assert.equal(await store.findAccountByEmail('a\u0000b@example.test'), undefined);
+      assert.equal(await store.getAccount(key), undefined);
+      assert.equal(await store.findSessionByAccessHash(key), undefined);
+      assert.equal(await store.findSessionByRefreshHash(key), undefined);
+      assert.equal(await store.findCredentialForAuth(key), undefined);
+      assert.equal(await store.getCredential(key, key), undefined);
+      assert.equal(await store.getProject(key, key), undefined);
+      assert.equal(await store.isRevoked(key), false);
+      assert.equal(await store.getQuote(key, key), undefined);
+      assert.equal(await store.getSubscriptionRequest(key), undefined);
+    });
+
     describe('accounts', () => {
       it('stores an account and finds it by e-mail and by id', async () => {
         const email = `${uid('u')}@example.test`;
