@@ -197,7 +197,10 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
 
   return {
     async ping() { await pool.query('SELECT 1'); },
-    async close() { await pool.end(); },
+    // a second close does nothing, as with SQLite (pg's pool refuses a second end)
+    async close() {
+      if (!pool.ending) await pool.end();
+    },
 
     async insertAccount(a) {
       return await changed(`INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)

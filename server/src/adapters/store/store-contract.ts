@@ -435,6 +435,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
           const reopened = await openFresh();
           assert.equal((await reopened.findAccountByEmail(email))?.id, id);
           await reopened.close();
+          await reopened.close(); // a second close does nothing
         } finally {
           await Promise.all(stores.map((s) => s.close()));
         }
