@@ -11,6 +11,8 @@ ensureCommands({
 must(process.execPath, [`${ROOT}/node_modules/eslint/bin/eslint.js`, '.']);
 must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json', '--noEmit']);
 build();
+// the PostgreSQL store's tests start their own server from Debian's binaries (test/helpers/postgres.ts)
+ensureCommands({ '/usr/lib/postgresql/15/bin/initdb': 'postgresql-15' });
 
 function findTests(dir) {
   const found = [];

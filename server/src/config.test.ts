@@ -62,7 +62,7 @@ describe('loadConfig', () => {
       'RTC_TLS_CERT_FILE', 'RTC_TLS_KEY_FILE', 'RTC_TRUST_PROXY', 'RTC_ISSUER', 'RTC_MEDIA_PUBLIC_HOST',
       'RTC_MEDIA_PUBLIC_PORT', 'RTC_SIGNALING_PUBLIC_URL', 'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_LOG_LEVEL',
       'RTC_APP_RATE_LIMIT_PER_MINUTE', 'RTC_ADDRESS_RATE_LIMIT_PER_MINUTE', 'RTC_SHUTDOWN_GRACE_MS',
-      'DATABASE_URL', 'REDIS_URL',
+      'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL',
     ]) env[name] = '';
     assert.deepEqual(loadConfig(env), loadConfig({}));
   });
@@ -76,7 +76,7 @@ describe('loadConfig', () => {
     assert.equal(c.host, '0.0.0.0');
     assert.deepEqual({ ...c.ports }, { api: 0, token: 9001, signaling: 9002, media: 65535 });
     assert.equal(c.dataDir, '/var/lib/rtc');
-    assert.equal(c.store.path, '/var/lib/rtc/rtc.sqlite');
+    assert.deepEqual({ ...c.store }, { kind: 'sqlite', path: '/var/lib/rtc/rtc.sqlite' });
   });
 
   it('names each role once, however often RTC_ROLES lists it', () => {
@@ -133,7 +133,12 @@ describe('loadConfig', () => {
     ['a TURN URI of another scheme', { RTC_TURN_SECRET: 's', RTC_TURN_URIS: 'stun:x' }, /^RTC_TURN_URIS: "stun:x" is not a turn: or turns: URI$/],
     ['a rate limit of 0', { RTC_APP_RATE_LIMIT_PER_MINUTE: '0' }, /^RTC_APP_RATE_LIMIT_PER_MINUTE must be an integer from 1/],
     ['a shutdown grace that is not a number', { RTC_SHUTDOWN_GRACE_MS: '5s' }, /^RTC_SHUTDOWN_GRACE_MS must be an integer/],
-    ['a PostgreSQL URL (no such store in this build)', { DATABASE_URL: 'postgres://db/rtc' }, /^DATABASE_URL: /],
+    ['a database URL of another scheme', { DATABASE_URL: 'mysql://rtc:pw@db/rtc' },
+      /^DATABASE_URL: "mysql:\/\/rtc:\*\*\*@db\/rtc" is not a postgres:\/\/ or postgresql:\/\/ URL$/],
+    ['a database URL that is not a URL', { DATABASE_URL: 'db.internal/rtc' }, /^DATABASE_URL is not a URL/],
+    ['a database URL without a database', { DATABASE_URL: 'postgres://rtc@db:5432' }, /^DATABASE_URL: .* names no database$/],
+    ['a database pool of 0', { DATABASE_URL: 'postgres://db/rtc', RTC_DATABASE_POOL_SIZE: '0' },
+      /^RTC_DATABASE_POOL_SIZE must be an integer from 1 to 1000$/],
     ['a Redis URL (no such adapter in this build)', { REDIS_URL: 'redis://cache' }, /^REDIS_URL: /],
   ];
   for (const [what, env, problem] of invalid) {
@@ -143,6 +148,23 @@ describe('loadConfig', () => {
       assert.match(problems[0] ?? '', problem);
     });
   }
+
+  it('uses PostgreSQL when DATABASE_URL is a postgres:// or postgresql:// URL', () => {
+    assert.deepEqual({ ...loadConfig({ DATABASE_URL: 'postgres://rtc:pw@db.internal:5432/rtc' }).store },
+      { kind: 'postgres', url: 'postgres://rtc:pw@db.internal:5432/rtc', poolSize: 10 });
+    assert.deepEqual({ ...loadConfig({ DATABASE_URL: 'postgresql:///rtc?host=/run/postgresql', RTC_DATABASE_POOL_SIZE: '25' }).store },
+      { kind: 'postgres', url: 'postgresql:///rtc?host=/run/postgresql', poolSize: 25 });
+  });
+
+  it('never quotes the password of a refused DATABASE_URL', () => {
+    for (const url of ['mysql://rtc:pa55-w0rd@db/rtc', 'postgres://rtc:pa55-w0rd@db', 'postgres://rtc:pa55-w0rd@db:99999/rtc',
+      'postgres://rtc:pa55-w0rd@ db/rtc']) {
+      const problems = problemsOf({ DATABASE_URL: url });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(problems[0] ?? '', /^DATABASE_URL/);
+      assert.ok(!(problems[0] ?? '').includes('pa55-w0rd'), problems[0]);
+    }
+  });
 
   it('refuses TLS files that are not a certificate and its key', () => {
     const notPem = join(dir, 'not.pem');

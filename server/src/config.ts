@@ -15,7 +15,10 @@ export interface Config {
   readonly host: string;
   readonly ports: Readonly<Record<RoleName, number>>;
   readonly dataDir: string;
-  readonly store: { readonly kind: 'sqlite'; readonly path: string };
+  /** SQLite in the data directory, or PostgreSQL when `DATABASE_URL` is set (docs/operations/configuration.md). */
+  readonly store:
+    | { readonly kind: 'sqlite'; readonly path: string }
+    | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number };
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** CIDRs of reverse proxies whose X-Forwarded-For is believed. */
   readonly trustProxy: readonly string[];
@@ -49,6 +52,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 // roles that exist in this build; the others are refused with a clear message
 const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token', 'signaling', 'media'];
 const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
+const DEFAULT_DATABASE_POOL_SIZE = 10;
 
 /** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
 export function loadConfig(env: Env): Config {
@@ -80,8 +84,12 @@ export function loadConfig(env: Env): Config {
   };
 
   const dataDir = resolve(env['RTC_DATA_DIR'] || './data');
-  const databaseUrl = env['DATABASE_URL'];
-  if (databaseUrl) problems.push('DATABASE_URL: only the embedded SQLite store is available in this build');
+  const databaseUrl = env['DATABASE_URL'] || undefined;
+  if (databaseUrl !== undefined) {
+    const problem = databaseUrlProblem(databaseUrl);
+    if (problem) problems.push(problem);
+  }
+  const poolSize = int('RTC_DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1, 1000);
   if (env['REDIS_URL']) problems.push('REDIS_URL: only the in-process limiter and bus are available in this build');
 
   let tls: Config['tls'];
@@ -133,7 +141,9 @@ export function loadConfig(env: Env): Config {
     host: env['RTC_HOST'] || '127.0.0.1',
     ports,
     dataDir,
-    store: { kind: 'sqlite', path: resolve(dataDir, 'rtc.sqlite') },
+    store: databaseUrl !== undefined
+      ? { kind: 'postgres', url: databaseUrl, poolSize }
+      : { kind: 'sqlite', path: resolve(dataDir, 'rtc.sqlite') },
     tls,
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
@@ -149,6 +159,27 @@ export function loadConfig(env: Env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/**
+ * Why `DATABASE_URL` cannot be used, or undefined. The URL may carry a password: a problem never
+ * quotes it, only the URL with its password replaced.
+ */
+function databaseUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'DATABASE_URL is not a URL (expected postgres://user:password@host:port/database)';
+  }
+  if (url.password) url.password = '***';
+  const shown = JSON.stringify(url.href);
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    return `DATABASE_URL: ${shown} is not a postgres:// or postgresql:// URL`;
+  }
+  if (!url.hostname && !url.searchParams.get('host')) return `DATABASE_URL: ${shown} names no host`;
+  if (url.pathname.length <= 1) return `DATABASE_URL: ${shown} names no database`;
+  return undefined;
 }
 
 function isKeyPair(cert: Buffer, key: Buffer): boolean {

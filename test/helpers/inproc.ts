@@ -71,7 +71,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     { write: (line: string) => { lines.push(line); } },
   );
   const clock = options.clock ?? testClock();
-  const deps = composeServices(config, {
+  const deps = await composeServices(config, {
     clock, limiter: options.limiter, onBusError: (err) => logger.error({ err }, 'event handler failed'),
   });
   const ctx = httpContext(config, deps, new Map());

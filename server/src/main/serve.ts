@@ -22,7 +22,10 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMedi
 
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
-  const deps = composeServices(config, { onBusError: (err) => logger.error({ err }, 'event handler failed') });
+  const deps = await composeServices(config, {
+    onBusError: (err) => logger.error({ err }, 'event handler failed'),
+    onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
+  });
   const { store, bus, keys } = deps;
   const roleContext: RoleContext = { config, deps, logger };
 

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createSqliteStore } from '../adapters/store/sqlite.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../core/errors.ts';
 import type { Clock, SubscriptionRequestStatus } from '../ports.ts';
 import { SUBSCRIPTION_STATUSES, MAX_NOTE_LENGTH } from '../schemas/billing.ts';
 import { decideSubscriptionRequest, listForOperator } from '../services/subscriptions.ts';
+import { openStore } from './open-store.ts';
 
 export const SUBSCRIPTIONS_USAGE = `  subscriptions list [--status S] [--limit N]
                  subscription requests of every account, newest first (JSON lines)
@@ -35,11 +35,11 @@ export async function runSubscriptionsCommand(
     return 2;
   }
   // an operator pointing at the wrong directory gets told so, not a fresh empty data file
-  if (!existsSync(config.store.path)) {
+  if (config.store.kind === 'sqlite' && !existsSync(config.store.path)) {
     io.err(`rtc subscriptions: no platform data at ${config.store.path} (set RTC_DATA_DIR)`);
     return 1;
   }
-  const store = createSqliteStore(config.store.path);
+  const store = await openStore(config.store);
   try {
     if (parsed.action === 'list') {
       for (const request of await listForOperator({ store }, parsed.status, parsed.limit)) io.out(JSON.stringify(request));

@@ -1,0 +1,398 @@
+import pg from 'pg';
+import type {
+  AccountRecord, AuthCredential, CredentialRecord, ProjectRecord, QuoteRecord, RevocationRecord, SessionRecord,
+  SessionStatus, Store, SubscriptionRequestRecord, SubscriptionRequestStatus,
+} from '../../ports.ts';
+
+/**
+ * Each entry moves the schema one version forward; `schema_migrations` records the versions applied.
+ * The tables are those of the SQLite store (sqlite.ts) with PostgreSQL types: timestamps are BIGINT
+ * (milliseconds do not fit an INTEGER), scopes BOOLEAN, the IP allow-list JSONB. Quote documents stay
+ * TEXT: they are kept exactly as shown to the customer (docs/billing.md), which JSONB would not do.
+ * `seq` gives the insertion order that SQLite's rowid gives there: lists and cursors follow it.
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     password_hash TEXT NOT NULL,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     family_id TEXT NOT NULL,
+     access_hash TEXT NOT NULL UNIQUE,
+     access_expires_at BIGINT NOT NULL,
+     refresh_hash TEXT NOT NULL UNIQUE,
+     refresh_expires_at BIGINT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active','rotated','ended')),
+     created_at BIGINT NOT NULL
+   );
+   CREATE INDEX sessions_family ON sessions(family_id);
+   CREATE TABLE projects (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     name TEXT NOT NULL,
+     console_app_id TEXT NOT NULL UNIQUE,
+     archived_at BIGINT,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL
+   );
+   CREATE INDEX projects_account ON projects(account_id, created_at, seq);
+   CREATE TABLE credentials (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+     app_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     name TEXT NOT NULL,
+     secret_hash TEXT NOT NULL,
+     scope_publisher BOOLEAN NOT NULL,
+     scope_subscriber BOOLEAN NOT NULL,
+     ip_allowlist JSONB NOT NULL,
+     max_ttl_seconds BIGINT NOT NULL,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     rotated_at BIGINT,
+     revoked_at BIGINT
+   );
+   CREATE INDEX credentials_project ON credentials(project_id, created_at, seq);
+   CREATE TABLE revocations (
+     grant_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX revocations_expiry ON revocations(expires_at);`,
+  // billing: quotes are immutable documents; at most one pending subscription request per project
+  `CREATE TABLE quotes (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     price_list_version TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     document TEXT NOT NULL
+   );
+   CREATE INDEX quotes_account ON quotes(account_id, seq);
+   CREATE TABLE subscription_requests (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     project_id TEXT NOT NULL REFERENCES projects(id),
+     plan TEXT NOT NULL,
+     quote_id TEXT REFERENCES quotes(id),
+     note TEXT,
+     status TEXT NOT NULL CHECK (status IN ('pending','approved','rejected','cancelled')),
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     decided_at BIGINT,
+     reason TEXT
+   );
+   CREATE INDEX subscription_requests_account ON subscription_requests(account_id);
+   CREATE INDEX subscription_requests_project ON subscription_requests(project_id);
+   CREATE UNIQUE INDEX subscription_requests_one_pending ON subscription_requests(project_id) WHERE status = 'pending';`,
+];
+
+/** The advisory lock that serialises migrations: one key for this schema in each database. */
+const MIGRATION_LOCK_KEY = 0x7274_6373; // 'rtcs'
+const DEFAULT_POOL_SIZE = 10;
+const INT8_OID = 20;
+
+export interface PostgresStoreOptions {
+  /** Connections kept at most (default 10). */
+  readonly poolSize?: number | undefined;
+  /** An idle connection failed (the server restarted, the network dropped); the pool replaces it. */
+  readonly onConnectionError?: ((err: Error) => void) | undefined;
+}
+
+interface ProjectRow {
+  id: string; account_id: string; name: string; console_app_id: string;
+  archived_at: number | null; created_at: number; updated_at: number;
+}
+interface CredentialRow {
+  app_id: string; project_id: string; name: string; secret_hash: string; scope_publisher: boolean;
+  scope_subscriber: boolean; ip_allowlist: string[]; max_ttl_seconds: number; created_at: number;
+  updated_at: number; rotated_at: number | null; revoked_at: number | null;
+}
+interface SessionRow {
+  id: string; account_id: string; family_id: string; access_hash: string; access_expires_at: number;
+  refresh_hash: string; refresh_expires_at: number; status: SessionStatus; created_at: number;
+}
+interface AccountRow { id: string; email: string; password_hash: string; created_at: number }
+interface QuoteRow { id: string; account_id: string; price_list_version: string; created_at: number; document: string }
+interface RevocationRow { grant_id: string; project_id: string; expires_at: number }
+interface SubscriptionRequestRow {
+  id: string; account_id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
+  status: SubscriptionRequestStatus; created_at: number; updated_at: number; decided_at: number | null; reason: string | null;
+}
+
+const toQuote = (r: QuoteRow): QuoteRecord => ({
+  id: r.id, accountId: r.account_id, priceListVersion: r.price_list_version, createdAt: r.created_at, document: r.document,
+});
+
+const toSubscriptionRequest = (r: SubscriptionRequestRow): SubscriptionRequestRecord => ({
+  id: r.id, accountId: r.account_id, projectId: r.project_id, plan: r.plan, quoteId: r.quote_id, note: r.note,
+  status: r.status, createdAt: r.created_at, updatedAt: r.updated_at, decidedAt: r.decided_at, reason: r.reason,
+});
+
+const toAccount = (r: AccountRow): AccountRecord =>
+  ({ id: r.id, email: r.email, passwordHash: r.password_hash, createdAt: r.created_at });
+
+const toSession = (r: SessionRow): SessionRecord => ({
+  id: r.id, accountId: r.account_id, familyId: r.family_id, accessHash: r.access_hash,
+  accessExpiresAt: r.access_expires_at, refreshHash: r.refresh_hash, refreshExpiresAt: r.refresh_expires_at,
+  status: r.status, createdAt: r.created_at,
+});
+
+const toProject = (r: ProjectRow): ProjectRecord => ({
+  id: r.id, accountId: r.account_id, name: r.name, consoleAppId: r.console_app_id,
+  archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+const toCredential = (r: CredentialRow): CredentialRecord => ({
+  appId: r.app_id, projectId: r.project_id, name: r.name, secretHash: r.secret_hash,
+  scopes: { publisher: r.scope_publisher, subscriber: r.scope_subscriber },
+  ipAllowlist: r.ip_allowlist, maxTtlSeconds: r.max_ttl_seconds,
+  createdAt: r.created_at, updatedAt: r.updated_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
+});
+
+/** BIGINT columns (timestamps, counts) arrive as numbers, as the domain has them; other types as pg parses them. */
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID && format !== 'binary'
+    ? (value: string) => toSafeInteger(value)
+    : pg.types.getTypeParser(oid, format ?? 'text'))) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function toSafeInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError('a BIGINT column holds a value beyond the safe integer range');
+  return n;
+}
+
+/**
+ * Opens a PostgreSQL store on `url` (postgres:// or postgresql://) and brings its schema up to date;
+ * the same behaviour as the SQLite store, for several processes sharing one database
+ * (docs/operations/configuration.md). `close()` ends the pool.
+ */
+export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE, types: TYPES });
+  // without a listener, an idle connection that breaks would end the process
+  pool.on('error', (err) => options.onConnectionError?.(err));
+  try {
+    await migrate(pool);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+
+  const rows = async <R extends object>(text: string, values: readonly unknown[] = []): Promise<R[]> => {
+    // PostgreSQL text cannot hold NUL, so no row matches such a key; SQLite answers "not found" for
+    // it too, where PostgreSQL would fail the query (an App ID or e-mail address comes from the caller)
+    if (text.startsWith('SELECT') && values.some((v) => typeof v === 'string' && v.includes('\0'))) return [];
+    return (await pool.query<R>(text, [...values])).rows;
+  };
+  const one = async <R extends object>(text: string, values: readonly unknown[]): Promise<R | undefined> =>
+    (await rows<R>(text, values))[0];
+  const changed = async (text: string, values: readonly unknown[]): Promise<number> =>
+    (await pool.query(text, [...values])).rowCount ?? 0;
+
+  return {
+    async ping() { await pool.query('SELECT 1'); },
+    // a second close does nothing, as with SQLite (pg's pool refuses a second end)
+    async close() {
+      if (!pool.ending) await pool.end();
+    },
+
+    async insertAccount(a) {
+      return await changed(`INSERT INTO accounts (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (email) DO NOTHING`, [a.id, a.email, a.passwordHash, a.createdAt]) === 1;
+    },
+    async findAccountByEmail(email) {
+      const r = await one<AccountRow>('SELECT * FROM accounts WHERE email = $1', [email]);
+      return r && toAccount(r);
+    },
+    async getAccount(id) {
+      const r = await one<AccountRow>('SELECT * FROM accounts WHERE id = $1', [id]);
+      return r && toAccount(r);
+    },
+
+    async insertSession(s) {
+      await pool.query(`INSERT INTO sessions (id, account_id, family_id, access_hash, access_expires_at, refresh_hash,
+        refresh_expires_at, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [s.id, s.accountId, s.familyId, s.accessHash, s.accessExpiresAt, s.refreshHash, s.refreshExpiresAt, s.status, s.createdAt]);
+    },
+    async findSessionByAccessHash(h) {
+      const r = await one<SessionRow>('SELECT * FROM sessions WHERE access_hash = $1', [h]);
+      return r && toSession(r);
+    },
+    async findSessionByRefreshHash(h) {
+      const r = await one<SessionRow>('SELECT * FROM sessions WHERE refresh_hash = $1', [h]);
+      return r && toSession(r);
+    },
+    // one statement: of two concurrent rotations the second waits for the first's row lock, then
+    // sees the row no longer active and changes nothing
+    async markSessionRotated(id) {
+      return await changed(`UPDATE sessions SET status = 'rotated' WHERE id = $1 AND status = 'active'`, [id]) === 1;
+    },
+    async endSessionFamily(familyId) {
+      await pool.query(`UPDATE sessions SET status = 'ended' WHERE family_id = $1`, [familyId]);
+    },
+
+    async insertProject(p) {
+      await pool.query(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`, [p.id, p.accountId, p.name, p.consoleAppId, p.archivedAt, p.createdAt, p.updatedAt]);
+    },
+    async listProjects(accountId) {
+      return (await rows<ProjectRow>(`SELECT * FROM projects WHERE account_id = $1 ORDER BY created_at, seq`,
+        [accountId])).map(toProject);
+    },
+    async getProject(accountId, id) {
+      const r = await one<ProjectRow>(`SELECT * FROM projects WHERE account_id = $1 AND id = $2`, [accountId, id]);
+      return r && toProject(r);
+    },
+    // one statement, so a patch never overwrites a concurrent one's other fields with values read before it
+    async updateProject(id, patch) {
+      const r = await one<ProjectRow>(`UPDATE projects SET name = COALESCE($2, name),
+        archived_at = CASE WHEN $3::boolean THEN $4::bigint ELSE archived_at END, updated_at = $5
+        WHERE id = $1 RETURNING *`,
+      [id, patch.name ?? null, patch.archivedAt !== undefined, patch.archivedAt ?? null, patch.updatedAt]);
+      return r && toProject(r);
+    },
+    async countProjects(accountId) {
+      return (await one<{ n: number }>('SELECT count(*) AS n FROM projects WHERE account_id = $1', [accountId]))?.n ?? 0;
+    },
+
+    async insertCredential(c) {
+      await pool.query(`INSERT INTO credentials (app_id, project_id, name, secret_hash, scope_publisher, scope_subscriber,
+        ip_allowlist, max_ttl_seconds, created_at, updated_at, rotated_at, revoked_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12)`,
+      [c.appId, c.projectId, c.name, c.secretHash, c.scopes.publisher, c.scopes.subscriber, JSON.stringify(c.ipAllowlist),
+        c.maxTtlSeconds, c.createdAt, c.updatedAt, c.rotatedAt, c.revokedAt]);
+    },
+    async listCredentials(projectId) {
+      return (await rows<CredentialRow>(
+        `SELECT * FROM credentials WHERE project_id = $1 ORDER BY created_at, seq`, [projectId],
+      )).map(toCredential);
+    },
+    async getCredential(projectId, appId) {
+      const r = await one<CredentialRow>(`SELECT * FROM credentials WHERE project_id = $1 AND app_id = $2`,
+        [projectId, appId]);
+      return r && toCredential(r);
+    },
+    async updateCredential(appId, patch) {
+      const r = await one<CredentialRow>(`UPDATE credentials SET name = COALESCE($2, name),
+        secret_hash = COALESCE($3, secret_hash),
+        scope_publisher = COALESCE($4::boolean, scope_publisher), scope_subscriber = COALESCE($5::boolean, scope_subscriber),
+        ip_allowlist = COALESCE($6::jsonb, ip_allowlist), max_ttl_seconds = COALESCE($7::bigint, max_ttl_seconds),
+        rotated_at = COALESCE($8::bigint, rotated_at), revoked_at = COALESCE($9::bigint, revoked_at), updated_at = $10
+        WHERE app_id = $1 RETURNING *`,
+      [appId, patch.name ?? null, patch.secretHash ?? null, patch.scopes?.publisher ?? null, patch.scopes?.subscriber ?? null,
+        patch.ipAllowlist ? JSON.stringify(patch.ipAllowlist) : null, patch.maxTtlSeconds ?? null, patch.rotatedAt ?? null,
+        patch.revokedAt ?? null, patch.updatedAt]);
+      return r && toCredential(r);
+    },
+    // revoked credentials stay listed but no longer count toward the project's limit
+    async countCredentials(projectId) {
+      return (await one<{ n: number }>('SELECT count(*) AS n FROM credentials WHERE project_id = $1 AND revoked_at IS NULL',
+        [projectId]))?.n ?? 0;
+    },
+    // read on every token request, never cached: a rotation, revocation or archive made by any
+    // process is seen by the very next request (docs/reference/token-api.md)
+    async findCredentialForAuth(appId) {
+      const r = await one<CredentialRow & { project_archived_at: number | null }>(
+        `SELECT c.*, p.archived_at AS project_archived_at
+         FROM credentials c JOIN projects p ON p.id = c.project_id WHERE c.app_id = $1`, [appId]);
+      if (!r) return undefined;
+      const cred = toCredential(r);
+      Object.freeze(cred.scopes);
+      Object.freeze(cred.ipAllowlist);
+      const found: AuthCredential = Object.freeze({ ...cred, projectArchived: r.project_archived_at !== null });
+      return found;
+    },
+
+    async insertRevocation(r) {
+      await pool.query(`INSERT INTO revocations (grant_id, project_id, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (grant_id) DO NOTHING`, [r.grantId, r.projectId, r.expiresAt]);
+    },
+    async isRevoked(grantId) {
+      return (await one<{ one: number }>('SELECT 1 AS one FROM revocations WHERE grant_id = $1', [grantId])) !== undefined;
+    },
+    async listRevocations(nowSec) {
+      return (await rows<RevocationRow>('SELECT grant_id, project_id, expires_at FROM revocations WHERE expires_at >= $1', [nowSec]))
+        .map((r): RevocationRecord => ({ grantId: r.grant_id, projectId: r.project_id, expiresAt: r.expires_at }));
+    },
+    async purgeRevocations(nowSec) { return changed('DELETE FROM revocations WHERE expires_at < $1', [nowSec]); },
+
+    async insertQuote(q) {
+      await pool.query(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document) VALUES ($1, $2, $3, $4, $5)`,
+        [q.id, q.accountId, q.priceListVersion, q.createdAt, q.document]);
+    },
+    async getQuote(accountId, id) {
+      const r = await one<QuoteRow>(`SELECT * FROM quotes WHERE account_id = $1 AND id = $2`, [accountId, id]);
+      return r && toQuote(r);
+    },
+    // newest first; an `afterId` that is not one of the account's quotes gives an empty page, as with SQLite
+    async listQuotes(accountId, page) {
+      return (await rows<QuoteRow>(`SELECT * FROM quotes WHERE account_id = $1
+        AND ($2::text IS NULL OR seq < (SELECT seq FROM quotes WHERE id = $2 AND account_id = $1))
+        ORDER BY seq DESC LIMIT $3`, [accountId, page.afterId ?? null, page.limit])).map(toQuote);
+    },
+
+    // any uniqueness conflict (the id, or a second pending request of the project) answers false
+    async insertSubscriptionRequest(s) {
+      return await changed(`INSERT INTO subscription_requests (id, account_id, project_id, plan, quote_id, note, status,
+        created_at, updated_at, decided_at, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+      [s.id, s.accountId, s.projectId, s.plan, s.quoteId, s.note, s.status, s.createdAt, s.updatedAt, s.decidedAt, s.reason]) === 1;
+    },
+    async getSubscriptionRequest(id, accountId) {
+      const r = await one<SubscriptionRequestRow>(`SELECT * FROM subscription_requests
+        WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)`, [id, accountId ?? null]);
+      return r && toSubscriptionRequest(r);
+    },
+    async listSubscriptionRequests(filter, page) {
+      return (await rows<SubscriptionRequestRow>(`SELECT * FROM subscription_requests
+        WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR project_id = $2) AND ($3::text IS NULL OR status = $3)
+        AND ($4::text IS NULL OR seq < (SELECT seq FROM subscription_requests WHERE id = $4))
+        ORDER BY seq DESC LIMIT $5`,
+      [filter.accountId ?? null, filter.projectId ?? null, filter.status ?? null, page.afterId ?? null, page.limit]))
+        .map(toSubscriptionRequest);
+    },
+    // one statement: of two concurrent decisions only the first finds the request pending
+    async transitionSubscriptionRequest(id, to) {
+      const r = await one<SubscriptionRequestRow>(`UPDATE subscription_requests
+        SET status = $2, updated_at = $3, decided_at = $3, reason = $4
+        WHERE id = $1 AND status = 'pending' RETURNING *`,
+      [id, to.status, to.at, to.reason ?? null]);
+      return r && toSubscriptionRequest(r);
+    },
+  };
+}
+
+/**
+ * Brings the database to the newest schema in one transaction that first takes a transaction-level
+ * advisory lock: processes that start together on one database migrate it once, the others wait
+ * for the lock, then find nothing left to do. A failed step rolls every step of this run back.
+ */
+async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`);
+    const current = (await client.query<{ v: number }>('SELECT COALESCE(max(version), 0)::int AS v FROM schema_migrations'))
+      .rows[0]?.v ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`the database has schema version ${current}, newer than this build knows (${MIGRATIONS.length})`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      await client.query(MIGRATIONS[version]!);
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version + 1, Date.now()]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TokenResponse } from '../../protocol/src/wire.ts';
+import { createCustomer } from '../helpers/customer.ts';
+import { request } from '../helpers/http.ts';
+import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+
+const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'speaker', publish_streams: [1] };
+// trust authentication accepts any password: it is there to show that none reaches the logs
+const PASSWORD = 'pg-pa55w0rd-in-url';
+
+describe('rtc serve on PostgreSQL (DATABASE_URL)', () => {
+  let postgres: Postgres;
+  const servers: RunningServer[] = [];
+  const dirs: string[] = [];
+
+  before(async () => {
+    postgres = await startPostgres();
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await postgres.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves from two processes started together on one empty database: a credential made on one issues tokens on the other', async () => {
+    const url = (await postgres.createDatabase()).replace('postgres@', `postgres:${PASSWORD}@`);
+    // processes on one database share one key file (docs/operations/configuration.md): both
+    // start at the same moment on an empty data directory and an empty database
+    const dataDir = mkdtempSync(join(tmpdir(), 'rtc-pg-serve-'));
+    dirs.push(dataDir);
+
+    const started = await Promise.all([0, 1].map(() => startServer({ dataDir, env: { DATABASE_URL: url } })));
+    servers.push(...started);
+    const [a, b] = started as [RunningServer, RunningServer];
+
+    const customer = await createCustomer(a);
+    const issued = await request(`${b.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: TOKEN_BODY });
+    assert.equal(issued.status, 200, issued.text);
+    assert.ok(issued.json<TokenResponse>().media.grant.length > 0);
+
+    // the account signs in on the other process too
+    const login = await request(`${b.api}/v1/auth/login`, { body: { email: customer.email, password: customer.password } });
+    assert.equal(login.status, 200, login.text);
+
+    // a revoke answered by one process is refused by the other at its very next request
+    const revoked = await request(`${b.api}/v1/projects/${customer.projectId}/credentials/${customer.appId}/revoke`, {
+      headers: { authorization: `Bearer ${customer.accessToken}` }, body: {},
+    });
+    assert.equal(revoked.status, 200, revoked.text);
+    const refused = await request(`${a.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: TOKEN_BODY });
+    assert.equal(refused.status, 401, refused.text);
+
+    for (const server of started) {
+      assert.ok(!server.output().includes(PASSWORD), 'the database password reached the output');
+    }
+    for (const server of started) assert.deepEqual(await server.stop(), { code: 0, signal: null });
+  });
+});
