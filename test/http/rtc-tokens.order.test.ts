@@ -5,7 +5,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 
-// DESIGN.md section 3: address blocked or over its limit (429) -> Origin (403) -> body over 8 KB (413)
+// docs/reference/token-api.md, "Order of checks": address blocked or over its limit (429) -> Origin (403) -> body over 8 KB (413)
 // -> authentication (401) -> App ID rate limit (429) -> IP allowlist (403) -> archived (403)
 // -> body syntax and validation (400) -> scopes (403) -> issue (502 for missing TURN/signaling).
 // The rate-limit steps are covered with the rate limits themselves.

@@ -4,7 +4,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { basic, freshAddress, request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 
-// The real limits of SPEC.md section 8 (the server runs with its defaults).
+// The real limits of docs/reference/token-api.md, "Limits" (the server runs with its defaults).
 const APP_PER_MINUTE = 1200;
 const ADDRESS_PER_MINUTE = 2400;
 const FAILURES_PER_WINDOW = 20;
@@ -75,7 +75,7 @@ describe('token API rate limits', () => {
     assertRateLimited(await issue(limited.auth, address, { base: server.token }), 60);
     assertRateLimited(await revoke(limited.auth, address), 60);
     assertRateLimited(await shortForm(limited, address), 60);
-    // DESIGN.md section 3: the App ID's limit comes before the IP allowlist
+    // docs/reference/token-api.md, "Order of checks": the App ID's limit comes before the IP allowlist
     assertRateLimited(await issue(limited.auth, OUTSIDE), 60);
     // ... and after authentication: a wrong secret is still 401
     const wrong = await issue(basic(limited.appId, 'sk_wrong'), freshAddress());
@@ -106,7 +106,7 @@ describe('token API rate limits', () => {
     assertRateLimited(await issue(fresh.auth, address), 60);
     assertRateLimited(await issue(fresh.auth, address, { base: server.token }), 60);
     assertRateLimited(await revoke(fresh.auth, address), 60);
-    // DESIGN.md section 3: the address limit comes first, before Origin and authentication
+    // docs/reference/token-api.md, "Order of checks": the address limit comes first, before Origin and authentication
     assertRateLimited(await issue(fresh.auth, address, { headers: { origin: 'https://app.example' } }), 60);
     assertRateLimited(await issue(basic(fresh.appId, 'sk_wrong'), address), 60);
     assertRateLimited(await issue(undefined, address), 60);

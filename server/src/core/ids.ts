@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ID_PREFIX } from '../../../protocol/src/ids.ts';
 
-/** 128 random bits as 22 base64url characters, behind the kind's prefix (DESIGN.md section 2). */
+/** 128 random bits as 22 base64url characters, behind the kind's prefix (docs/reference/token-api.md, "Identifiers"). */
 export function newId(kind: 'project' | 'app' | 'account'): string {
   return ID_PREFIX[kind] + randomBytes(16).toString('base64url');
 }

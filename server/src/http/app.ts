@@ -28,7 +28,7 @@ export interface HttpAppOptions {
   readonly onRoute?: ((route: { readonly method: string | string[]; readonly url: string; readonly config: unknown }) => void) | undefined;
 }
 
-/** Bodies are kept as bytes and parsed by each route after its own checks (DESIGN.md §3 order). */
+/** Bodies are kept as bytes and parsed by each route after its own checks (docs/reference/token-api.md, "Order of checks"). */
 const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 /** Builds the HTTP app of one role (api or token) on shared services. */

@@ -42,7 +42,7 @@ const GRANT_ID = /^[A-Za-z0-9_-]{22}$/;
 const UNAUTHORIZED = { ok: false, failure: 'unauthorized' } as const;
 
 /**
- * Verifies a grant (DESIGN.md section 4): signature by a published key, `typ`, `iss`, `aud`, claim
+ * Verifies a grant (docs/protocol/media.md, "What the server checks"): signature by a published key, `typ`, `iss`, `aud`, claim
  * shapes, `iat`/`exp` against `nowSec`, and derives its media key from the master named by `cnf.kid`.
  * Revocation is the caller's check.
  */

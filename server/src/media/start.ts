@@ -6,7 +6,7 @@ import { MediaHub } from './hub.ts';
 import { MEDIA_PATH } from './limits.ts';
 
 /**
- * The media role of `rtc serve` (DESIGN.md section 1): a WebSocket SFU at `/v1/media`
+ * The media role of `rtc serve` (docs/operations/configuration.md, "Roles"): a WebSocket SFU at `/v1/media`
  * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
  */
 export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {

@@ -11,7 +11,7 @@ import type {
 } from '../schemas/public.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './accounts.ts';
 
-/** Spec §8: a revoked grant stops working within about one second. */
+/** docs/reference/token-api.md, "Limits": a revoked grant stops working within about one second. */
 const REVOCATION_EFFECT_SECONDS = 1;
 
 /** What the catalog reports about this deployment, read once from the configuration. */
@@ -25,7 +25,7 @@ export interface CatalogSettings {
 
 /**
  * `GET /v1/public/platform/catalog`: regions and their media hosts (this deployment serves one
- * region, whose media host is the one token responses name), roles, codecs, the limits of spec §8
+ * region, whose media host is the one token responses name), roles, codecs, the token API's limits (docs/reference/token-api.md, "Limits")
  * as this deployment applies them, and token lifetimes.
  */
 export function platformCatalog(platform: PlatformData, settings: CatalogSettings): PlatformCatalog {

@@ -4,7 +4,7 @@ import { createSignalingApp } from './app.ts';
 import { createSignalingService } from './service.ts';
 import { defaultSignalingSettings, REVOCATION_POLL_MS } from './settings.ts';
 
-/** The signaling role of `rtc serve` (DESIGN.md section 1): rooms in this process, tokens from the platform. */
+/** The signaling role of `rtc serve` (docs/operations/configuration.md, "Roles"): rooms in this process, tokens from the platform. */
 export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
   // revocations reach this process over the in-process bus only when it also serves the token API
   const revokesHere = config.roles.includes('api') || config.roles.includes('token');

@@ -16,7 +16,7 @@ export interface SessionIdentity {
 
 /**
  * Checks a signaling token's signature, type, audience, issuer, expiry and claim shapes
- * (DESIGN.md section 4). Revocation is the caller's check. Undefined for every failure: the
+ * (docs/protocol/signaling.md, "Tokens"). Revocation is the caller's check. Undefined for every failure: the
  * service answers one 401 whatever the cause.
  */
 export function verifySignalingToken(

@@ -8,7 +8,7 @@ import { createSqliteStore } from './sqlite.ts';
 
 // findCredentialForAuth keeps the rows it read while nothing wrote to the file: every write, by
 // this connection or by another one (another process on the same data directory), must be seen
-// by the very next look-up (DESIGN.md section 5: rotation and revocation are immediate).
+// by the very next look-up (docs/reference/token-api.md, "Customer API": rotation and revocation are immediate).
 describe('sqlite store: credential look-ups of the token API', () => {
   let dir: string;
   let a: Store;

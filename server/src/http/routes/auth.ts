@@ -17,7 +17,7 @@ export function requireSession(ctx: HttpContext) {
 
 const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
 
-/** DESIGN.md section 6: register, login, refresh (rotation with reuse detection), logout. */
+/** docs/reference/token-api.md, "Customer API": register, login, refresh (rotation with reuse detection), logout. */
 export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post('/v1/auth/register', async (req, reply) => {
     const body = validate(registerSchema, bodyOf(req));

@@ -13,7 +13,7 @@ interface CredentialParams { id: string; app_id: string }
 
 const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
 
-/** DESIGN.md section 6: credentials of a project; the App Secret is shown only by create and rotate. */
+/** docs/reference/token-api.md, "Customer API": credentials of a project; the App Secret is shown only by create and rotate. */
 export function registerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): void {
   const opts = { ...BEARER_ROUTE, onRequest: requireSession(ctx) };
   const base = '/v1/projects/:id/credentials';

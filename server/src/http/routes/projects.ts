@@ -17,7 +17,7 @@ interface ProjectParams { id: string }
 
 const bodyOf = (req: FastifyRequest): unknown => parseJsonBody(req.body as Buffer | undefined);
 
-/** DESIGN.md section 6: projects of the signed-in account, and console temporary tokens. */
+/** docs/reference/token-api.md, "Customer API": projects of the signed-in account, and console temporary tokens. */
 export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): void {
   const opts = { ...BEARER_ROUTE, onRequest: requireSession(ctx) };
 

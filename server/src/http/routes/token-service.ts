@@ -6,7 +6,7 @@ import { issueToken } from '../../services/issue-token.ts';
 import type { HttpContext } from '../context.ts';
 import { authenticateTokenCaller, TOKEN_ROUTE_OPTIONS, tokenApiGate } from './rtc-tokens.ts';
 
-/** `POST /v1/tokens` on the token host (DESIGN.md section 3): the short form of the token request. */
+/** `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"): the short form of the token request. */
 export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
   app.post('/v1/tokens', { ...TOKEN_ROUTE_OPTIONS, onRequest: tokenApiGate(ctx) }, async (req: FastifyRequest, reply: FastifyReply) => {
     const cred = await authenticateTokenCaller(ctx, req);
