@@ -25,7 +25,7 @@ export interface CatalogSettings {
 
 /**
  * `GET /v1/public/platform/catalog`: regions and their media hosts (this deployment serves one
- * region, whose media host is the one token responses name), roles, codecs, the token API's limits (docs/reference/token-api.md, "Limits")
+ * region, whose media host is the one token responses name), roles, codecs, the limits of docs/reference/token-api.md
  * as this deployment applies them, and token lifetimes.
  */
 export function platformCatalog(platform: PlatformData, settings: CatalogSettings): PlatformCatalog {
