@@ -4,7 +4,7 @@
  * Each round: a token issued over HTTP, a session joined through the SDK in a room where two other
  * participants keep exchanging frames (50 frames/s), the revoke call, the close. When the close
  * reaches the app before the HTTP response does, the latency counts as 0.
- * Target (DESIGN.md section 5): p99 under 100 ms on one node.
+ * Target (docs/protocol/media.md, "Revocation and expiry"): p99 under 100 ms on one node.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ERROR_STATUS, isErrorCode, type ErrorCode } from './errors.ts';
 
-// SPEC.md section 7, row by row: status, error codes, condition
+// docs/reference/errors.md, "Codes of the token API", row by row: status, error codes, condition
 const SPEC_ROWS: readonly (readonly [number, readonly ErrorCode[], string])[] = [
   [400, ['invalid_request'], 'a field is missing or not allowed'],
   [401, ['invalid_credentials'], 'App ID or App Secret not valid'],
@@ -38,7 +38,7 @@ function parseErrorTable(markdown: string): { code: string; status: number; mean
   return rows;
 }
 
-describe('ERROR_STATUS matches SPEC.md section 7', () => {
+describe('ERROR_STATUS keeps the token API codes of docs/reference/errors.md', () => {
   for (const [status, codes, condition] of SPEC_ROWS) {
     it(`${status} ${codes.join(', ')}: ${condition}`, () => {
       for (const code of codes) {
@@ -55,8 +55,8 @@ describe('ERROR_STATUS matches SPEC.md section 7', () => {
     }
   });
 
-  it('keeps the codes of the specification for the conditions it names (no synonyms)', () => {
-    // the platform's own codes serve endpoints outside the token API and must not shadow a spec code
+  it('keeps the documented codes for the conditions docs/reference/errors.md names (no synonyms)', () => {
+    // the platform's own codes serve endpoints outside the token API and must not shadow a token API code
     const specCodes = new Set(SPEC_ROWS.flatMap(([, codes]) => codes));
     const own = Object.keys(ERROR_STATUS).filter((c) => !specCodes.has(c as ErrorCode)).sort();
     assert.deepEqual(own, ['conflict', 'internal_error', 'not_found', 'unauthenticated', 'unavailable']);

@@ -1,6 +1,6 @@
 /**
- * The closed catalogue of error codes and their default HTTP status (SPEC.md section 7, plus the
- * platform's own codes for endpoints the specification leaves open). Every error body is
+ * The closed catalogue of error codes and their default HTTP status (docs/reference/errors.md:
+ * the token API's codes, plus the platform's own codes for its other endpoints). Every error body is
  * `{"error": code, "message": text}`.
  */
 export const ERROR_STATUS = {

@@ -1,4 +1,4 @@
-/** Identifier prefixes (DESIGN.md section 2). */
+/** Identifier prefixes (docs/reference/token-api.md, "Identifiers"). */
 export const ID_PREFIX = {
   project: 'prj_',
   app: 'app_',

@@ -1,4 +1,4 @@
-/** Numbers fixed by SPEC.md section 8 and DESIGN.md section 3, named once. */
+/** Numbers of docs/reference/token-api.md, "Limits" and "Request rules", named once. */
 export const DEFAULT_TTL_SECONDS = 600;
 export const MAX_TTL_SECONDS = 3600;
 export const MAX_PUBLISH_STREAMS = 8;

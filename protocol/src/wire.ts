@@ -1,4 +1,4 @@
-/** Wire shapes of the token API, with the specification's field names (SPEC.md section 2). */
+/** Wire shapes of the token API, with its field names verbatim (docs/reference/token-api.md, "Request fields" and "Response"). */
 
 export const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
 export type Role = (typeof ROLES)[number];
@@ -62,7 +62,7 @@ export interface RevocationRequest {
   readonly revocation_handle: string;
 }
 
-/** Claims of a media grant (DESIGN.md section 4). */
+/** Claims of a media grant (docs/reference/token-api.md, "Media grant and media key"). */
 export interface GrantClaims {
   readonly iss: string;
   readonly aud: 'rtc-media' | 'rtc-signaling';

@@ -118,7 +118,7 @@ describe('server SDK: TokenClient against the real token API', () => {
     });
   });
 
-  describe('typed errors carry the specification codes and are not retried', () => {
+  describe('typed errors carry the documented error codes and are not retried', () => {
     it('400 invalid_request', async () => {
       const { client, sleeps } = recordingClient({ baseUrl: server.token, appId: customer.appId, appSecret: customer.appSecret });
       const err = await rejectsWith(client.issue({ room_id: 'r', user_id: 'u', role: 'speaker', subscribe_room: true, subscribe_streams: [1] }), TokenApiError);

@@ -41,7 +41,7 @@ describe('public API: platform catalog and HTTP caching', () => {
     await server.close();
   });
 
-  it('lists the limits of spec §8 and the token lifetimes', async () => {
+  it('lists the token API limits and the token lifetimes', async () => {
     const res = await server.request(`${server.api}/v1/public/platform/catalog`);
     assert.equal(res.status, 200, res.text);
     const catalog = res.json<Catalog>();

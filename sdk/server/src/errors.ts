@@ -37,7 +37,7 @@ interface FailureDetails {
  * ```
  */
 export class TokenApiError extends Error {
-  /** The specification's error code, e.g. `invalid_request`, `rate_limited`, `turn_unavailable`. */
+  /** The platform's error code (docs/reference/errors.md), e.g. `invalid_request`, `rate_limited`, `turn_unavailable`. */
   readonly code: ErrorCode;
   /** HTTP status of the answer (400, 401, 403, 404, 413, 415, 429, 502, ...). */
   readonly status: number;

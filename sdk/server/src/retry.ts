@@ -109,7 +109,7 @@ export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number; readonly basis: 'backoff' | 'retry-after' }
   | { readonly retry: false; readonly why: 'final' | 'retry-after-too-long' | 'attempts' | 'time' };
 
-/** Statuses that say "temporary, try again": the spec's 502 codes, and what proxies answer for them. */
+/** Statuses that say "temporary, try again": the 502 codes of docs/reference/errors.md, and what proxies answer for them. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || status === 502 || status === 503 || status === 504;
 }

@@ -1,6 +1,6 @@
 /**
  * Throws a TypeError when the code runs in a browser (a `window` or `document` global exists).
- * The App Secret must never reach a client (spec §5), so there is no way to opt out.
+ * The App Secret must never reach a client (docs/sdk/server.md, "Not in a browser"), so there is no way to opt out.
  *
  * @example
  * ```ts

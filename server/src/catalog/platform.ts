@@ -27,7 +27,7 @@ const platformFileSchema = z.strictObject({
 /** What the platform offers besides prices: roles and what each may do, codecs, encryption. */
 export type PlatformData = z.output<typeof platformFileSchema>;
 
-/** Validates the platform data: every role of the token API exactly once, and audience never publishes (spec §1). */
+/** Validates the platform data: every role of the token API exactly once, and audience never publishes (docs/reference/token-api.md, "Roles"). */
 export function parsePlatform(raw: unknown, file = 'platform'): PlatformData {
   const parsed = platformFileSchema.safeParse(raw);
   if (!parsed.success) throw new CatalogError(file, issueLines(parsed.error.issues));

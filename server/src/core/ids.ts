@@ -14,7 +14,7 @@ const PREFIX: Readonly<Record<IdKind, string>> = {
   project: ID_PREFIX.project, app: ID_PREFIX.app, account: ID_PREFIX.account, ...RECORD_ID_PREFIX,
 };
 
-/** 128 random bits as 22 base64url characters, behind the kind's prefix (DESIGN.md section 2). */
+/** 128 random bits as 22 base64url characters, behind the kind's prefix (docs/reference/token-api.md, "Identifiers"). */
 export function newId(kind: IdKind): string {
   return PREFIX[kind] + newOpaqueId();
 }

@@ -9,7 +9,7 @@ export interface SigningKey {
   readonly retireAt: number | undefined;
 }
 
-/** A media master key: media keys are derived from it per grant (DESIGN.md section 4). */
+/** A media master key: media keys are derived from it per grant (docs/operations/configuration.md, "Keys"). */
 export interface MediaMasterKey {
   readonly kid: string;
   readonly secret: Buffer;

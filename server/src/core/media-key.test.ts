@@ -6,7 +6,7 @@ import { deriveMediaKey } from './media-key.ts';
 const INFO = Buffer.from('rtc/media-key/v1');
 
 describe('deriveMediaKey', () => {
-  it('is HKDF-SHA-256 with the grant id as salt and "rtc/media-key/v1" as info (DESIGN.md section 4)', () => {
+  it('is HKDF-SHA-256 with the grant id as salt and "rtc/media-key/v1" as info (docs/reference/token-api.md, media key)', () => {
     for (let i = 0; i < 200; i++) {
       const master = randomBytes(i % 2 === 0 ? 32 : 1 + (i % 97));
       const grantId = randomBytes(16);

@@ -22,7 +22,7 @@ interface Row {
 
 const isRejection = (e: Row['expect']): e is Rejection => 'code' in e;
 
-// DESIGN.md section 3: cross-field rules (400) come before scopes (403)
+// docs/reference/token-api.md, "Order of checks": cross-field rules (400) come before scopes (403)
 const RULES: readonly Row[] = [
   { rule: 'grants a bare request with the defaults', req: {}, cred: NONE,
     expect: { room: 'room', user: 'user', role: 'speaker', pub: [], subs: [], subRoom: false, ttlSeconds: 600, turn: false, signaling: false } },

@@ -22,18 +22,18 @@ export interface GrantRequest {
 }
 
 /**
- * Applies the cross-field rules (400) and then the scopes (403) of SPEC.md section 4 and
- * DESIGN.md section 3 to a request whose fields already have the right shape (formats, counts,
+ * Applies the cross-field rules (400) and then the scopes (403) of docs/reference/token-api.md
+ * ("Request rules", "Order of checks") to a request whose fields already have the right shape (formats, counts,
  * uniqueness: the edge's schema checks those).
  */
 export function applyTokenPolicy(req: TokenRequest, cred: CredentialPolicy): GrantRequest {
   const pub = req.publish_streams ?? [];
   const subs = req.subscribe_streams ?? [];
-  // spec §4 rule 4; DESIGN §3: even an empty subscribe_streams field conflicts
+  // docs/reference/token-api.md, "Request rules": even an empty subscribe_streams field conflicts
   if (req.subscribe_room === true && req.subscribe_streams !== undefined) {
     throw new ApiError('invalid_request', 'subscribe_room cannot be combined with subscribe_streams');
   }
-  // spec §1: the audience role can never publish
+  // docs/reference/token-api.md, "Roles": the audience role can never publish
   if (req.role === 'audience' && pub.length > 0) {
     throw new ApiError('invalid_request', 'the audience role cannot publish: publish_streams must be empty');
   }

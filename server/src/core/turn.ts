@@ -3,7 +3,7 @@ import type { TurnCredentials } from '@rtc/protocol';
 
 /**
  * TURN relay credentials in the TURN REST API scheme that coturn's `use-auth-secret` checks
- * (DESIGN.md section 4): username `<expires_at>:<opaque id>`, credential
+ * (docs/operations/turn.md, "How the credentials work"): username `<expires_at>:<opaque id>`, credential
  * base64(HMAC-SHA-1(shared secret, username)). The relay refuses them once `expiresAt` has passed.
  */
 export function turnCredentials(secret: string, uris: readonly string[], expiresAt: number, id: string): TurnCredentials {

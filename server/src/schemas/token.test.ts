@@ -139,7 +139,7 @@ const CREDENTIALS = fc.record({
 const streamIds = (max: number) => fc.uniqueArray(fc.integer({ min: 1, max: 4294967295 }), { maxLength: max });
 const opaqueId = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 128 });
 
-/** Bodies that satisfy every rule of SPEC.md section 2 and DESIGN.md section 3 (scopes aside). */
+/** Bodies that satisfy every rule of docs/reference/token-api.md, "Request rules" (scopes aside). */
 const validBody = fc.record({
   room_id: opaqueId, user_id: opaqueId, role: fc.constantFrom(...ROLES),
   publish_streams: streamIds(8), subscribe_streams: streamIds(32), subscribe_room: fc.boolean(),

@@ -5,7 +5,7 @@ import {
 } from '@rtc/protocol';
 import { typeError } from './validate.ts';
 
-// spec §2: 1-128 printable ASCII characters, no spaces
+// docs/reference/token-api.md, "Request rules": 1-128 printable ASCII characters, no spaces
 const ID_RULE = `1-${MAX_ID_LENGTH} printable ASCII characters without spaces`;
 const PRINTABLE_NO_SPACE = new RegExp(`^[\\x21-\\x7e]{1,${MAX_ID_LENGTH}}$`);
 
@@ -39,7 +39,7 @@ export const ttlSchema = (field: string) =>
 
 const flag = (field: string) => z.boolean({ error: `${field} must be true or false` });
 
-/** Body of `POST /v1/rtc/tokens` (spec §2), checked against the wire's `TokenRequest`. Unknown fields are rejected. */
+/** Body of `POST /v1/rtc/tokens` (docs/reference/token-api.md, "Request fields"), checked against the wire's `TokenRequest`. Unknown fields are rejected. */
 export const tokenRequestSchema = z.strictObject({
   room_id: opaqueId('room_id'),
   user_id: opaqueId('user_id'),
@@ -56,7 +56,7 @@ export const tokenRequestSchema = z.strictObject({
   signaling: flag('signaling').optional(),
 }, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<TokenRequest>;
 
-/** Body of `POST /v1/tokens` on the token host (DESIGN.md section 3). */
+/** Body of `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"). */
 export const tokenServiceRequestSchema = z.strictObject({
   app_id: z.string(typeError('app_id', 'a string')),
   user_id: opaqueId('user_id'),

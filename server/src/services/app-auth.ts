@@ -21,7 +21,7 @@ const DUMMY_HASH = Buffer.alloc(32);
 
 const failureKey = (address: string): string => `authfail:${address}`;
 
-/** Step 1 of DESIGN.md section 3: a blocked address, or one over its rate limit, gets 429. */
+/** Step 1 of docs/reference/token-api.md, "Order of checks": a blocked address, or one over its rate limit, gets 429. */
 export async function admitAddress(deps: ServiceDeps, address: string, limits: AddressLimits): Promise<void> {
   const blocked = await deps.limiter.peek(failureKey(address), AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
   if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
@@ -46,7 +46,7 @@ export function parseBasicAuth(header: string | undefined): { user: string; pass
 }
 
 /**
- * Steps 4 to 7 of DESIGN.md section 3: authentication (one identical 401 for every cause), the
+ * Steps 5 to 8 of docs/reference/token-api.md, "Order of checks": authentication (one identical 401 for every cause), the
  * App ID's rate limit, the IP allowlist and the project's archived state.
  */
 export async function authenticateApp(

@@ -8,7 +8,7 @@ import type { PlatformData } from '../catalog/platform.ts';
 import type { PriceList } from '../catalog/price-list.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './accounts.ts';
 
-/** Spec §8: a revoked grant stops working within about one second. */
+/** docs/reference/token-api.md, "Limits": a revoked grant stops working within about one second. */
 const REVOCATION_EFFECT_SECONDS = 1;
 
 /** `GET /v1/public/platform/catalog`. */
@@ -111,7 +111,7 @@ export interface CatalogSettings {
 
 /**
  * `GET /v1/public/platform/catalog`: regions and their media hosts (this deployment serves one
- * region, whose media host is the one token responses name), roles, codecs, the limits of spec §8
+ * region, whose media host is the one token responses name), roles, codecs, the limits of docs/reference/token-api.md
  * as this deployment applies them, and token lifetimes.
  */
 export function platformCatalog(platform: PlatformData, settings: CatalogSettings): PlatformCatalog {

@@ -113,7 +113,7 @@ export async function updateCredential(
   }));
 }
 
-/** A new secret; the old one stops working when this returns (spec §3.4). */
+/** A new secret; the old one stops working when this returns (docs/reference/token-api.md, "Customer API"). */
 export async function rotateCredential(deps: ServiceDeps, accountId: string, projectId: string, appId: string): Promise<CredentialWithSecret> {
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
   const secret = newAppSecret();

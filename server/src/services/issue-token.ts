@@ -28,7 +28,7 @@ export interface Issuer extends CredentialPolicy {
 /** Applies policy to a shaped request and mints the grant, media key and revocation handle. */
 export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): TokenResponse {
   const grant = applyTokenPolicy(req, issuer);
-  // DESIGN §3: 502 when this deployment has no TURN relay or signaling service configured
+  // docs/reference/token-api.md, "Order of checks": 502 when this deployment has no TURN relay or signaling service configured
   const turn = settings.turn;
   const signalingUrl = settings.signalingUrl;
   if (grant.turn && !turn) throw new ApiError('turn_unavailable', 'no TURN relay is configured for this platform');
@@ -47,7 +47,7 @@ export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: 
   let signalingToken: string | undefined;
   try {
     signed = signJws(claims, deps.keys.signing, GRANT_TYPE);
-    // DESIGN §4: the same claims and jti, so one revocation cuts media and signaling together
+    // docs/protocol/signaling.md, "Tokens": the same claims and jti, so one revocation cuts media and signaling together
     if (grant.signaling) signalingToken = signJws({ ...claims, aud: 'rtc-signaling' }, deps.keys.signing, SIGNALING_TOKEN_TYPE);
   } catch (cause) {
     throw new ApiError('issuer_unavailable', 'the grant could not be signed; retry with backoff', { cause });

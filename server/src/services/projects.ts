@@ -31,7 +31,7 @@ export async function createProject(deps: ServiceDeps, accountId: string, name: 
   return project;
 }
 
-/** Another account's project is 404, never 403 (DESIGN.md section 6: existence is not leaked). */
+/** Another account's project is 404, never 403 (docs/decisions.md, "Customer API": existence is not leaked). */
 export async function getOwnProject(deps: ServiceDeps, accountId: string, projectId: string): Promise<ProjectRecord> {
   const project = await deps.store.getProject(accountId, projectId);
   if (!project) throw notFound('project');

@@ -8,7 +8,7 @@ import { nowSec, type ServiceDeps } from './deps.ts';
  */
 export async function revokeByHandle(deps: ServiceDeps, projectId: string, handle: string): Promise<{ revoked: true }> {
   const contents = decodeHandle(deps.keys.handleKey, handle);
-  // spec §4: an altered handle and another project's handle are indistinguishable
+  // docs/reference/token-api.md, "Revocation": an altered handle and another project's handle are indistinguishable
   if (!contents || contents.projectId !== projectId) {
     throw new ApiError('unknown_handle', 'the revocation handle is not valid for this project');
   }

@@ -66,7 +66,7 @@ export function createSignalingApp(service: SignalingService, options: Signaling
   // no store here: healthy while it runs
   registerOperation(app, TOKEN_API.getHealth, async (_req, reply) => reply.send({ status: 'ok' }));
 
-  /** POST bodies carry the token (spec §5): parsed JSON, then the token, then the rest. */
+  /** POST bodies carry the token (docs/protocol/signaling.md, "Tokens"): parsed JSON, then the token, then the rest. */
   const authenticatePost = async (req: FastifyRequest): Promise<{ body: unknown; identity: SessionIdentity }> => {
     const body = parseJsonBody(req.body as Buffer | undefined);
     const token = typeof body === 'object' && body !== null && 'token' in body && typeof body.token === 'string' ? body.token : undefined;

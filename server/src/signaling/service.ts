@@ -23,7 +23,7 @@ export interface SignalingService {
   close(): void;
 }
 
-// one response for every cause, like the token API's 401 (spec §3.5)
+// one response for every cause, like the token API's 401 (docs/decisions.md, "Identical 401")
 export const INVALID_SIGNALING_TOKEN_MESSAGE = 'the signaling token is invalid, expired or revoked';
 const invalidToken = (): ApiError => new ApiError('unauthenticated', INVALID_SIGNALING_TOKEN_MESSAGE);
 
@@ -95,7 +95,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
       if (token === undefined) throw invalidToken();
       const identity = verify(token, nowSec(deps.clock));
       if (!identity) throw invalidToken();
-      // DESIGN §5: a revoked grant is refused, also after a restart
+      // docs/protocol/signaling.md, "Tokens": a revoked grant is refused, also after a restart
       if (revoked.has(identity.grantId) || await deps.store.isRevoked(identity.grantId)) throw invalidToken();
       const limit = await deps.limiter.hit(`signaling:${identity.grantId}`, settings.rateLimit.max, settings.rateLimit.windowSec);
       if (!limit.ok) throw rateLimited(limit.retryAfterSec);

@@ -7,7 +7,7 @@ import type { ErrorCode } from '@rtc/protocol';
  * OpenAPI document (`document.ts`) is generated from them, so the two cannot drift.
  */
 
-/** The network roles of DESIGN.md section 1 that answer HTTP (media: only its WebSocket upgrade). */
+/** The network roles (docs/operations/configuration.md, "Roles") that answer HTTP (media: only its WebSocket upgrade). */
 export const HOSTS = ['api', 'token', 'signaling', 'media'] as const;
 export type Host = (typeof HOSTS)[number];
 

@@ -12,7 +12,7 @@ export function requireSession(ctx: HttpContext) {
   };
 }
 
-/** DESIGN.md section 6: register, login, refresh (rotation with reuse detection), logout. */
+/** docs/reference/token-api.md, "Customer API": register, login, refresh (rotation with reuse detection), logout. */
 export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext): void {
   registerOperation(app, CUSTOMER_API.register, async (req, reply, input) => {
     const body = input.body();

@@ -8,7 +8,7 @@ import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
 import { registerOperation } from '../operation-route.ts';
 import { requireSession } from './auth.ts';
 
-/** DESIGN.md section 6: credentials of a project; the App Secret is shown only by create and rotate. */
+/** docs/reference/token-api.md, "Customer API": credentials of a project; the App Secret is shown only by create and rotate. */
 export function registerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): void {
   const session = { onRequest: requireSession(ctx) };
 

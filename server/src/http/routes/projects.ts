@@ -6,7 +6,7 @@ import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
 import { registerOperation } from '../operation-route.ts';
 import { requireSession } from './auth.ts';
 
-/** DESIGN.md section 6: projects of the signed-in account, and console temporary tokens. */
+/** docs/reference/token-api.md, "Customer API": projects of the signed-in account, and console temporary tokens. */
 export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): void {
   const session = { onRequest: requireSession(ctx) };
 

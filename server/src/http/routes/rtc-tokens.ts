@@ -10,13 +10,13 @@ import { TOKEN_API } from '../openapi/operations/token-api.ts';
 import { registerOperation } from '../operation-route.ts';
 
 /**
- * Steps 1-3 of the token API's order of checks (DESIGN.md section 3), run before the body is read:
+ * Steps 1-3 of the token API's order of checks (docs/reference/token-api.md), run before the body is read:
  * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
  */
 export function tokenApiGate(ctx: HttpContext) {
   return async (req: FastifyRequest): Promise<void> => {
     await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
-    // spec §4 rule 6: a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
+    // docs/decisions.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
     // browser: Node's own fetch sends it too.
     if (req.headers.origin !== undefined) {
       throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');

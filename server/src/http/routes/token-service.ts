@@ -6,7 +6,7 @@ import { TOKEN_API } from '../openapi/operations/token-api.ts';
 import { registerOperation } from '../operation-route.ts';
 import { authenticateTokenCaller, tokenApiGate } from './rtc-tokens.ts';
 
-/** `POST /v1/tokens` on the token host (DESIGN.md section 3): the short form of the token request. */
+/** `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"): the short form of the token request. */
 export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
   registerOperation(app, TOKEN_API.issueServiceToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);

@@ -13,7 +13,7 @@ const projectId = { id: idParam('project id (prj_…); another account\'s projec
 const credentialIds = { ...projectId, app_id: idParam('App ID (app_…) of a credential of the project') };
 const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
 
-/** The customer API of DESIGN.md section 6: accounts, projects, credentials, temporary tokens. */
+/** The customer API (docs/reference/token-api.md, "Customer API"): accounts, projects, credentials, temporary tokens. */
 export const CUSTOMER_API = {
   register: {
     id: 'register', method: 'POST', path: '/v1/auth/register', hosts: ['api'], tag: 'Accounts',

@@ -18,7 +18,7 @@ const publicOperation = <Q extends z.ZodObject = typeof noQuerySchema>(
 export const PUBLIC_API = {
   getPlatformCatalog: publicOperation('getPlatformCatalog', '/v1/public/platform/catalog', 'Public: platform',
     'What the platform offers',
-    'Regions and their media hosts, roles and what each may do, codecs, the limits of SPEC.md section 8 as this '
+    'Regions and their media hosts, roles and what each may do, codecs, the limits of the token API as this '
     + 'deployment applies them, and token lifetimes.',
     responseComponent(platformCatalogSchema, 'PlatformCatalog')),
   listPlans: publicOperation('listPlans', '/v1/public/pricing/plans', 'Public: pricing', 'Plans',

@@ -13,7 +13,7 @@ const ORDER_OF_CHECKS = 'Order of checks: address blocked or over its rate limit
   + 'body over 8 KB (413), authentication (401, identical for every cause), App ID rate limit (429), IP allowlist '
   + '(403 ip_not_allowed), archived project (403 project_archived), body (400), scopes (403 scope_denied).';
 
-/** The token API (SPEC.md section 4) on both hosts, the token service, keys and health. */
+/** The token API (docs/reference/token-api.md) on both hosts, the token service, keys and health. */
 export const TOKEN_API = {
   issueRtcToken: {
     id: 'issueRtcToken', method: 'POST', path: '/v1/rtc/tokens', hosts: ['api', 'token'], tag: 'Token API',
