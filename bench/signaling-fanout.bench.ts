@@ -52,19 +52,21 @@ interface Tokens {
 /** The platform's signaling role, composed as `rtc serve` composes it, with the per-token limit lifted. */
 async function serveSignaling(): Promise<void> {
   const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
-    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }] = await Promise.all([
+    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
+  ] = await Promise.all([
     import('../server/src/adapters/bus/memory.ts'), import('../server/src/adapters/keys/file-keyring.ts'),
     import('../server/src/adapters/limiter/memory.ts'), import('../server/src/adapters/store/sqlite.ts'),
     import('../server/src/log.ts'), import('../server/src/services/issue-token.ts'),
     import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'),
+    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'),
   ]);
   const dataDir = process.env['BENCH_DATA_DIR']!;
   const clock = { nowMs: () => Date.now() };
   const logger = createLogger('info');
   const keys = loadKeyRing(dataDir, Math.floor(Date.now() / 1000));
   const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
-  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys };
+  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
+    passwords: createPasswordHasher() };
   const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
   const { app } = createSignalingApp(createSignalingService(deps, settings), { logger });
   await app.listen({ host: '127.0.0.1', port: 0 });

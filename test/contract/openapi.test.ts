@@ -12,6 +12,7 @@ import { createMemoryBus } from '../../server/src/adapters/bus/memory.ts';
 import { loadKeyRing } from '../../server/src/adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../../server/src/adapters/limiter/memory.ts';
 import { createSqliteStore } from '../../server/src/adapters/store/sqlite.ts';
+import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { createHttpApp, type HttpRole } from '../../server/src/http/app.ts';
 import type { HttpContext } from '../../server/src/http/context.ts';
 import { buildOpenApiDocument, errorStatus, type Json, type JsonObject } from '../../server/src/http/openapi/document.ts';
@@ -50,7 +51,8 @@ async function registeredRoutes(): Promise<Map<Host, Set<string>>> {
   const store = createSqliteStore(join(dir, 'rtc.sqlite'));
   const bus = createMemoryBus(() => undefined);
   const ctx: HttpContext = {
-    deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: loadKeyRing(dir, Math.floor(nowMs / 1000)) },
+    deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: loadKeyRing(dir, Math.floor(nowMs / 1000)),
+      passwords: createPasswordHasher() },
     issuer: { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880 },
     limits: { appPerMinute: 1200, addressPerMinute: 2400 },
     trustProxy: undefined,

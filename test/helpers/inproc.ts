@@ -14,6 +14,7 @@ import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
 import { createHttpApp, type HttpRole } from '../../server/src/http/app.ts';
 import { REDACT_PATHS } from '../../server/src/log.ts';
+import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { composeServices, httpContext } from '../../server/src/main/compose.ts';
 import { urlOf } from '../../server/src/main/serve.ts';
 import type { Clock, Limiter } from '../../server/src/ports.ts';
@@ -59,6 +60,13 @@ export interface InProcessPlatform extends PlatformClient {
   close(): Promise<void>;
 }
 
+/**
+ * Passwords are hashed with scrypt at a cost that takes about a millisecond instead of the
+ * production half second: accounts are made by the hundred here, and the hashing itself is
+ * tested end to end (test/e2e) at the production cost.
+ */
+const TEST_PASSWORD_COST = { N: 1024, r: 8, p: 1 } as const;
+
 /** Where a request comes from when it does not say (`localAddress` of the socket helper). */
 const DEFAULT_ADDRESS = '127.0.0.1';
 
@@ -73,6 +81,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
   const clock = options.clock ?? testClock();
   const deps = await composeServices(config, {
     clock, limiter: options.limiter, onBusError: (err) => logger.error({ err }, 'event handler failed'),
+    passwords: createPasswordHasher(TEST_PASSWORD_COST),
   });
   const ctx = httpContext(config, deps, new Map());
   const apps: Record<HttpRole, FastifyInstance> = {

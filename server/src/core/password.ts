@@ -5,7 +5,7 @@ import { ApiError } from './errors.ts';
 import { Gate } from './gate.ts';
 
 // OWASP's scrypt alternative for equal strength with less memory: N=2^15, r=8, p=3 (32 MiB)
-const PARAMS = { N: 32768, r: 8, p: 3 } as const;
+const PARAMS: ScryptParams = { N: 32768, r: 8, p: 3 };
 const KEY_LENGTH = 32;
 const MAXMEM = 128 * 1024 * 1024;
 
@@ -25,30 +25,51 @@ function scryptAsync(password: string, salt: Buffer, keyLength: number, options:
   }));
 }
 
-/** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, KEY_LENGTH, { ...PARAMS, maxmem: MAXMEM });
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+/** scrypt cost parameters; a stored hash records its own, so verification follows the hash. */
+export interface ScryptParams {
+  readonly N: number;
+  readonly r: number;
+  readonly p: number;
 }
 
-/** Checks a password against a stored hash in constant time; false for a malformed hash. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length,
-    { N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM });
-  return safeEqual(actual, expected);
+/** Hashing and checking of account passwords, as the services use it. */
+export interface PasswordHasher {
+  /** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts). */
+  hash(password: string): Promise<string>;
+  /** Checks a password against a stored hash in constant time; false for a malformed hash. */
+  verify(password: string, stored: string): Promise<boolean>;
+  /**
+   * A hash of a password nobody knows: verified against when an e-mail is unknown (no timing
+   * oracle). Made on first use, so processes that never see a login never pay for it.
+   */
+  dummyHash(): Promise<string>;
 }
-
-let dummyHash: Promise<string> | undefined;
 
 /**
- * A hash of a password nobody knows: verified against when an e-mail is unknown (no timing
- * oracle). Made on first use, so processes that never see a login never pay for it.
+ * The platform's password hasher. `params` defaults to the production cost; only tests pass a
+ * cheaper one (the in-process test platform), so that creating a test account does not cost half a
+ * second of CPU.
  */
-export function dummyPasswordHash(): Promise<string> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('base64url'));
-  return dummyHash;
+export function createPasswordHasher(params: ScryptParams = PARAMS): PasswordHasher {
+  let dummy: Promise<string> | undefined;
+  const hash = async (password: string): Promise<string> => {
+    const salt = randomBytes(16);
+    const key = await scryptAsync(password, salt, KEY_LENGTH, { ...params, maxmem: MAXMEM });
+    return ['scrypt', params.N, params.r, params.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  };
+  return {
+    hash,
+    async verify(password, stored) {
+      const [scheme, n, r, p, salt, expectedHash] = stored.split('$');
+      if (scheme !== 'scrypt' || !n || !r || !p || !salt || !expectedHash) return false;
+      const expected = Buffer.from(expectedHash, 'base64url');
+      const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length,
+        { N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM });
+      return safeEqual(actual, expected);
+    },
+    dummyHash() {
+      dummy ??= hash(randomBytes(16).toString('base64url'));
+      return dummy;
+    },
+  };
 }

@@ -4,6 +4,7 @@ import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
+import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
@@ -18,6 +19,8 @@ export interface ComposeOptions {
   readonly clock?: Clock | undefined;
   /** Defaults to the in-process limiter on the same clock. */
   readonly limiter?: Limiter | undefined;
+  /** Defaults to the production password hashing cost (tests pass a cheaper one). */
+  readonly passwords?: PasswordHasher | undefined;
   /** A pooled database connection failed while idle (PostgreSQL); the pool replaces it. */
   readonly onStoreError?: ((err: Error) => void) | undefined;
 }
@@ -27,7 +30,10 @@ export async function composeServices(config: Config, options: ComposeOptions): 
   const clock = options.clock ?? systemClock;
   const keys = loadKeyRing(config.dataDir, nowSec(clock));
   const store = await openStore(config.store, { onConnectionError: options.onStoreError });
-  return { store, limiter: options.limiter ?? createMemoryLimiter(clock), bus: openBus(config, options), clock, keys };
+  return {
+    store, limiter: options.limiter ?? createMemoryLimiter(clock), bus: openBus(config, options), clock, keys,
+    passwords: options.passwords ?? createPasswordHasher(),
+  };
 }
 
 /**

@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
-import { dummyPasswordHash, hashPassword, verifyPassword } from '../core/password.ts';
 import type { AccountRecord, SessionRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
@@ -54,7 +53,7 @@ export async function register(deps: ServiceDeps, email: string, password: strin
   const rate = await deps.limiter.hit(`register:${address}`, REGISTRATIONS_PER_HOUR, 3600);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   const account: AccountRecord = {
-    id: newId('account'), email: email.toLowerCase(), passwordHash: await hashPassword(password),
+    id: newId('account'), email: email.toLowerCase(), passwordHash: await deps.passwords.hash(password),
     createdAt: nowSec(deps.clock),
   };
   if (!(await deps.store.insertAccount(account))) {
@@ -102,7 +101,7 @@ async function checkLogin(deps: ServiceDeps, normalized: string, password: strin
     if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
   }
   const account = await deps.store.findAccountByEmail(normalized);
-  const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyPasswordHash()));
+  const ok = await deps.passwords.verify(password, account?.passwordHash ?? (await deps.passwords.dummyHash()));
   if (!account || !ok) {
     for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     throw new ApiError('invalid_credentials', LOGIN_FAILED);

@@ -1,4 +1,5 @@
 import type { KeyRing } from '../core/keyring.ts';
+import type { PasswordHasher } from '../core/password.ts';
 import type { Clock, EventBus, Limiter, Store } from '../ports.ts';
 
 /** What the services need: ports and key material, chosen by the composition root. */
@@ -8,6 +9,7 @@ export interface ServiceDeps {
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly keys: KeyRing;
+  readonly passwords: PasswordHasher;
 }
 
 export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);
