@@ -10,7 +10,7 @@ export const MAX_PASSWORD_LENGTH = 256;
 
 const email = z.string(typeError('email', 'a string'))
   .max(254, { error: 'email must be at most 254 characters' })
-  .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { error: 'email must be an e-mail address' });
+  .regex(/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u, { error: 'email must be an e-mail address' });
 
 const password = z.string(typeError('password', 'a string'))
   .min(MIN_PASSWORD_LENGTH, { error: `password must be at least ${MIN_PASSWORD_LENGTH} characters` })
