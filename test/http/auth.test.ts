@@ -71,6 +71,7 @@ describe('customer API: accounts and console sessions', () => {
 
     const invalid: [string, unknown, RegExp][] = [
       ['a malformed e-mail address', { email: 'not-an-address', password: 'long-enough-pw' }, /email must be an e-mail address/],
+      ['an e-mail address with a control character', { email: 'a\u0000b@example.com', password: 'long-enough-pw' }, /email must be an e-mail address/],
       ['a password under 10 characters', { email: 'short@example.test', password: 'short' }, /password must be at least 10 characters/],
       ['an unknown field', { email: 'x@example.test', password: 'long-enough-pw', plan: 'pro' }, /unknown field "plan"/],
       ['a missing password', { email: 'x@example.test' }, /password is required/],
