@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort } from './ports.ts';
 
 const HOST = '127.0.0.1';
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -51,18 +51,6 @@ function ensureBinaries(): void {
   }
 }
 
-/** A TCP port free on loopback right now (the kernel's pick for port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 /**
  * Starts PostgreSQL 15 (initdb + pg_ctl, fsync off) in a temporary directory on a free loopback
  * port. The server is stopped by `stop()`, and also when this process exits or is interrupted.
@@ -96,7 +84,7 @@ export async function startPostgres(): Promise<Postgres> {
   let port = 0;
   // a port found free can be taken before the server binds it: try a few
   for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+    port = await freeTcpPort(HOST);
     const options = `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
     const result = pgCommand('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', options, 'start']);
     if (result.status === 0) break;

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort } from './ports.ts';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 20_000;
@@ -16,17 +16,6 @@ export interface RedisServer {
   start(): Promise<void>;
   /** Stops it for good and removes its directory. */
   dispose(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** Starts `redis-server` in the foreground and resolves once it accepts connections. */
@@ -70,7 +59,7 @@ function terminate(child: ChildProcess | undefined): Promise<void> {
 /** Starts a Redis server for a test file; call `dispose()` in `after`. */
 export async function startRedis(): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'rtc-redis-'));
-  const port = await freePort();
+  const port = await freeTcpPort(HOST);
   let child: ChildProcess | undefined = await launch(port, dir);
   const killOnExit = (): void => {
     child?.kill('SIGKILL');

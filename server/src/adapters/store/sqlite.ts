@@ -1,10 +1,12 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type {
-  AccountRecord, AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord,
-  SessionRecord, SessionStatus, Store,
-  QuoteRecord, SubscriptionRequestRecord, SubscriptionRequestStatus,
+  AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord, Store,
 } from '../../ports.ts';
+import {
+  toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
+  type SessionRow, type SubscriptionRequestRow,
+} from './rows.ts';
 
 // Each entry moves the schema one version forward; PRAGMA user_version records how far a file is.
 const MIGRATIONS: readonly string[] = [
@@ -91,48 +93,11 @@ const MIGRATIONS: readonly string[] = [
    );`,
 ];
 
-interface ProjectRow {
-  id: string; account_id: string; name: string; console_app_id: string;
-  archived_at: number | null; created_at: number; updated_at: number;
-}
 interface CredentialRow {
   app_id: string; project_id: string; name: string; secret_hash: string; scope_publisher: number;
   scope_subscriber: number; ip_allowlist: string; max_ttl_seconds: number; created_at: number;
   updated_at: number; rotated_at: number | null; revoked_at: number | null;
 }
-interface SessionRow {
-  id: string; account_id: string; family_id: string; access_hash: string; access_expires_at: number;
-  refresh_hash: string; refresh_expires_at: number; status: SessionStatus; created_at: number;
-}
-interface AccountRow { id: string; email: string; password_hash: string; created_at: number }
-interface QuoteRow { id: string; account_id: string; price_list_version: string; created_at: number; document: string }
-interface SubscriptionRequestRow {
-  id: string; account_id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
-  status: SubscriptionRequestStatus; created_at: number; updated_at: number; decided_at: number | null; reason: string | null;
-}
-
-const toQuote = (r: QuoteRow): QuoteRecord => ({
-  id: r.id, accountId: r.account_id, priceListVersion: r.price_list_version, createdAt: r.created_at, document: r.document,
-});
-
-const toSubscriptionRequest = (r: SubscriptionRequestRow): SubscriptionRequestRecord => ({
-  id: r.id, accountId: r.account_id, projectId: r.project_id, plan: r.plan, quoteId: r.quote_id, note: r.note,
-  status: r.status, createdAt: r.created_at, updatedAt: r.updated_at, decidedAt: r.decided_at, reason: r.reason,
-});
-
-const toAccount = (r: AccountRow): AccountRecord =>
-  ({ id: r.id, email: r.email, passwordHash: r.password_hash, createdAt: r.created_at });
-
-const toSession = (r: SessionRow): SessionRecord => ({
-  id: r.id, accountId: r.account_id, familyId: r.family_id, accessHash: r.access_hash,
-  accessExpiresAt: r.access_expires_at, refreshHash: r.refresh_hash, refreshExpiresAt: r.refresh_expires_at,
-  status: r.status, createdAt: r.created_at,
-});
-
-const toProject = (r: ProjectRow): ProjectRecord => ({
-  id: r.id, accountId: r.account_id, name: r.name, consoleAppId: r.console_app_id,
-  archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
-});
 
 const toCredential = (r: CredentialRow): CredentialRecord => ({
   appId: r.app_id, projectId: r.project_id, name: r.name, secretHash: r.secret_hash,
