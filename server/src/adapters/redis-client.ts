@@ -4,6 +4,9 @@ import { Redis } from 'ioredis';
 const COMMAND_TIMEOUT_MS = 1000;
 const MAX_RECONNECT_DELAY_MS = 2000;
 
+/** Reconnect after 100 ms, 200 ms, … up to 2 s between attempts, for ever. */
+export const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS);
+
 /**
  * A Redis connection for request paths: commands fail at once while it is disconnected (no offline
  * queue, no retries) so a request is refused rather than held, and it reconnects in the
@@ -15,7 +18,7 @@ export function createRedisClient(url: string, onError: (err: Error) => void): R
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    retryStrategy: reconnectDelay,
     lazyConnect: false,
   });
   client.on('error', onError);

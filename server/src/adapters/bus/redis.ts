@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusEvent, EventBus } from '../../ports.ts';
+import { createRedisClient, reconnectDelay } from '../redis-client.ts';
 import { createMemoryBus } from './memory.ts';
 
 export interface RedisBusOptions {
@@ -34,12 +35,10 @@ export function createRedisBus(url: string, options: RedisBusOptions): Resyncing
   const channel = options.channel ?? 'rtc:events';
   const origin = randomBytes(9).toString('base64url');
   const local = createMemoryBus(options.onHandlerError);
-  const retryStrategy = (attempt: number): number => Math.min(attempt * 100, 2000);
-  const publisher = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy });
+  const publisher = createRedisClient(url, options.onError);
   // ioredis's own resubscription after a reconnect is fire-and-forget (a failure there is an
   // unhandled rejection): subscribe on every `ready` here instead, and resync after each but the first
-  const subscriber = new Redis(url, { retryStrategy, autoResubscribe: false });
-  publisher.on('error', options.onError);
+  const subscriber = new Redis(url, { retryStrategy: reconnectDelay, autoResubscribe: false });
   subscriber.on('error', options.onError);
 
   const resyncHandlers = new Set<() => void>();
