@@ -139,7 +139,9 @@ describe('loadConfig', () => {
     ['a database URL without a database', { DATABASE_URL: 'postgres://rtc@db:5432' }, /^DATABASE_URL: .* names no database$/],
     ['a database pool of 0', { DATABASE_URL: 'postgres://db/rtc', RTC_DATABASE_POOL_SIZE: '0' },
       /^RTC_DATABASE_POOL_SIZE must be an integer from 1 to 1000$/],
-    ['a Redis URL (no such adapter in this build)', { REDIS_URL: 'redis://cache' }, /^REDIS_URL: /],
+    ['a Redis URL of another scheme', { REDIS_URL: 'http://:pw@cache:6379' }, /^REDIS_URL: "http:\/\/:\*\*\*@cache:6379\/" is not a redis:\/\/ or rediss:\/\/ URL$/],
+    ['a Redis URL that is not a URL', { REDIS_URL: 'cache:6379' }, /^REDIS_URL: .* is not a redis:\/\/ or rediss:\/\/ URL$/],
+    ['a Redis URL whose database is not a number', { REDIS_URL: 'redis://cache/rtc' }, /^REDIS_URL: .* names a database that is not a number$/],
   ];
   for (const [what, env, problem] of invalid) {
     it(`refuses ${what}`, () => {
@@ -154,6 +156,20 @@ describe('loadConfig', () => {
       { kind: 'postgres', url: 'postgres://rtc:pw@db.internal:5432/rtc', poolSize: 10 });
     assert.deepEqual({ ...loadConfig({ DATABASE_URL: 'postgresql:///rtc?host=/run/postgresql', RTC_DATABASE_POOL_SIZE: '25' }).store },
       { kind: 'postgres', url: 'postgresql:///rtc?host=/run/postgresql', poolSize: 25 });
+  });
+
+  it('uses Redis when REDIS_URL is a redis:// or rediss:// URL', () => {
+    assert.equal(loadConfig({}).redis, undefined);
+    assert.deepEqual({ ...loadConfig({ REDIS_URL: 'redis://:pw@cache.internal:6379/2' }).redis }, { url: 'redis://:pw@cache.internal:6379/2' });
+    assert.deepEqual({ ...loadConfig({ REDIS_URL: 'rediss://cache.internal' }).redis }, { url: 'rediss://cache.internal' });
+  });
+
+  it('never quotes the password of a refused REDIS_URL', () => {
+    for (const url of ['http://u:pa55-w0rd@cache', 'redis://u:pa55-w0rd@cache/x', 'redis://u:pa55-w0rd@cache:99999']) {
+      const problems = problemsOf({ REDIS_URL: url });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.ok(!(problems[0] ?? '').includes('pa55-w0rd'), problems[0]);
+    }
   });
 
   it('never quotes the password of a refused DATABASE_URL', () => {

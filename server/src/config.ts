@@ -19,6 +19,11 @@ export interface Config {
   readonly store:
     | { readonly kind: 'sqlite'; readonly path: string }
     | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number };
+  /**
+   * Redis of a cluster (`REDIS_URL`): rate limits, the failed-authentication block and the event bus
+   * count and reach across every process (docs/operations/scale-out.md). Undefined: in-process.
+   */
+  readonly redis: { readonly url: string } | undefined;
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** CIDRs of reverse proxies whose X-Forwarded-For is believed. */
   readonly trustProxy: readonly string[];
@@ -90,7 +95,11 @@ export function loadConfig(env: Env): Config {
     if (problem) problems.push(problem);
   }
   const poolSize = int('RTC_DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1, 1000);
-  if (env['REDIS_URL']) problems.push('REDIS_URL: only the in-process limiter and bus are available in this build');
+  const redisUrl = env['REDIS_URL'] || undefined;
+  if (redisUrl !== undefined) {
+    const problem = redisUrlProblem(redisUrl);
+    if (problem) problems.push(problem);
+  }
 
   let tls: Config['tls'];
   const certFile = env['RTC_TLS_CERT_FILE'];
@@ -144,6 +153,7 @@ export function loadConfig(env: Env): Config {
     store: databaseUrl !== undefined
       ? { kind: 'postgres', url: databaseUrl, poolSize }
       : { kind: 'sqlite', path: resolve(dataDir, 'rtc.sqlite') },
+    redis: redisUrl !== undefined ? { url: redisUrl } : undefined,
     tls,
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
@@ -179,6 +189,22 @@ function databaseUrlProblem(raw: string): string | undefined {
   }
   if (!url.hostname && !url.searchParams.get('host')) return `DATABASE_URL: ${shown} names no host`;
   if (url.pathname.length <= 1) return `DATABASE_URL: ${shown} names no database`;
+  return undefined;
+}
+
+/** Why `REDIS_URL` cannot be used, or undefined; like `DATABASE_URL`, a problem never quotes the password. */
+function redisUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'REDIS_URL is not a URL (expected redis://[:password@]host:port[/db] or rediss://...)';
+  }
+  if (url.password) url.password = '***';
+  const shown = JSON.stringify(url.href);
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return `REDIS_URL: ${shown} is not a redis:// or rediss:// URL`;
+  if (!url.hostname) return `REDIS_URL: ${shown} names no host`;
+  if (url.pathname.length > 1 && !/^\/\d{1,2}$/.test(url.pathname)) return `REDIS_URL: ${shown} names a database that is not a number`;
   return undefined;
 }
 

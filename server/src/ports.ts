@@ -201,7 +201,18 @@ export type BusEvent =
 
 /** Fan-out of platform events to every process (revocations reach every media server). */
 export interface EventBus {
+  /**
+   * Which processes an event reaches: this one only (the in-process bus), or every process of the
+   * deployment (processes of one data directory on SQLite, every node through Redis).
+   */
+  readonly reach: 'process' | 'deployment';
   publish(event: BusEvent): Promise<void>;
   subscribe(handler: (event: BusEvent) => void): () => void;
+  /**
+   * `handler` runs when events may have been missed (the connection to Redis was lost and is
+   * back): subscribers re-read from the store what they keep. Revocations are in the store before
+   * they are published, so none is lost. Buses that cannot miss events never call it.
+   */
+  onResync(handler: () => void): () => void;
   close(): Promise<void>;
 }

@@ -1,7 +1,10 @@
 import { createMemoryBus } from '../adapters/bus/memory.ts';
+import { createRedisBus } from '../adapters/bus/redis.ts';
 import { createSqliteBus } from '../adapters/bus/sqlite.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
+import { createRedisLimiter } from '../adapters/limiter/redis.ts';
+import { createRedisClient, redisReady } from '../adapters/redis-client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
@@ -17,31 +20,86 @@ export interface ComposeOptions {
   readonly onBusError: (err: unknown) => void;
   /** Defaults to the system clock (tests inject one they can move). */
   readonly clock?: Clock | undefined;
-  /** Defaults to the in-process limiter on the same clock. */
+  /** Defaults to the in-process limiter on the same clock, or to Redis when the config names one. */
   readonly limiter?: Limiter | undefined;
   /** Defaults to the production password hashing cost (tests pass a cheaper one). */
   readonly passwords?: PasswordHasher | undefined;
   /** A pooled database connection failed while idle (PostgreSQL); the pool replaces it. */
   readonly onStoreError?: ((err: Error) => void) | undefined;
+  /** A Redis connection failed; it reconnects in the background (the error never quotes the URL). */
+  readonly onRedisError?: ((err: Error) => void) | undefined;
 }
 
+/** The services of one process, and how to release what they hold. */
+export interface Services extends ServiceDeps {
+  /** Closes the bus, the Redis connections and the store. */
+  close(): Promise<void>;
+}
+
+/** How long a starting process waits for Redis before it gives up with a clear message. */
+const REDIS_START_TIMEOUT_MS = 10_000;
+
 /** Chooses the adapters from the config and opens them: the services every role shares. */
-export async function composeServices(config: Config, options: ComposeOptions): Promise<ServiceDeps> {
+export async function composeServices(config: Config, options: ComposeOptions): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const keys = loadKeyRing(config.dataDir, nowSec(clock));
   const store = await openStore(config.store, { onConnectionError: options.onStoreError });
-  return {
-    store, limiter: options.limiter ?? createMemoryLimiter(clock), bus: openBus(config, options), clock, keys,
-    passwords: options.passwords ?? createPasswordHasher(),
+  const closers: (() => Promise<void> | void)[] = [() => store.close()];
+  const close = async (): Promise<void> => {
+    for (const closer of [...closers].reverse()) await closer();
   };
+  try {
+    const shared = config.redis ? await openRedis(config.redis.url, options) : undefined;
+    if (shared) closers.push(shared.close);
+    const bus = shared?.bus ?? openLocalBus(config, options);
+    if (!shared) closers.push(() => bus.close());
+    return {
+      store, bus, clock, keys, close,
+      limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
+      passwords: options.passwords ?? createPasswordHasher(),
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
 /**
- * On SQLite the store's file carries events between the processes of one data directory; on
- * PostgreSQL events stay in the process for now, and other processes see revocations and
- * credential changes through the database (docs/operations/configuration.md).
+ * The Redis of a cluster: one connection for the limits (commands fail at once while it is
+ * down, so requests are refused rather than held) and the bus's own two. Startup waits until
+ * both answer, so a process never serves with limits or revocations that do not reach the others.
  */
-function openBus(config: Config, options: ComposeOptions): EventBus {
+async function openRedis(url: string, options: ComposeOptions): Promise<{ bus: EventBus; limiter: Limiter; close: () => Promise<void> }> {
+  const onError = options.onRedisError ?? (() => {});
+  const client = createRedisClient(url, onError);
+  const bus = createRedisBus(url, { onHandlerError: options.onBusError, onError });
+  const close = async (): Promise<void> => {
+    await bus.close();
+    client.disconnect();
+  };
+  try {
+    await Promise.all([redisReady(client, REDIS_START_TIMEOUT_MS), withTimeout(bus.ready(), REDIS_START_TIMEOUT_MS)]);
+  } catch {
+    await close();
+    throw new Error(`REDIS_URL: Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s`);
+  }
+  return { bus, limiter: createRedisLimiter(client), close };
+}
+
+function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Without Redis: on SQLite the store's file carries events between the processes of one data
+ * directory; on PostgreSQL events stay in the process, and the media and signaling roles read
+ * revocations from the database instead (docs/operations/scale-out.md).
+ */
+function openLocalBus(config: Config, options: ComposeOptions): EventBus {
   if (config.store.kind === 'sqlite') {
     return createSqliteBus(config.store.path, { onHandlerError: options.onBusError, onPollError: options.onBusError });
   }

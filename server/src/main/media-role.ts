@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { MEDIA_PATH } from '@rtc/protocol';
 import { MediaHub } from '../media/hub.ts';
-import type { RoleStarter } from './roles.ts';
+import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
 
 /**
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
@@ -20,6 +20,7 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
     bus: deps.bus,
     clock: deps.clock,
     logger,
+    storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
   });
   const server: Server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }) : createHttpServer();
   server.on('request', answerPlainRequest);

@@ -18,3 +18,15 @@ export interface RoleContext {
 }
 
 export type RoleStarter = (ctx: RoleContext) => Promise<RoleServer>;
+
+/** How often a media or signaling role reads revocations from the store when it polls (well inside the one-second target). */
+export const STORE_POLL_MS = 250;
+
+/**
+ * Whether the media and signaling roles must read revocations from the store: only on PostgreSQL
+ * without Redis, where the bus stays inside each process (docs/operations/scale-out.md). On SQLite
+ * the bus reaches every process of the data directory, with Redis every node.
+ */
+export function pollsStore(config: Config, deps: ServiceDeps): boolean {
+  return deps.bus.reach === 'process' && config.store.kind === 'postgres';
+}

@@ -25,8 +25,9 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   const deps = await composeServices(config, {
     onBusError: (err) => logger.error({ err }, 'event handler failed'),
     onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
+    onRedisError: (err) => logger.warn({ err }, 'Redis connection lost'),
   });
-  const { store, bus, keys } = deps;
+  const { store, keys } = deps;
   const roleContext: RoleContext = { config, deps, logger };
 
   const running: RoleServer[] = [];
@@ -56,7 +57,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     }
   } catch (err) {
     await Promise.allSettled(running.map((r) => r.close()));
-    await store.close();
+    await deps.close();
     throw err;
   }
 
@@ -71,8 +72,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     async close() {
       clearInterval(purge);
       await Promise.allSettled(running.map((r) => r.close()));
-      await bus.close();
-      await store.close();
+      await deps.close();
     },
   };
 }

@@ -1,15 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { createSignalingApp } from '../signaling/app.ts';
 import { createSignalingService } from '../signaling/service.ts';
-import { defaultSignalingSettings, REVOCATION_POLL_MS } from '../signaling/settings.ts';
-import type { RoleStarter } from './roles.ts';
+import { defaultSignalingSettings } from '../signaling/settings.ts';
+import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
 
 /** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
 export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
-  // revocations reach this process over the in-process bus only when it also serves the token API
-  const revokesHere = config.roles.includes('api') || config.roles.includes('token');
   const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
-    revocationPollMs: revokesHere ? undefined : REVOCATION_POLL_MS,
+    revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
   });
   const { app, endStreams } = createSignalingApp(service, { logger, tls: config.tls });

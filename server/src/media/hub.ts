@@ -16,6 +16,11 @@ export interface MediaHubOptions {
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
+  /**
+   * Reads revocations from the store this often while sessions are open, for a bus that does not
+   * reach the processes that revoke (PostgreSQL without Redis). Undefined: the bus is enough.
+   */
+  readonly storePollMs?: number | undefined;
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -42,7 +47,9 @@ export class MediaHub implements SessionHost {
   private readonly sessions = new Set<Session>();
   private readonly wss: WebSocketServer;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeResync: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
+  private reloading: Promise<void> | undefined;
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
@@ -56,16 +63,28 @@ export class MediaHub implements SessionHost {
       clientTracking: false,
     });
     this.unsubscribe = options.bus.subscribe((event) => this.onEvent(event));
+    this.unsubscribeResync = options.bus.onResync(() => {
+      this.reloadFromStore().catch((err: unknown) => this.logger.warn({ err }, 'media: reading revocations after a bus outage failed'));
+    });
   }
 
   /** Subscribes to revocations, then loads the persisted ones (so none falls between the two). */
   static async create(options: MediaHubOptions): Promise<MediaHub> {
     const hub = new MediaHub(options);
     try {
-      for (const r of await options.store.listRevocations(hub.nowSec())) hub.revocations.revoke(r.grantId, r.expiresAt);
+      await hub.reloadFromStore();
     } catch (err) {
       hub.unsubscribe();
+      hub.unsubscribeResync();
       throw err;
+    }
+    if (options.storePollMs !== undefined) {
+      const poll = setInterval(() => {
+        if (hub.sessions.size === 0 || hub.reloading) return;
+        hub.reloadFromStore().catch((err: unknown) => hub.logger.warn({ err }, 'media: reading revocations failed'));
+      }, options.storePollMs);
+      poll.unref();
+      hub.timers.push(poll);
     }
     const sweep = setInterval(() => {
       for (const session of hub.sessions) if (session.isJoined) session.sweep(Math.ceil(IDLE_TIMEOUT_MS / IDLE_SWEEP_INTERVAL_MS));
@@ -96,6 +115,25 @@ export class MediaHub implements SessionHost {
       const session = new Session(this, ws, socket);
       this.sessions.add(session);
     });
+  }
+
+  /**
+   * Reads the persisted revocations and closes the sessions they name: at start, after the bus
+   * may have missed events, and on each poll. One read at a time: a call made during a read waits
+   * for it and then reads again (the read in flight may predate what the caller must see).
+   */
+  private reloadFromStore(): Promise<void> {
+    const read = async (): Promise<void> => {
+      for (const r of await this.store.listRevocations(this.nowSec())) {
+        for (const session of this.revocations.revoke(r.grantId, r.expiresAt)) session.close('revoked');
+      }
+    };
+    const next = (this.reloading ?? Promise.resolve()).catch(() => {}).then(read);
+    const current = next.finally(() => {
+      if (this.reloading === current) this.reloading = undefined;
+    });
+    this.reloading = current;
+    return current;
   }
 
   /** Revoked in memory (from the bus or the list loaded at start), else asks the store. */
@@ -145,6 +183,7 @@ export class MediaHub implements SessionHost {
   /** Closes every session with 1001 and stops listening to the bus. */
   async close(): Promise<void> {
     this.unsubscribe();
+    this.unsubscribeResync();
     for (const timer of this.timers) clearInterval(timer);
     for (const session of [...this.sessions]) session.close('going_away');
   }

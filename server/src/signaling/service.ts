@@ -33,11 +33,11 @@ const VERIFIED_CACHE_SIZE = 4096;
 
 export interface SignalingServiceOptions {
   /**
-   * Also read revocations from the store at this interval: for a process that serves no role
-   * revoking tokens, since the in-process event bus then never carries a revocation to it.
+   * Also read revocations from the store at this interval, for a bus that does not reach the
+   * processes that revoke (PostgreSQL without Redis).
    */
   readonly revocationPollMs?: number | undefined;
-  /** Told when a revocation poll fails (the next one retries). */
+  /** Told when reading revocations from the store fails (the next poll or resync retries). */
   readonly onPollError?: (err: unknown) => void;
 }
 
@@ -67,15 +67,29 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
   const unsubscribe = deps.bus.subscribe((event) => {
     if (event.type === 'grant.revoked') onRevoked(event.grantId, event.expiresAt);
   });
-  let polling = false;
-  const poll = options.revocationPollMs === undefined ? undefined : setInterval(() => {
-    if (polling || rooms.stats().sessions === 0) return;
-    polling = true;
+  // one read of the store at a time: on each poll, and when the bus may have missed events; a
+  // request made during a read runs another one after it (the read in flight may predate it)
+  let reading = false;
+  let again = false;
+  const readRevocations = (): void => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
     deps.store.listRevocations(nowSec(deps.clock)).then((list) => {
       for (const r of list) if (!revoked.has(r.grantId)) onRevoked(r.grantId, r.expiresAt);
     }).catch((err: unknown) => options.onPollError?.(err)).finally(() => {
-      polling = false;
+      reading = false;
+      if (again) {
+        again = false;
+        readRevocations();
+      }
     });
+  };
+  const unsubscribeResync = deps.bus.onResync(readRevocations);
+  const poll = options.revocationPollMs === undefined ? undefined : setInterval(() => {
+    if (rooms.stats().sessions > 0) readRevocations();
   }, options.revocationPollMs);
   poll?.unref();
   const purge = setInterval(() => {
@@ -128,6 +142,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
       clearInterval(purge);
       clearInterval(poll);
       unsubscribe();
+      unsubscribeResync();
       rooms.close();
     },
   };

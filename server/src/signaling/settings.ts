@@ -5,9 +5,6 @@ import {
 
 /** Settings of the signaling service; the protocol's limits are named in core/signaling-limits.ts. */
 
-/** How often a signaling-only process reads revocations from the store (well inside the one-second target). */
-export const REVOCATION_POLL_MS = 250;
-
 export interface SignalingSettings {
   /** `iss` every signaling token must carry. */
   readonly issuer: string;

@@ -4,6 +4,7 @@ import type { BusEvent, EventBus } from '../../ports.ts';
 export function createMemoryBus(onHandlerError: (err: unknown) => void): EventBus {
   const handlers = new Set<(event: BusEvent) => void>();
   return {
+    reach: 'process',
     async publish(event) {
       for (const handler of handlers) {
         try {
@@ -17,6 +18,8 @@ export function createMemoryBus(onHandlerError: (err: unknown) => void): EventBu
       handlers.add(handler);
       return () => handlers.delete(handler);
     },
+    // nothing is lost between the publisher and the subscribers of one process
+    onResync: () => () => {},
     async close() {
       handlers.clear();
     },

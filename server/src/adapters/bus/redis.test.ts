@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startRedis, type RedisServer } from '../../../../test/helpers/redis.ts';
 import type { BusEvent } from '../../ports.ts';
-import { createRedisBus, type ResyncingBus } from './redis.ts';
+import { createRedisBus, type RedisBus } from './redis.ts';
 
 const failOnError = (err: unknown): never => {
   throw err;
 };
 
 /** Resolves with the first event the bus delivers that `match` accepts. */
-function next(bus: ResyncingBus, match: (event: BusEvent) => boolean): Promise<BusEvent> {
+function next(bus: RedisBus, match: (event: BusEvent) => boolean): Promise<BusEvent> {
   return new Promise((resolve) => {
     const off = bus.subscribe((event) => {
       if (!match(event)) return;
@@ -23,8 +23,8 @@ const revoked = (grantId: string): BusEvent => ({ type: 'grant.revoked', grantId
 
 describe('Redis event bus (the cluster)', () => {
   let redis: RedisServer;
-  const buses: ResyncingBus[] = [];
-  const bus = (): ResyncingBus => {
+  const buses: RedisBus[] = [];
+  const bus = (): RedisBus => {
     const b = createRedisBus(redis.url, { onHandlerError: failOnError, onError: () => {} });
     buses.push(b);
     return b;

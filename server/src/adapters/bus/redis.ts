@@ -11,14 +11,8 @@ export interface RedisBusOptions {
   readonly onError: (err: Error) => void;
 }
 
-/** An event bus that can tell its subscribers when events may have been missed. */
-export interface ResyncingBus extends EventBus {
-  /**
-   * `handler` runs after the subscription was lost and restored (Redis restarted, network cut):
-   * events published meanwhile never arrived, so the subscriber re-reads from the store what it
-   * keeps (revocations are durable in the store before they are published).
-   */
-  onResync(handler: () => void): () => void;
+/** The Redis bus: `onResync` handlers run after the subscription was lost and restored (Redis restarted, network cut). */
+export interface RedisBus extends EventBus {
   /** Resolves once the subscription is in place (startup waits for it). */
   ready(): Promise<void>;
 }
@@ -31,7 +25,7 @@ const MAX_PENDING = 10_000;
  * events coming back). A publish that fails while Redis is unreachable is kept (up to 10 000) and
  * sent once the connection is back; subscribers that lost their connection are told to resync.
  */
-export function createRedisBus(url: string, options: RedisBusOptions): ResyncingBus {
+export function createRedisBus(url: string, options: RedisBusOptions): RedisBus {
   const channel = options.channel ?? 'rtc:events';
   const origin = randomBytes(9).toString('base64url');
   const local = createMemoryBus(options.onHandlerError);
@@ -64,7 +58,14 @@ export function createRedisBus(url: string, options: RedisBusOptions): Resyncing
     }, options.onError);
   });
   subscriber.on('message', (_channel: string, message: string) => {
-    const envelope = JSON.parse(message) as { origin: string; event: BusEvent };
+    let envelope: { origin: string; event: BusEvent };
+    try {
+      envelope = JSON.parse(message) as { origin: string; event: BusEvent };
+    } catch (err) {
+      // something else published on the channel: reported, never a crash of the process
+      options.onHandlerError(err);
+      return;
+    }
     if (envelope.origin !== origin) void local.publish(envelope.event);
   });
 
@@ -80,6 +81,7 @@ export function createRedisBus(url: string, options: RedisBusOptions): Resyncing
   });
 
   return {
+    reach: 'deployment',
     async publish(event) {
       await local.publish(event);
       const message = JSON.stringify({ origin, event });

@@ -60,11 +60,14 @@ export function createSqliteBus(path: string, options: SqliteBusOptions): EventB
   timer.unref();
 
   return {
+    reach: 'deployment',
     async publish(event) {
       insert.run(origin, JSON.stringify(event), Date.now());
       await local.publish(event);
     },
     subscribe: (handler) => local.subscribe(handler),
+    // events stay in the file for the retention time: a poll that failed catches up on the next one
+    onResync: () => () => {},
     async close() {
       clearInterval(timer);
       await local.close();

@@ -1,13 +1,17 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { ApiError } from '../../core/errors.ts';
 import type { Limiter, LimitResult } from '../../ports.ts';
 
 const OK: LimitResult = Object.freeze({ ok: true, retryAfterSec: 0 });
 
-/** Thrown when Redis cannot answer: the caller refuses the request rather than not counting it. */
-export class LimiterUnavailableError extends Error {
+/**
+ * Thrown when Redis cannot answer: the request is refused (503 `unavailable`, `Retry-After: 1`)
+ * rather than not counted (docs/operations/scale-out.md, "Redis down").
+ */
+export class LimiterUnavailableError extends ApiError {
   constructor(cause: unknown) {
-    super('the rate limiter (Redis) is unreachable', { cause });
+    super('unavailable', 'the rate limiter is unreachable; retry shortly', { retryAfterSec: 1, cause });
     this.name = 'LimiterUnavailableError';
   }
 }
