@@ -73,10 +73,13 @@ async function serveSignaling(): Promise<void> {
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   // one project for the whole room
   const projectId = `prj_${randomBytes(16).toString('base64url')}`;
-  const issue = (user: string): string => issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
+  const issue = async (user: string): Promise<string> => (await issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
     projectId, appId: 'app_bench', publisher: true, subscriber: true, maxTtlSeconds: 3600,
-  }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 }).signaling!.token;
-  const tokens: Tokens = { sender: issue('sender'), listeners: Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`)) };
+  }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 })).signaling!.token;
+  const tokens: Tokens = {
+    sender: await issue('sender'),
+    listeners: await Promise.all(Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`))),
+  };
   writeFileSync(process.env['BENCH_TOKENS_FILE']!, JSON.stringify(tokens));
   process.stdout.write(`${JSON.stringify({ role: 'signaling', url })}\n`);
   process.on('SIGTERM', () => {

@@ -33,3 +33,17 @@ export function placeRoom(nodes: readonly MediaNode[], projectId: string, roomId
   }
   return best;
 }
+
+/**
+ * The media nodes of a cluster (docs/operations/scale-out.md, "Media nodes"): token nodes place each
+ * room on a live node and every participant of the room is sent to it while the room lives.
+ */
+export interface MediaNodeDirectory {
+  /** The media node of a room; refused with 503 `unavailable` when no media node is live. */
+  place(projectId: string, roomId: string, ttlSeconds: number): Promise<MediaNode>;
+  /** The live nodes as last read (at most a second old). */
+  nodes(): readonly MediaNode[];
+  /** Announces a media node until the returned function withdraws it (it then receives no new rooms). */
+  announce(node: MediaNode, onError: (err: unknown) => void): () => Promise<void>;
+  close(): void;
+}

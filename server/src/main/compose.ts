@@ -4,9 +4,11 @@ import { createSqliteBus } from '../adapters/bus/sqlite.ts';
 import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import { createRedisLimiter } from '../adapters/limiter/redis.ts';
+import { createRedisMediaNodeDirectory } from '../adapters/media-nodes/redis.ts';
 import { createRedisClient, redisReady } from '../adapters/redis-client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
+import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
@@ -56,6 +58,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     return {
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
+      mediaNodes: shared?.mediaNodes,
       passwords: options.passwords ?? createPasswordHasher(),
     };
   } catch (err) {
@@ -65,15 +68,17 @@ export async function composeServices(config: Config, options: ComposeOptions): 
 }
 
 /**
- * The Redis of a cluster: one connection for the limits (commands fail at once while it is
- * down, so requests are refused rather than held) and the bus's own two. Startup waits until
+ * The Redis of a cluster: one connection for the limits and the media node directory (commands
+ * fail at once while it is down, so requests are refused rather than held) and the bus's own two. Startup waits until
  * both answer, so a process never serves with limits or revocations that do not reach the others.
  */
-async function openRedis(url: string, options: ComposeOptions): Promise<{ bus: EventBus; limiter: Limiter; close: () => Promise<void> }> {
+async function openRedis(url: string, options: ComposeOptions): Promise<RedisServices> {
   const onError = options.onRedisError ?? (() => {});
   const client = createRedisClient(url, onError);
   const bus = createRedisBus(url, { onHandlerError: options.onBusError, onError });
+  const mediaNodes = createRedisMediaNodeDirectory(client);
   const close = async (): Promise<void> => {
+    mediaNodes.close();
     await bus.close();
     client.disconnect();
   };
@@ -83,7 +88,14 @@ async function openRedis(url: string, options: ComposeOptions): Promise<{ bus: E
     await close();
     throw new Error(`REDIS_URL: Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s`);
   }
-  return { bus, limiter: createRedisLimiter(client), close };
+  return { bus, limiter: createRedisLimiter(client), mediaNodes, close };
+}
+
+interface RedisServices {
+  readonly bus: EventBus;
+  readonly limiter: Limiter;
+  readonly mediaNodes: MediaNodeDirectory;
+  close(): Promise<void>;
 }
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {

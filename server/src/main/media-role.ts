@@ -27,7 +27,10 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
   server.on('clientError', (_err, socket) => socket.destroy());
 
+  let withdraw: (() => Promise<void>) | undefined;
   const close = async (): Promise<void> => {
+    // first of all: no new rooms are placed here while the sessions end
+    await withdraw?.();
     await hub.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -48,6 +51,12 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
   }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  if (deps.mediaNodes) {
+    // docs/operations/scale-out.md, "Media nodes": the address apps are sent to names this node
+    const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
+    withdraw = deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
+      (err) => logger.warn({ err }, 'media: announcing this node failed'));
+  }
   logger.info({ path: MEDIA_PATH, port: address.port }, 'media server listening');
   return { url: `${config.tls ? 'wss' : 'ws'}://${host}:${address.port}`, close };
 };

@@ -1,4 +1,5 @@
 import type { KeyRing } from '../core/keyring.ts';
+import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { PasswordHasher } from '../core/password.ts';
 import type { Clock, EventBus, Limiter, Store } from '../ports.ts';
 
@@ -10,6 +11,8 @@ export interface ServiceDeps {
   readonly clock: Clock;
   readonly keys: KeyRing;
   readonly passwords: PasswordHasher;
+  /** The media nodes of a cluster (with Redis); undefined: the one media node of the config. */
+  readonly mediaNodes?: MediaNodeDirectory | undefined;
 }
 
 export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

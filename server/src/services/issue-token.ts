@@ -25,8 +25,11 @@ export interface Issuer extends CredentialPolicy {
   readonly appId: string;
 }
 
-/** Applies policy to a shaped request and mints the grant, media key and revocation handle. */
-export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): TokenResponse {
+/**
+ * Applies policy to a shaped request and mints the grant, media key and revocation handle. The
+ * room's media node comes from the cluster's directory when there is one (docs/operations/scale-out.md).
+ */
+export async function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): Promise<TokenResponse> {
   const grant = applyTokenPolicy(req, issuer);
   // docs/reference/token-api.md, "Order of checks": 502 when this deployment has no TURN relay or signaling service configured
   const turn = settings.turn;
@@ -34,6 +37,9 @@ export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: 
   if (grant.turn && !turn) throw new ApiError('turn_unavailable', 'no TURN relay is configured for this platform');
   if (grant.signaling && !signalingUrl) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
 
+  const node = deps.mediaNodes
+    ? await deps.mediaNodes.place(issuer.projectId, grant.room, grant.ttlSeconds)
+    : { host: settings.sfuHost, port: settings.sfuPort };
   const iat = nowSec(deps.clock);
   const exp = iat + grant.ttlSeconds;
   const grantId = newGrantId();
@@ -66,8 +72,8 @@ export function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: 
     media: {
       grant: signed,
       key: deriveMediaKey(master.secret, grantId).toString('base64url'),
-      sfu_host: settings.sfuHost,
-      sfu_port: settings.sfuPort,
+      sfu_host: node.host,
+      sfu_port: node.port,
       encryption: 'aes-256-gcm',
       revocation_handle: encodeHandle(deps.keys.handleKey, { projectId: issuer.projectId, grantId, expiresAt: exp }),
     },

@@ -39,7 +39,7 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): 
 
   registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
-    const token = issueToken(ctx.deps, ctx.issuer, {
+    const token = await issueToken(ctx.deps, ctx.issuer, {
       projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
     }, input.body());

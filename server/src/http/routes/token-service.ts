@@ -18,7 +18,7 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
     if (body.ttl_sec !== undefined && body.ttl_sec > cred.maxTtlSeconds) {
       throw new ApiError('invalid_request', `ttl_sec must be at most ${cred.maxTtlSeconds}, the limit set on this credential`);
     }
-    const token = issueToken(ctx.deps, ctx.issuer, {
+    const token = await issueToken(ctx.deps, ctx.issuer, {
       projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
     }, { room_id: body.room_id, user_id: body.user_id, role: body.role, ttl_seconds: body.ttl_sec });

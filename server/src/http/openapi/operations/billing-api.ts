@@ -22,7 +22,7 @@ export const BILLING_API = {
     auth: 'bearer', body: requestComponent(quoteCreateSchema, 'QuoteCreate'),
     example: { plan: 'starter', currency: 'EUR', usage: { audio: 120000, video_hd: 30000, turn_relay: 2000 } },
     responses: { 201: { description: 'the quote', schema: quote } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'rate_limited'],
+    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'rate_limited', [503, 'unavailable']],
   },
   listQuotes: {
     id: 'listQuotes', method: 'GET', path: '/v1/billing/quotes', hosts: ['api'], tag: 'Billing: quotes',

@@ -101,7 +101,7 @@ export const CUSTOMER_API = {
     responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
     errors: [
       'invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'rate_limited',
-      'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable',
+      'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable'],
     ],
   },
   createCredential: {

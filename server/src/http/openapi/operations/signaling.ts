@@ -101,7 +101,7 @@ const lastEventIdHeader = z.string().optional().meta({
 });
 
 const BODY_ERRORS: readonly ErrorSpec[] = ['invalid_request', [413, 'invalid_request'], [415, 'invalid_request']];
-const TOKEN_ERRORS: readonly ErrorSpec[] = ['unauthenticated', 'rate_limited'];
+const TOKEN_ERRORS: readonly ErrorSpec[] = ['unauthenticated', 'rate_limited', [503, 'unavailable']];
 const WINDOW = TOKEN_RATE_WINDOW_SECONDS === 1 ? 'second' : `${TOKEN_RATE_WINDOW_SECONDS} seconds`;
 const RATE = `Each token may make ${TOKEN_REQUESTS_PER_WINDOW} requests per ${WINDOW}, every endpoint counted, the event stream's `
   + 'opening included (429 rate_limited with Retry-After).';

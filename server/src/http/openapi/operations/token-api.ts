@@ -6,7 +6,7 @@ import { healthSchema, healthUnavailableSchema, jwksSchema, revocationResultSche
 const TOKEN_API_ERRORS: readonly ErrorSpec[] = [
   'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'scope_denied',
   'project_archived', 'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable', 'turn_unavailable',
-  'signaling_unavailable',
+  'signaling_unavailable', [503, 'unavailable'],
 ];
 
 const ORDER_OF_CHECKS = 'Order of checks: address blocked or over its rate limit (429), browser Origin (403 server_side_only), '
@@ -34,7 +34,7 @@ export const TOKEN_API = {
     responses: { 200: { description: 'revoked (idempotent)', schema: revocationResultSchema } },
     errors: [
       'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'project_archived',
-      'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited',
+      'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited', [503, 'unavailable'],
     ],
   },
   issueServiceToken: {
@@ -46,7 +46,7 @@ export const TOKEN_API = {
     responses: { 200: { description: 'the token response; never cached', schema: tokenResponseSchema } },
     errors: [
       'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'project_archived',
-      'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable',
+      'ip_not_allowed', 'server_side_only', 'rate_limited', 'issuer_unavailable', [503, 'unavailable'],
     ],
   },
   getHealth: {
