@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors.ts';
+import type { Limiter, LimitResult } from '../ports.ts';
 import { decodeHandle } from '../core/revocation-handle.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
@@ -18,4 +19,24 @@ export async function revokeByHandle(deps: ServiceDeps, projectId: string, handl
     await deps.bus.publish({ type: 'grant.revoked', ...revocation });
   }
   return { revoked: true };
+}
+
+const NOT_COUNTED: LimitResult = Object.freeze({ ok: true, retryAfterSec: 0 });
+
+const isUnavailable = (err: unknown): boolean => err instanceof ApiError && err.code === 'unavailable';
+
+/**
+ * The limits of the revoke endpoint: counted when the shared limiter (Redis) answers, not
+ * counted when it cannot, so that a customer can always cut a user off (docs/operations/scale-out.md,
+ * "Redis down"). Issuance, by contrast, is refused while the limits cannot be counted.
+ */
+export function revocationLimiter(limiter: Limiter): Limiter {
+  const orNotCounted = (err: unknown): LimitResult => {
+    if (isUnavailable(err)) return NOT_COUNTED;
+    throw err;
+  };
+  return {
+    hit: (key, max, windowSec) => limiter.hit(key, max, windowSec).catch(orNotCounted),
+    peek: (key, max, windowSec) => limiter.peek(key, max, windowSec).catch(orNotCounted),
+  };
 }

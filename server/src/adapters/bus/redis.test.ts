@@ -55,18 +55,30 @@ describe('Redis event bus (the cluster)', () => {
     assert.deepEqual(seenByA, [revoked('g1'), { type: 'credential.changed', appId: 'app_1' }]);
   });
 
-  it('after Redis restarts, tells subscribers to resync (what they missed is in the store) and delivers again', async () => {
+  it('while Redis is down, tells subscribers again and again to re-read the store, once more when it is back, and delivers again', async () => {
     const a = bus();
     const b = bus();
     await Promise.all([a.ready(), b.ready()]);
-    const resynced = new Promise<void>((resolve) => b.onResync(resolve));
+    const states: string[] = [];
+    let cutOffTwice: () => void = () => {};
+    const whileCutOff = new Promise<void>((resolve) => {
+      cutOffTwice = resolve;
+    });
+    const resynced = new Promise<void>((resolve) => b.onResync((state) => {
+      states.push(state);
+      if (states.filter((s) => s === 'cut-off').length === 2) cutOffTwice();
+      if (state === 'restored') resolve();
+    }));
     await redis.stop();
+    await whileCutOff;
     const seenByA: BusEvent[] = [];
     a.subscribe((event) => seenByA.push(event));
     await a.publish(revoked('during-outage'));
     assert.deepEqual(seenByA, [revoked('during-outage')], 'publishing never fails while Redis is down');
     await redis.start();
     await resynced;
+    assert.equal(states.at(-1), 'restored');
+    assert.ok(states.slice(0, -1).every((s) => s === 'cut-off'), states.join());
     const after = next(b, (e) => e.type === 'grant.revoked' && e.grantId === 'after-outage');
     await a.publish(revoked('after-outage'));
     await after;

@@ -11,13 +11,22 @@ export interface RedisBusOptions {
   readonly onError: (err: Error) => void;
 }
 
-/** The Redis bus: `onResync` handlers run after the subscription was lost and restored (Redis restarted, network cut). */
+/**
+ * The Redis bus: `onResync` handlers run every 250 ms while the subscription is lost (Redis
+ * stopped, network cut) and once more when it is restored.
+ */
 export interface RedisBus extends EventBus {
+  onResync(handler: (state: ResyncState) => void): () => void;
   /** Resolves once the subscription is in place (startup waits for it). */
   ready(): Promise<void>;
 }
 
 const MAX_PENDING = 10_000;
+/** How often subscribers are told to re-read the store while the bus is cut off from Redis. */
+export const RESYNC_WHILE_CUT_OFF_MS = 250;
+
+/** Why subscribers re-read the store: the bus is cut off from Redis (repeated), or it is back (once). */
+export type ResyncState = 'cut-off' | 'restored';
 
 /**
  * The event bus of a cluster: Redis publish/subscribe on one channel. Each event is delivered at
@@ -35,11 +44,29 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
   const subscriber = new Redis(url, { retryStrategy: reconnectDelay, autoResubscribe: false });
   subscriber.on('error', options.onError);
 
-  const resyncHandlers = new Set<() => void>();
+  const resyncHandlers = new Set<(state: ResyncState) => void>();
+  const resync = (state: ResyncState): void => {
+    for (const handler of resyncHandlers) {
+      try {
+        handler(state);
+      } catch (err) {
+        options.onHandlerError(err);
+      }
+    }
+  };
   let subscribedOnce = false;
+  let closed = false;
   let markSubscribed: () => void = () => {};
   const subscribed = new Promise<void>((resolve) => {
     markSubscribed = resolve;
+  });
+  // while the subscription is lost, subscribers re-read the store on every tick, so a revocation
+  // made meanwhile (durable in the store first) still cuts its session within the second
+  let cutOff: NodeJS.Timeout | undefined;
+  subscriber.on('close', () => {
+    if (!subscribedOnce || cutOff || closed) return;
+    cutOff = setInterval(() => resync('cut-off'), RESYNC_WHILE_CUT_OFF_MS);
+    cutOff.unref();
   });
   subscriber.on('ready', () => {
     subscriber.subscribe(channel).then(() => {
@@ -48,13 +75,9 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
         markSubscribed();
         return;
       }
-      for (const handler of resyncHandlers) {
-        try {
-          handler();
-        } catch (err) {
-          options.onHandlerError(err);
-        }
-      }
+      clearInterval(cutOff);
+      cutOff = undefined;
+      resync('restored');
     }, options.onError);
   });
   subscriber.on('message', (_channel: string, message: string) => {
@@ -103,6 +126,8 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
       return () => resyncHandlers.delete(handler);
     },
     async close() {
+      closed = true;
+      clearInterval(cutOff);
       await local.close();
       resyncHandlers.clear();
       publisher.disconnect();

@@ -4,7 +4,7 @@ import { ApiError } from '../../core/errors.ts';
 import type { AuthCredential } from '../../ports.ts';
 import { admitAddress, authenticateApp } from '../../services/app-auth.ts';
 import { issueToken } from '../../services/issue-token.ts';
-import { revokeByHandle } from '../../services/revoke-token.ts';
+import { revocationLimiter, revokeByHandle } from '../../services/revoke-token.ts';
 import type { HttpContext } from '../context.ts';
 import { TOKEN_API } from '../openapi/operations/token-api.ts';
 import { registerOperation } from '../operation-route.ts';
@@ -46,8 +46,10 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): 
     return reply.code(200).send(token);
   }, gate);
 
+  // a customer can revoke while the shared limiter is unreachable (docs/operations/scale-out.md, "Redis down")
+  const revokeCtx: HttpContext = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter) } };
   registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
-    const cred = await authenticateTokenCaller(ctx, req);
-    return reply.code(200).send(await revokeByHandle(ctx.deps, cred.projectId, input.body().revocation_handle));
-  }, gate);
+    const cred = await authenticateTokenCaller(revokeCtx, req);
+    return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));
+  }, { onRequest: tokenApiGate(revokeCtx) });
 }

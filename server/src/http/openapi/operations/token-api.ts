@@ -28,13 +28,14 @@ export const TOKEN_API = {
     id: 'revokeRtcToken', method: 'POST', path: '/v1/rtc/tokens/revoke', hosts: ['api', 'token'], tag: 'Token API',
     summary: 'Revoke a token by its revocation handle',
     description: 'The media servers close the session within about one second and refuse the grant from then on. '
-      + 'Revoking again is also 200. A handle of another project, or an altered one, is 404 unknown_handle.',
+      + 'Revoking again is also 200. A handle of another project, or an altered one, is 404 unknown_handle. '
+      + 'Revocation works while a cluster\'s Redis is unreachable (its rate limits are then not counted).',
     auth: 'basic', body: requestComponent(revocationRequestSchema, 'RevocationRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { revocation_handle: 'rvk_AQ' },
     responses: { 200: { description: 'revoked (idempotent)', schema: revocationResultSchema } },
     errors: [
       'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'project_archived',
-      'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited', [503, 'unavailable'],
+      'ip_not_allowed', 'server_side_only', 'unknown_handle', 'rate_limited',
     ],
   },
   issueServiceToken: {
