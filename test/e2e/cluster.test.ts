@@ -1,0 +1,293 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TokenResponse } from '@rtc/protocol';
+import type { MediaSession } from '../../sdk/app/src/index.ts';
+import { SignalingClient } from '../../sdk/app/src/signaling.ts';
+import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
+import { basic as basicAuth, request, type HttpResult } from '../helpers/http.ts';
+import { freeTcpPort } from '../helpers/ports.ts';
+import { startServer, type RunningServer, type StartOptions } from '../helpers/platform.ts';
+import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { startRedis, type RedisServer } from '../helpers/redis.ts';
+import { collect } from '../helpers/signaling.ts';
+import { join, nextEvent } from './media-helpers.ts';
+
+// trust authentication and a password-less Redis accept any password: they are there to show that none reaches the logs
+const DB_PASSWORD = 'cluster-db-pa55word';
+const HIGH_ADDRESS_LIMIT = { RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' };
+
+/** Runs `count` calls of `fn` with at most `width` in flight. */
+async function pool<T>(count: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await fn(i);
+    }
+  }));
+  return results;
+}
+
+const tally = (results: readonly HttpResult[]): Record<number, number> => {
+  const counts: Record<number, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+};
+
+// The deployment of docs/operations/scale-out.md: two api/token nodes, two media nodes and one
+// signaling node on one PostgreSQL and one Redis, each with its own data directory, all started
+// at the same moment on an empty database.
+describe('a cluster on PostgreSQL and Redis', () => {
+  let postgres: Postgres;
+  let redis: RedisServer;
+  let databaseUrl: string;
+  let a: RunningServer;
+  let b: RunningServer;
+  let media1: RunningServer;
+  let media2: RunningServer;
+  let signaling: RunningServer;
+  let customer: Customer;
+  const dirs: string[] = [];
+  const sessions: MediaSession[] = [];
+
+  const node = (roles: readonly string[], env: Record<string, string> = {}): Promise<RunningServer> => {
+    // one key file for now: nodes on one database read it (docs/operations/configuration.md)
+    const dataDir = dirs[0] ?? mkdtempSync(joinPath(tmpdir(), 'rtc-cluster-'));
+    if (dirs.length === 0) dirs.push(dataDir);
+    const options: StartOptions = {
+      dataDir, roles, env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, RTC_MEDIA_PUBLIC_HOST: '127.0.0.1', ...HIGH_ADDRESS_LIMIT, ...env },
+    };
+    return startServer(options);
+  };
+
+  const issueOn = async (server: RunningServer, body: Record<string, unknown>, who: Customer = customer): Promise<TokenResponse> => {
+    const res = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: who.auth }, body });
+    assert.equal(res.status, 200, res.text);
+    return res.json<TokenResponse>();
+  };
+
+  before(async () => {
+    [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
+    databaseUrl = (await postgres.createDatabase()).replace('postgres@', `postgres:${DB_PASSWORD}@`);
+    const signalingPort = await freeTcpPort('127.0.0.1');
+    const signalingUrl = `http://127.0.0.1:${signalingPort}`;
+    [a, b, media1, media2, signaling] = await Promise.all([
+      node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
+      node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
+      node(['media']),
+      node(['media']),
+      node(['signaling'], { RTC_SIGNALING_PORT: String(signalingPort) }),
+    ]);
+    customer = await createCustomer(a);
+  });
+
+  after(async () => {
+    for (const s of sessions) await s.close();
+    const all = [a, b, media1, media2, signaling].filter((s): s is RunningServer => s !== undefined);
+    await Promise.all(all.map((s) => s.stop()));
+    for (const server of all) {
+      assert.ok(!server.output().includes(DB_PASSWORD), 'the database password reached the output');
+      assert.ok(!server.output().includes(customer?.appSecret ?? '\u0000'), 'an App Secret reached the output');
+    }
+    await redis?.dispose();
+    await postgres?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('comes up with the same keys on every node: a credential made on A issues on B, and its grants join either media node', async () => {
+    const [jwksA, jwksB] = await Promise.all([a, b].map(async (s) => (await request(`${s.token}/.well-known/jwks.json`)).json()));
+    assert.deepEqual(jwksA, jwksB);
+    const token = await issueOn(b, { room_id: 'keys-room', user_id: 'u1', role: 'speaker' });
+    const session = await join(token);
+    sessions.push(session);
+    assert.equal(session.state, 'connected');
+  });
+
+  it('sends every token of one room to the same media node, and spreads rooms over both', async () => {
+    const ports = new Set([media1, media2].map((m) => Number(new URL(m.urls['media']!).port)));
+    const used = new Set<number>();
+    for (let room = 0; room < 12; room++) {
+      const placed = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const token = await issueOn(i % 2 === 0 ? a : b, { room_id: `spread-${room}`, user_id: `u${i}`, role: 'speaker' });
+        placed.add(`${token.media.sfu_host}:${token.media.sfu_port}`);
+        used.add(token.media.sfu_port);
+      }
+      assert.equal(placed.size, 1, `room spread-${room} went to ${[...placed].join(', ')}`);
+    }
+    assert.deepEqual(used, ports, 'both media nodes receive rooms');
+  });
+
+  it('refuses the old secret on B at the very next request after a rotate answered on A', async () => {
+    const own = await createCustomer(a);
+    const rotated = await request(`${a.api}/v1/projects/${own.projectId}/credentials/${own.appId}/rotate`, {
+      headers: bearer(own.accessToken), body: {},
+    });
+    assert.equal(rotated.status, 200, rotated.text);
+    const old = await request(`${b.token}/v1/rtc/tokens`, { headers: { authorization: own.auth }, body: { room_id: 'r', user_id: 'u', role: 'speaker' } });
+    assert.equal(old.status, 401, old.text);
+    const secret = rotated.json<{ app_secret: string }>().app_secret;
+    const fresh = await request(`${b.token}/v1/rtc/tokens`, {
+      headers: { authorization: basicAuth(own.appId, secret) }, body: { room_id: 'r', user_id: 'u', role: 'speaker' },
+    });
+    assert.equal(fresh.status, 200, fresh.text);
+  });
+
+  it('closes a session held on media node 2 with 4003 within a second of a revoke answered on B, and ends its signaling stream', async () => {
+    const media2Port = Number(new URL(media2.urls['media']!).port);
+    let token: TokenResponse | undefined;
+    for (let room = 0; room < 50 && !token; room++) {
+      const t = await issueOn(a, { room_id: `revoke-${room}`, user_id: 'victim', role: 'speaker', signaling: true });
+      if (t.media.sfu_port === media2Port) token = t;
+    }
+    assert.ok(token, 'a room placed on media node 2');
+    const session = await join(token);
+    sessions.push(session);
+    const client = new SignalingClient({ url: token.signaling!.url, token: token.signaling!.token });
+    await client.join();
+    const inbox = collect(client);
+    await inbox.waitFor((e) => e.type === 'ready', 5000, 'the signaling stream');
+
+    const disconnected = nextEvent(session, 'disconnected', 5000);
+    const res = await request(`${b.token}/v1/rtc/tokens/revoke`, {
+      headers: { authorization: customer.auth }, body: { revocation_handle: token.media.revocation_handle },
+    });
+    assert.equal(res.status, 200, res.text);
+    const answeredAt = performance.now();
+    const info = await disconnected;
+    const latencyMs = performance.now() - answeredAt;
+    assert.equal(info.code, 4003);
+    assert.ok(latencyMs < 1000, `closed ${latencyMs.toFixed(0)} ms after the revoke was answered`);
+    await inbox.waitFor((e) => e.type === 'revoked', 1000, 'the revoked event on the signaling stream');
+  });
+
+  it('counts one App ID\'s 1200 a minute across both nodes: 700 + 700 requests give 200 refusals', async () => {
+    const own = await createCustomer(a);
+    const body = { room_id: 'limit-room', user_id: 'u', role: 'speaker' };
+    const results = await pool(1400, 16, (i) => request(`${(i % 2 === 0 ? a : b).token}/v1/rtc/tokens`, {
+      headers: { authorization: own.auth }, body,
+    }));
+    assert.deepEqual(tally(results), { 200: 1200, 429: 200 });
+    const refused = results.find((r) => r.status === 429)!;
+    assert.equal(refused.json()['error'], 'rate_limited');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+  });
+
+  it('blocks an address on both nodes after 10 + 10 failed authentications on A and B', async () => {
+    const from = '127.0.0.77';
+    const wrong = { authorization: basicAuth(customer.appId, 'not-the-secret') };
+    const body = { room_id: 'r', user_id: 'u', role: 'speaker' };
+    for (let i = 0; i < 10; i++) {
+      for (const server of [a, b]) {
+        const res = await request(`${server.token}/v1/rtc/tokens`, { headers: wrong, body, localAddress: from });
+        assert.equal(res.status, 401, res.text);
+      }
+    }
+    for (const server of [a, b]) {
+      const res = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body, localAddress: from });
+      assert.equal(res.status, 429, `${server.token}: ${res.text}`);
+    }
+    const elsewhere = await request(`${a.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body, localAddress: '127.0.0.78' });
+    assert.equal(elsewhere.status, 200, elsewhere.text);
+  });
+
+  it('keeps refusing a revoked grant on a media node restarted after the revoke', async () => {
+    const media1Port = Number(new URL(media1.urls['media']!).port);
+    let token: TokenResponse | undefined;
+    for (let room = 0; room < 50 && !token; room++) {
+      const t = await issueOn(a, { room_id: `restart-${room}`, user_id: 'gone', role: 'speaker' });
+      if (t.media.sfu_port === media1Port) token = t;
+    }
+    assert.ok(token, 'a room placed on media node 1');
+    const res = await request(`${a.token}/v1/rtc/tokens/revoke`, {
+      headers: { authorization: customer.auth }, body: { revocation_handle: token.media.revocation_handle },
+    });
+    assert.equal(res.status, 200, res.text);
+    await media1.stop();
+    media1 = await node(['media'], { RTC_MEDIA_PORT: String(media1Port) });
+    await assert.rejects(join(token), (err: Error & { closeCode?: number }) => {
+      assert.equal(err.closeCode, 4003, err.message);
+      return true;
+    });
+  });
+
+  it('while Redis is down: issuance is refused with 503 and Retry-After, a revoke still cuts the session within a second; all resumes when Redis is back', async () => {
+    const token = await issueOn(a, { room_id: 'outage-room', user_id: 'cut', role: 'speaker' });
+    const session = await join(token);
+    sessions.push(session);
+    await redis.stop();
+    try {
+      const refused = await request(`${a.token}/v1/rtc/tokens`, {
+        headers: { authorization: customer.auth }, body: { room_id: 'outage-room', user_id: 'new', role: 'speaker' },
+      });
+      assert.equal(refused.status, 503, refused.text);
+      assert.equal(refused.json()['error'], 'unavailable');
+      assert.equal(refused.headers['retry-after'], '1');
+
+      const disconnected = nextEvent(session, 'disconnected', 5000);
+      const revoked = await request(`${b.token}/v1/rtc/tokens/revoke`, {
+        headers: { authorization: customer.auth }, body: { revocation_handle: token.media.revocation_handle },
+      });
+      assert.equal(revoked.status, 200, revoked.text);
+      const answeredAt = performance.now();
+      assert.equal((await disconnected).code, 4003);
+      assert.ok(performance.now() - answeredAt < 1000, 'closed within a second while Redis was down');
+    } finally {
+      await redis.start();
+    }
+    // back: issuance works again once the nodes have reconnected (they retry every 2 s at most)
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      const res = await request(`${a.token}/v1/rtc/tokens`, {
+        headers: { authorization: customer.auth }, body: { room_id: 'after-outage', user_id: 'u', role: 'speaker' },
+      });
+      status = res.status;
+      if (status !== 200) {
+        assert.equal(status, 503, res.text);
+        await new Promise<void>((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? '1') * 100));
+      }
+    }
+    assert.equal(status, 200);
+    const later = await issueOn(b, { room_id: 'after-outage', user_id: 'v', role: 'speaker' });
+    const laterSession = await join(later);
+    sessions.push(laterSession);
+    const closed = nextEvent(laterSession, 'disconnected', 5000);
+    const res = await request(`${a.token}/v1/rtc/tokens/revoke`, {
+      headers: { authorization: customer.auth }, body: { revocation_handle: later.media.revocation_handle },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await closed).code, 4003);
+  });
+
+  it('loses no answered write when A is killed under a write load, and B keeps serving', async () => {
+    const writer = await createCustomer(a);
+    const answered: string[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const res = await request(`${a.api}/v1/projects`, { headers: bearer(writer.accessToken), body: { name: `load-${w}-${i}` } });
+          if (res.status === 201) answered.push(res.json<{ id: string }>().id);
+          else if (res.status === 409 || res.status === 400) stop = true;
+        } catch {
+          // the connection died with the process: this write was never answered
+          return;
+        }
+      }
+    });
+    while (answered.length < 20) await new Promise<void>((resolve) => setImmediate(resolve));
+    a.process.kill('SIGKILL');
+    await Promise.all(writers);
+    stop = true;
+    const list = await request(`${b.api}/v1/projects`, { headers: bearer(writer.accessToken) });
+    assert.equal(list.status, 200, list.text);
+    const stored = new Set(list.json<{ projects: { id: string }[] }>().projects.map((p) => p.id));
+    for (const id of answered) assert.ok(stored.has(id), `${id} was answered 201 by A but is missing`);
+    const still = await issueOn(b, { room_id: 'after-kill', user_id: 'u', role: 'speaker' });
+    assert.ok(still.media.grant.length > 0);
+  });
+});
