@@ -38,13 +38,26 @@ const tally = (results: readonly HttpResult[]): Record<number, number> => {
   return counts;
 };
 
+/** What differs between the two deployments under test. */
+interface Deployment {
+  readonly name: string;
+  /** PostgreSQL and Redis, each node with its own data directory; else SQLite in one shared data directory. */
+  readonly cluster: boolean;
+}
+
 // The deployment of docs/operations/scale-out.md: two api/token nodes, two media nodes and one
 // signaling node on one PostgreSQL and one Redis, each with its own data directory, all started
-// at the same moment on an empty database.
-describe('a cluster on PostgreSQL and Redis', () => {
-  let postgres: Postgres;
-  let redis: RedisServer;
-  let databaseUrl: string;
+// at the same moment on an empty database. The same processes on the embedded default (one media
+// node, every process on one data directory) keep the guarantees that do not need Redis.
+for (const deployment of [
+  { name: 'a cluster on PostgreSQL and Redis', cluster: true },
+  { name: 'processes of the embedded default on one data directory', cluster: false },
+] satisfies Deployment[]) {
+describe(deployment.name, () => {
+  const { cluster } = deployment;
+  let postgres: Postgres | undefined;
+  let redis: RedisServer | undefined;
+  let sharedEnv: Record<string, string> = {};
   let a: RunningServer;
   let b: RunningServer;
   let media1: RunningServer;
@@ -55,12 +68,9 @@ describe('a cluster on PostgreSQL and Redis', () => {
   const sessions: MediaSession[] = [];
 
   const node = (roles: readonly string[], env: Record<string, string> = {}): Promise<RunningServer> => {
-    // one key file for now: nodes on one database read it (docs/operations/configuration.md)
-    const dataDir = dirs[0] ?? mkdtempSync(joinPath(tmpdir(), 'rtc-cluster-'));
-    if (dirs.length === 0) dirs.push(dataDir);
-    const options: StartOptions = {
-      dataDir, roles, env: { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, RTC_MEDIA_PUBLIC_HOST: '127.0.0.1', ...HIGH_ADDRESS_LIMIT, ...env },
-    };
+    const dataDir = dirs[0] !== undefined ? dirs[0] : mkdtempSync(joinPath(tmpdir(), 'rtc-cluster-'));
+    if (!dirs.includes(dataDir)) dirs.push(dataDir);
+    const options: StartOptions = { dataDir, roles, env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1', ...HIGH_ADDRESS_LIMIT, ...sharedEnv, ...env } };
     return startServer(options);
   };
 
@@ -71,23 +81,31 @@ describe('a cluster on PostgreSQL and Redis', () => {
   };
 
   before(async () => {
-    [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
-    databaseUrl = (await postgres.createDatabase()).replace('postgres@', `postgres:${DB_PASSWORD}@`);
-    const signalingPort = await freeTcpPort('127.0.0.1');
+    const [signalingPort, mediaPort] = [await freeTcpPort('127.0.0.1'), await freeTcpPort('127.0.0.1')];
     const signalingUrl = `http://127.0.0.1:${signalingPort}`;
-    [a, b, media1, media2, signaling] = await Promise.all([
+    if (cluster) {
+      [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
+      const databaseUrl = (await postgres.createDatabase()).replace('postgres@', `postgres:${DB_PASSWORD}@`);
+      sharedEnv = { DATABASE_URL: databaseUrl, REDIS_URL: redis.url };
+    } else {
+      // one media node, at a port the token nodes announce
+      sharedEnv = { RTC_MEDIA_PUBLIC_PORT: String(mediaPort) };
+    }
+    const mediaNodes = cluster ? [node(['media']), node(['media'])] : [node(['media'], { RTC_MEDIA_PORT: String(mediaPort) })];
+    const started = await Promise.all([
       node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
       node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
-      node(['media']),
-      node(['media']),
       node(['signaling'], { RTC_SIGNALING_PORT: String(signalingPort) }),
+      ...mediaNodes,
     ]);
+    [a, b, signaling, media1] = started as [RunningServer, RunningServer, RunningServer, RunningServer];
+    media2 = started[4] ?? media1;
     customer = await createCustomer(a);
   });
 
   after(async () => {
     for (const s of sessions) await s.close();
-    const all = [a, b, media1, media2, signaling].filter((s): s is RunningServer => s !== undefined);
+    const all = [...new Set([a, b, media1, media2, signaling])].filter((s): s is RunningServer => s !== undefined);
     await Promise.all(all.map((s) => s.stop()));
     for (const server of all) {
       assert.ok(!server.output().includes(DB_PASSWORD), 'the database password reached the output');
@@ -107,7 +125,7 @@ describe('a cluster on PostgreSQL and Redis', () => {
     assert.equal(session.state, 'connected');
   });
 
-  it('sends every token of one room to the same media node, and spreads rooms over both', async () => {
+  if (cluster) it('sends every token of one room to the same media node, and spreads rooms over both', async () => {
     const ports = new Set([media1, media2].map((m) => Number(new URL(m.urls['media']!).port)));
     const used = new Set<number>();
     for (let room = 0; room < 12; room++) {
@@ -137,7 +155,7 @@ describe('a cluster on PostgreSQL and Redis', () => {
     assert.equal(fresh.status, 200, fresh.text);
   });
 
-  it('closes a session held on media node 2 with 4003 within a second of a revoke answered on B, and ends its signaling stream', async () => {
+  it('closes a session held on the (second) media node with 4003 within a second of a revoke answered on B, and ends its signaling stream', async () => {
     const media2Port = Number(new URL(media2.urls['media']!).port);
     let token: TokenResponse | undefined;
     for (let room = 0; room < 50 && !token; room++) {
@@ -165,7 +183,7 @@ describe('a cluster on PostgreSQL and Redis', () => {
     await inbox.waitFor((e) => e.type === 'revoked', 1000, 'the revoked event on the signaling stream');
   });
 
-  it('counts one App ID\'s 1200 a minute across both nodes: 700 + 700 requests give 200 refusals', async () => {
+  if (cluster) it('counts one App ID\'s 1200 a minute across both nodes: 700 + 700 requests give 200 refusals', async () => {
     const own = await createCustomer(a);
     const body = { room_id: 'limit-room', user_id: 'u', role: 'speaker' };
     const results = await pool(1400, 16, (i) => request(`${(i % 2 === 0 ? a : b).token}/v1/rtc/tokens`, {
@@ -177,7 +195,7 @@ describe('a cluster on PostgreSQL and Redis', () => {
     assert.ok(Number(refused.headers['retry-after']) >= 1);
   });
 
-  it('blocks an address on both nodes after 10 + 10 failed authentications on A and B', async () => {
+  if (cluster) it('blocks an address on both nodes after 10 + 10 failed authentications on A and B', async () => {
     const from = '127.0.0.77';
     const wrong = { authorization: basicAuth(customer.appId, 'not-the-secret') };
     const body = { room_id: 'r', user_id: 'u', role: 'speaker' };
@@ -196,6 +214,7 @@ describe('a cluster on PostgreSQL and Redis', () => {
   });
 
   it('keeps refusing a revoked grant on a media node restarted after the revoke', async () => {
+    const wasSecond = media2 === media1;
     const media1Port = Number(new URL(media1.urls['media']!).port);
     let token: TokenResponse | undefined;
     for (let room = 0; room < 50 && !token; room++) {
@@ -209,17 +228,18 @@ describe('a cluster on PostgreSQL and Redis', () => {
     assert.equal(res.status, 200, res.text);
     await media1.stop();
     media1 = await node(['media'], { RTC_MEDIA_PORT: String(media1Port) });
+    if (wasSecond) media2 = media1;
     await assert.rejects(join(token), (err: Error & { closeCode?: number }) => {
       assert.equal(err.closeCode, 4003, err.message);
       return true;
     });
   });
 
-  it('while Redis is down: issuance is refused with 503 and Retry-After, a revoke still cuts the session within a second; all resumes when Redis is back', async () => {
+  if (cluster) it('while Redis is down: issuance is refused with 503 and Retry-After, a revoke still cuts the session within a second; all resumes when Redis is back', async () => {
     const token = await issueOn(a, { room_id: 'outage-room', user_id: 'cut', role: 'speaker' });
     const session = await join(token);
     sessions.push(session);
-    await redis.stop();
+    await redis!.stop();
     try {
       const refused = await request(`${a.token}/v1/rtc/tokens`, {
         headers: { authorization: customer.auth }, body: { room_id: 'outage-room', user_id: 'new', role: 'speaker' },
@@ -237,21 +257,23 @@ describe('a cluster on PostgreSQL and Redis', () => {
       assert.equal((await disconnected).code, 4003);
       assert.ok(performance.now() - answeredAt < 1000, 'closed within a second while Redis was down');
     } finally {
-      await redis.start();
+      await redis!.start();
     }
-    // back: issuance works again once the nodes have reconnected (they retry every 2 s at most)
-    let status = 0;
-    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
-      const res = await request(`${a.token}/v1/rtc/tokens`, {
-        headers: { authorization: customer.auth }, body: { room_id: 'after-outage', user_id: 'u', role: 'speaker' },
-      });
-      status = res.status;
-      if (status !== 200) {
-        assert.equal(status, 503, res.text);
-        await new Promise<void>((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? '1') * 100));
+    // back: issuance works again on each node once it has reconnected (they retry every 2 s at most)
+    for (const server of [a, b]) {
+      let status = 0;
+      for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+        const res = await request(`${server.token}/v1/rtc/tokens`, {
+          headers: { authorization: customer.auth }, body: { room_id: 'after-outage', user_id: 'u', role: 'speaker' },
+        });
+        status = res.status;
+        if (status !== 200) {
+          assert.equal(status, 503, res.text);
+          await new Promise<void>((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? '1') * 100));
+        }
       }
+      assert.equal(status, 200);
     }
-    assert.equal(status, 200);
     const later = await issueOn(b, { room_id: 'after-outage', user_id: 'v', role: 'speaker' });
     const laterSession = await join(later);
     sessions.push(laterSession);
@@ -291,3 +313,4 @@ describe('a cluster on PostgreSQL and Redis', () => {
     assert.ok(still.media.grant.length > 0);
   });
 });
+}
