@@ -6,10 +6,11 @@ import type { RoleStarter } from './roles.ts';
 
 /** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
 export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
-  // revocations reach this process over the in-process bus only when it also serves the token API
-  const revokesHere = config.roles.includes('api') || config.roles.includes('token');
+  // revocations and archives reach this process over the in-process bus only when it also serves
+  // the api role (revocations alone come from the token role too, archives never)
+  const revokesAndArchivesHere = config.roles.includes('api');
   const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
-    revocationPollMs: revokesHere ? undefined : REVOCATION_POLL_MS,
+    revocationPollMs: revokesAndArchivesHere ? undefined : REVOCATION_POLL_MS,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
   });
   const { app, endStreams } = createSignalingApp(service, { logger, tls: config.tls });
