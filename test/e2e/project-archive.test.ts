@@ -141,4 +141,24 @@ describe('archiving a project ends its live sessions', () => {
     await carol.signaling.send({ back: true });
     assert.deepEqual((await carol.signaling.participants()).map((p) => p.user_id), ['carol']);
   });
+
+  it('still refuses the old grants after a restart: the cut-off is kept in the store', async () => {
+    const { dataDir } = server;
+    for (const u of users.splice(0)) {
+      u.signaling.close();
+      await u.media.close();
+    }
+    await server.stop();
+    server = await startServer({ dataDir, roles: ['api', 'token', 'media', 'signaling'], env: { RTC_LOG_LEVEL: 'info' } });
+    // the new process listens on other ports: point the old token there
+    const moved = { ...alice.token, media: { ...alice.token.media, sfu_port: Number(new URL(server.urls['media']!).port) } };
+    assert.equal((await mediaRefusal(join(moved))).closeCode, 4003);
+    const res = await request(`${server.urls['signaling']!}/v1/signaling/join`, { body: { token: bob.token.signaling.token } });
+    assert.equal(res.status, 401, res.text);
+    // erin's project was never archived: her token still works
+    const erinMoved = { ...erin.token, media: { ...erin.token.media, sfu_port: Number(new URL(server.urls['media']!).port) } };
+    const again = await join(erinMoved);
+    assert.equal(again.state, 'connected');
+    await again.close();
+  });
 });
