@@ -40,15 +40,19 @@ describe('archiving a project ends its live sessions', () => {
   let bob: User;
   let erin: User;
   let archivedAt = 0;
+  /** Issued before the archive and never used. */
+  let unusedBeforeArchive: Token;
 
   const issue = (customer: Customer, user: string, body: Partial<TokenRequest> = {}): Promise<Token> =>
     issueSignalingToken(server.token, customer, {
       room_id: 'archive-room', user_id: user, role: 'speaker', subscribe_room: true, ...body,
     });
 
-  const enter = async (customer: Customer, user: string, body: Partial<TokenRequest> = {}): Promise<User> => {
+  const enter = async (
+    customer: Customer, user: string, body: Partial<TokenRequest> = {}, getToken?: () => Promise<Token>,
+  ): Promise<User> => {
     const token = await issue(customer, user, body);
-    const media = await join(token);
+    const media = await join(token, getToken ? { getToken } : {});
     const signaling = new SignalingClient({ url: token.signaling.url, token: token.signaling.token });
     await signaling.join();
     const inbox = collect(signaling);
@@ -88,6 +92,7 @@ describe('archiving a project ends its live sessions', () => {
     // the same room id in another project: another room, untouched by the archive
     erin = await enter(other, 'erin', { publish_streams: [1] });
     const frank = await enter(other, 'frank', { role: 'audience' });
+    unusedBeforeArchive = await issue(archived, 'carol', { publish_streams: [1] });
     const got = collectFrames(frank.media);
     const stream = await erin.media.publish(1, 'audio');
     await until(() => frank.media.streams().length === 1, 3000, 'erin\'s stream');
@@ -136,7 +141,13 @@ describe('archiving a project ends its live sessions', () => {
     // a token carries its issue time in whole seconds: one issued in the archive's own second is
     // cut off too (docs/decisions.md), so the new one is asked for in the next second
     await until(() => Date.now() >= (archivedAt + 1) * 1000, 2000, 'the second after the archive');
-    const carol = await enter(archived, 'carol', { publish_streams: [1] });
+    const carol = await enter(archived, 'carol', { publish_streams: [1] }, async () => unusedBeforeArchive);
+    assert.equal(carol.media.state, 'connected');
+    // a grant from before the archive cannot extend a new session either
+    const refused = await carol.media.renew().then(() => undefined, (e: unknown) => e);
+    assert.ok(refused instanceof MediaError, String(refused));
+    assert.equal(refused.code, 'renew_refused');
+    assert.equal(refused.reason, 'revoked');
     assert.equal(carol.media.state, 'connected');
     await carol.signaling.send({ back: true });
     assert.deepEqual((await carol.signaling.participants()).map((p) => p.user_id), ['carol']);
