@@ -67,6 +67,17 @@ export interface RevocationRecord {
   readonly expiresAt: number;
 }
 
+/**
+ * A project's archive cut-off (docs/decisions.md, "Archiving ends live sessions"): every grant and
+ * signaling token of the project issued at or before `cutAt` is refused, also after an unarchive.
+ * Kept until `expiresAt`, when every such token has expired anyway.
+ */
+export interface ProjectCutoffRecord {
+  readonly projectId: string;
+  readonly cutAt: number;
+  readonly expiresAt: number;
+}
+
 export interface ProjectPatch {
   readonly name?: string;
   readonly archivedAt?: number | null;
@@ -166,6 +177,14 @@ export interface Store {
   listRevocations(nowSec: number): Promise<RevocationRecord[]>;
   purgeRevocations(nowSec: number): Promise<number>;
 
+  /** Records a cut-off; a project archived again keeps the later `cutAt` and `expiresAt`. */
+  insertProjectCutoff(cutoff: ProjectCutoffRecord): Promise<void>;
+  /** The project's cut-off, expired or not (undefined once purged). */
+  projectCutoff(projectId: string): Promise<ProjectCutoffRecord | undefined>;
+  /** Cut-offs whose `expiresAt` is `nowSec` or later. */
+  listProjectCutoffs(nowSec: number): Promise<ProjectCutoffRecord[]>;
+  purgeProjectCutoffs(nowSec: number): Promise<number>;
+
   insertQuote(quote: QuoteRecord): Promise<void>;
   getQuote(accountId: string, id: string): Promise<QuoteRecord | undefined>;
   /** An account's quotes, newest first. */
@@ -197,7 +216,8 @@ export interface Limiter {
 
 export type BusEvent =
   | { readonly type: 'grant.revoked'; readonly grantId: string; readonly projectId: string; readonly expiresAt: number }
-  | { readonly type: 'credential.changed'; readonly appId: string };
+  | { readonly type: 'credential.changed'; readonly appId: string }
+  | { readonly type: 'project.archived'; readonly projectId: string; readonly cutAt: number; readonly expiresAt: number };
 
 /** Fan-out of platform events to every process (revocations reach every media server). */
 export interface EventBus {

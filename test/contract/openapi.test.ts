@@ -195,6 +195,8 @@ interface Fixtures {
   readonly quoteId: string;
   readonly requestId: string;
   readonly freeProjectId: string;
+  /** Archived and unarchived by their examples: an archive cuts off the tokens of its project (the signaling fixtures'). */
+  readonly archivedProjectId: string;
   /** Signaling tokens of one room: joiner (not joined yet), leaver, alice and bob, reader (joined). */
   readonly signaling: Readonly<Record<'joiner' | 'leaver' | 'alice' | 'bob' | 'reader', string>>;
 }
@@ -241,6 +243,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       quoteId: quote.json<{ id: string }>().id,
       requestId: subscription.json<{ id: string }>().id,
       freeProjectId: await project('free for a subscription request'),
+      archivedProjectId: await project('archived by the archive example'),
       signaling: {
         joiner: await signalingToken('joiner', false),
         leaver: await signalingToken('leaver', true),
@@ -337,7 +340,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   /** Headers, path and body overrides that let each documented example succeed on this server. */
   function call(op: Operation, body: unknown, extra: { query?: string; headers?: Record<string, string>; host?: Host } = {}): Promise<HttpResult> {
     const params: Record<string, string> = {
-      id: f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
+      id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
     };
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       assert.ok(params[name], `no fixture for path parameter ${name}`);

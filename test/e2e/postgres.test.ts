@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '../../protocol/src/wire.ts';
-import { createCustomer } from '../helpers/customer.ts';
+import WebSocket from 'ws';
+import { connect, MediaError } from '../../sdk/app/src/index.ts';
+import { bearer, createCustomer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { joinRoom } from '../helpers/signaling.ts';
 
 const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'speaker', publish_streams: [1] };
 // trust authentication accepts any password: it is there to show that none reaches the logs
@@ -59,5 +62,40 @@ describe('rtc serve on PostgreSQL (DATABASE_URL)', () => {
       assert.ok(!server.output().includes(PASSWORD), 'the database password reached the output');
     }
     for (const server of started) assert.deepEqual(await server.stop(), { code: 0, signal: null });
+  });
+
+  it('ends a signaling stream held by a process without the api role when the project is archived on another (store poll)', async () => {
+    const url = await postgres.createDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'rtc-pg-archive-'));
+    dirs.push(dataDir);
+    const rooms = await startServer({ dataDir, roles: ['signaling', 'media'], env: { DATABASE_URL: url } });
+    servers.push(rooms);
+    const api = await startServer({
+      dataDir, roles: ['api', 'token'], env: {
+        DATABASE_URL: url, RTC_SIGNALING_PUBLIC_URL: rooms.urls['signaling']!, RTC_MEDIA_PUBLIC_PORT: new URL(rooms.urls['media']!).port,
+      },
+    });
+    servers.push(api);
+    const customer = await createCustomer(api);
+    const erin = await joinRoom(api.token, customer, { room_id: 'pg-archive', user_id: 'erin' });
+    try {
+      const started = performance.now();
+      const archived = await request(`${api.api}/v1/projects/${customer.projectId}/archive`, {
+        method: 'POST', headers: bearer(customer.accessToken),
+      });
+      assert.equal(archived.status, 200, archived.text);
+      await erin.inbox.waitFor((e) => e.type === 'revoked', 2000, 'the revoked event');
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed < 1000, `the stream ended ${elapsed.toFixed(0)} ms after the archive request was sent`);
+      // the media process reads the cut-off from the database at the join
+      const err = await connect({ token: erin.token, WebSocket, secure: false }).then(async (s) => {
+        await s.close();
+        return undefined;
+      }, (e: unknown) => e);
+      assert.ok(err instanceof MediaError, String(err));
+      assert.equal(err.closeCode, 4003);
+    } finally {
+      erin.client.close();
+    }
   });
 });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MAX_TTL_SECONDS } from '@rtc/protocol';
+import type { BusEvent } from '../../server/src/ports.ts';
 import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
 import { type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
@@ -110,6 +112,33 @@ describe('customer API: projects', () => {
     assert.equal(refused.json()['error'], 'project_archived');
     assert.equal((await call('POST', `/v1/projects/${c.projectId}/unarchive`, c.accessToken)).status, 200);
     assert.equal((await issue()).status, 200);
+  });
+
+  // docs/decisions.md, "Archiving ends live sessions"
+  it('persists a cut-off at the archive time and publishes it once per archive; unarchiving keeps it', async () => {
+    const c = await createCustomer(server);
+    const events: BusEvent[] = [];
+    const unsubscribe = server.deps.bus.subscribe((e) => {
+      if (e.type === 'project.archived' && e.projectId === c.projectId) events.push(e);
+    });
+    try {
+      const first = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<ProjectBody>().archived_at!;
+      const cutoff = { projectId: c.projectId, cutAt: first, expiresAt: first + MAX_TTL_SECONDS + 60 };
+      assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), cutoff);
+      assert.deepEqual(events, [{ type: 'project.archived', ...cutoff }]);
+      assert.equal((await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).status, 200);
+      assert.equal(events.length, 1, 'archiving an archived project cuts nothing more');
+
+      server.clock.advance(5000);
+      assert.equal((await call('POST', `/v1/projects/${c.projectId}/unarchive`, c.accessToken)).status, 200);
+      assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), cutoff, 'an unarchive does not revive old tokens');
+      const second = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<ProjectBody>().archived_at!;
+      assert.equal(second, first + 5);
+      assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), { projectId: c.projectId, cutAt: second, expiresAt: second + MAX_TTL_SECONDS + 60 });
+      assert.equal(events.length, 2);
+    } finally {
+      unsubscribe();
+    }
   });
 
   const invalid: [string, unknown, RegExp][] = [

@@ -63,6 +63,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
 
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
+    store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 

@@ -21,6 +21,8 @@ export interface MediaGrant {
   readonly pub: ReadonlySet<number>;
   readonly subs: ReadonlySet<number>;
   readonly subRoom: boolean;
+  /** `iat`: a project's archive cut-off refuses grants issued at or before it. */
+  readonly issuedAt: number;
   readonly expiresAt: number;
 }
 
@@ -68,6 +70,7 @@ export function checkGrant(token: string, keys: GrantKeys, nowSec: number): Gran
       pub: new Set(c.pub),
       subs: new Set(c.subs),
       subRoom: c.sub_room,
+      issuedAt: c.iat,
       expiresAt: c.exp,
     },
   };

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import type { BusEvent, Clock, EventBus, Store } from '../ports.ts';
+import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
+import type { BusEvent, Clock, EventBus, ProjectCutoffRecord, Store } from '../ports.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
@@ -12,7 +13,7 @@ import { Session, type SessionHost } from './session.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: Pick<Store, 'isRevoked' | 'listRevocations'>;
+  readonly store: Pick<Store, 'isRevoked' | 'listRevocations' | 'projectCutoff' | 'listProjectCutoffs'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -27,12 +28,13 @@ const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 
 /**
  * The media server's state: rooms keyed by (project, room id), every open session, and the
- * revocation index fed by the event bus and by the persisted list loaded at start.
+ * revocation index and archive cut-offs fed by the event bus and by the persisted lists loaded at start.
  */
 export class MediaHub implements SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly revocations = new RevocationIndex<Session>();
+  private readonly cutoffs = new ProjectCutoffs();
   readonly stats = { framesDropped: 0 };
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
@@ -68,7 +70,7 @@ export class MediaHub implements SessionHost {
     });
   }
 
-  /** Subscribes to revocations, then loads the persisted ones (so none falls between the two). */
+  /** Subscribes to revocations and archives, then loads the persisted ones (so none falls between the two). */
   static async create(options: MediaHubOptions): Promise<MediaHub> {
     const hub = new MediaHub(options);
     try {
@@ -89,7 +91,10 @@ export class MediaHub implements SessionHost {
     const sweep = setInterval(() => {
       for (const session of hub.sessions) if (session.isJoined) session.sweep(Math.ceil(IDLE_TIMEOUT_MS / IDLE_SWEEP_INTERVAL_MS));
     }, IDLE_SWEEP_INTERVAL_MS);
-    const purge = setInterval(() => hub.revocations.purge(hub.nowSec()), REVOCATION_PURGE_INTERVAL_MS);
+    const purge = setInterval(() => {
+      hub.revocations.purge(hub.nowSec());
+      hub.cutoffs.purge(hub.nowSec());
+    }, REVOCATION_PURGE_INTERVAL_MS);
     sweep.unref();
     purge.unref();
     hub.timers.push(sweep, purge);
@@ -118,15 +123,17 @@ export class MediaHub implements SessionHost {
   }
 
   /**
-   * Reads the persisted revocations and closes the sessions they name: at start, after the bus
-   * may have missed events, and on each poll. One read at a time: a call made during a read waits
-   * for it and then reads again (the read in flight may predate what the caller must see).
+   * Reads the persisted revocations and archive cut-offs and applies them as if they came over the
+   * bus: at start, after the bus may have missed events, and on each poll. One read at a time: a
+   * call made during a read waits for it and then reads again (the read in flight may predate what
+   * the caller must see).
    */
   private reloadFromStore(): Promise<void> {
     const read = async (): Promise<void> => {
-      for (const r of await this.store.listRevocations(this.nowSec())) {
-        for (const session of this.revocations.revoke(r.grantId, r.expiresAt)) session.close('revoked');
-      }
+      const now = this.nowSec();
+      const [revocations, cutoffs] = await Promise.all([this.store.listRevocations(now), this.store.listProjectCutoffs(now)]);
+      for (const r of revocations) this.revoke(r.grantId, r.expiresAt);
+      for (const c of cutoffs) this.cutOff(c);
     };
     const next = (this.reloading ?? Promise.resolve()).catch(() => {}).then(read);
     const current = next.finally(() => {
@@ -136,10 +143,18 @@ export class MediaHub implements SessionHost {
     return current;
   }
 
-  /** Revoked in memory (from the bus or the list loaded at start), else asks the store. */
-  async isRevoked(grantId: string): Promise<boolean> {
-    if (this.revocations.isRevoked(grantId)) return true;
-    return (await this.store.isRevoked(grantId)) || this.revocations.isRevoked(grantId);
+  /**
+   * Revoked or cut off by its project's archive in memory (from the bus or the lists loaded at
+   * start), else asks the store.
+   */
+  async isRefused(grant: MediaGrant): Promise<boolean> {
+    if (this.isRefusedInMemory(grant)) return true;
+    const [revoked, cutoff] = await Promise.all([this.store.isRevoked(grant.grantId), this.store.projectCutoff(grant.projectId)]);
+    return revoked || isCutOff(cutoff?.cutAt, grant.issuedAt) || this.isRefusedInMemory(grant);
+  }
+
+  isRefusedInMemory(grant: MediaGrant): boolean {
+    return this.revocations.isRevoked(grant.grantId) || this.cutoffs.covers(grant.projectId, grant.issuedAt);
   }
 
   roomFor(projectId: string, roomId: string): Room {
@@ -176,8 +191,18 @@ export class MediaHub implements SessionHost {
   }
 
   private onEvent(event: BusEvent): void {
-    if (event.type !== 'grant.revoked') return;
-    for (const session of this.revocations.revoke(event.grantId, event.expiresAt)) session.close('revoked');
+    if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
+    else if (event.type === 'project.archived') this.cutOff(event);
+  }
+
+  private revoke(grantId: string, expiresAt: number): void {
+    for (const session of this.revocations.revoke(grantId, expiresAt)) session.close('revoked');
+  }
+
+  /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
+  private cutOff(cutoff: ProjectCutoffRecord): void {
+    if (!this.cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) return;
+    for (const session of [...this.sessions]) if (session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) session.close('revoked');
   }
 
   /** Closes every session with 1001 and stops listening to the bus. */

@@ -32,7 +32,10 @@ export interface SessionHost {
   readonly stats: { framesDropped: number };
   readonly revocations: RevocationIndex<Session>;
   nowMs(): number;
-  isRevoked(grantId: string): Promise<boolean>;
+  /** Revoked, or cut off by its project's archive: asks the store when memory does not know. */
+  isRefused(grant: MediaGrant): Promise<boolean>;
+  /** The same, from memory only: re-checked once the store answered, as events may arrive meanwhile. */
+  isRefusedInMemory(grant: MediaGrant): boolean;
   roomFor(projectId: string, roomId: string): Room;
   dropIfEmpty(room: Room): void;
   joined(session: Session, grant: MediaGrant): void;
@@ -60,6 +63,8 @@ export class Session implements Member {
   private grant: MediaGrant | undefined;
   /** Every grant this session has used that has not expired: revoking any of them closes it. */
   private readonly liveGrants = new Map<string, number>();
+  /** The oldest `iat` of the grants this session has used: an archive cut-off at or after it closes the session. */
+  private oldestIssuedAt = Number.POSITIVE_INFINITY;
   private control: ControlChannel | undefined;
   private renewNonce: Buffer | undefined;
   private room: Room | undefined;
@@ -109,6 +114,11 @@ export class Session implements Member {
   canSubscribe(streamId: number): boolean {
     const grant = this.grant;
     return grant !== undefined && (grant.subRoom || grant.subs.has(streamId));
+  }
+
+  /** Whether a cut-off of `projectId` at `cutAt` covers a grant this joined session has used. */
+  isCutOffBy(projectId: string, cutAt: number): boolean {
+    return this.state === 'joined' && this.grant?.projectId === projectId && this.oldestIssuedAt <= cutAt;
   }
 
   /** Seals a control message under the server-to-client key and queues it (never dropped). */
@@ -168,11 +178,11 @@ export class Session implements Member {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
-    this.host.isRevoked(grant.grantId).then(
-      (revoked) => {
+    this.host.isRefused(grant).then(
+      (refused) => {
         if (this.state !== 'joining') return;
-        // a revocation event may have arrived while the store answered
-        if (revoked || this.host.revocations.isRevoked(grant.grantId)) return this.close('revoked');
+        // a revocation or archive event may have arrived while the store answered
+        if (refused || this.host.isRefusedInMemory(grant)) return this.close('revoked');
         this.admit(grant, keys);
       },
       (err: unknown) => {
@@ -217,6 +227,7 @@ export class Session implements Member {
 
   private trackGrant(grant: MediaGrant): void {
     this.liveGrants.set(grant.grantId, grant.expiresAt);
+    this.oldestIssuedAt = Math.min(this.oldestIssuedAt, grant.issuedAt);
     this.host.revocations.add(grant.grantId, this);
     clearTimeout(this.expiryTimer);
     // grants live an hour at most; the bound only keeps setTimeout's 32-bit range
@@ -266,10 +277,10 @@ export class Session implements Member {
       }
     }
     if (!this.liveGrants.has(next.grantId) && this.liveGrants.size >= MAX_LIVE_GRANTS_PER_SESSION) return refuse('too_many_grants');
-    this.host.isRevoked(next.grantId).then(
-      (revoked) => {
+    this.host.isRefused(next).then(
+      (refused) => {
         if (this.state !== 'joined') return;
-        if (revoked || this.host.revocations.isRevoked(next.grantId)) return refuse('revoked');
+        if (refused || this.host.isRefusedInMemory(next)) return refuse('revoked');
         this.grant = next;
         this.trackGrant(next);
         this.room!.reconcile(this, (id) => next.role !== 'audience' && next.pub.has(id));

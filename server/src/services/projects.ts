@@ -1,5 +1,6 @@
 import { ApiError, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { projectCutoffAt } from '../core/project-cutoff.ts';
 import type { ProjectRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
@@ -45,12 +46,21 @@ export async function renameProject(deps: ServiceDeps, accountId: string, projec
   return updated;
 }
 
-/** Archiving is idempotent; an archived project's credentials get 403 project_archived at once. */
+/**
+ * Archiving is idempotent; an archived project's credentials get 403 project_archived at once, and
+ * its tokens issued until now are cut off: persisted first, then published so that the media and
+ * signaling roles end their sessions (docs/decisions.md, "Archiving ends live sessions").
+ */
 export async function setArchived(deps: ServiceDeps, accountId: string, projectId: string, archived: boolean): Promise<ProjectRecord> {
   const project = await getOwnProject(deps, accountId, projectId);
   if ((project.archivedAt !== null) === archived) return project;
   const now = nowSec(deps.clock);
+  // the cut-off before the archive itself: a failure in between leaves the project unarchived, and
+  // a retry archives it (the other order could leave an archived project whose tokens still work)
+  const cutoff = archived ? projectCutoffAt(projectId, now) : undefined;
+  if (cutoff) await deps.store.insertProjectCutoff(cutoff);
   const updated = await deps.store.updateProject(projectId, { archivedAt: archived ? now : null, updatedAt: now });
   if (!updated) throw notFound('project');
+  if (cutoff) await deps.bus.publish({ type: 'project.archived', ...cutoff });
   return updated;
 }

@@ -54,7 +54,7 @@ let grantCounter = 0;
 function identity(user: string, extra: Partial<SessionIdentity> = {}): SessionIdentity {
   grantCounter += 1;
   return { grantId: `g${grantCounter}`, projectId: 'prj_a', roomId: 'room', userId: user, role: 'participant',
-    expiresAt: Math.floor(T0 / 1000) + 600, ...extra };
+    issuedAt: Math.floor(T0 / 1000), expiresAt: Math.floor(T0 / 1000) + 600, ...extra };
 }
 
 function expectApiError(fn: () => unknown, code: string): void {
@@ -251,6 +251,30 @@ describe('room registry', () => {
     assert.deepEqual(aliceSink.events().slice(-1), ['leave']);
     assert.equal(aliceSink.frames.at(-1)!.data['reason'], 'revoked');
     rooms.revoke('unknown-grant');
+  });
+
+  it('ends, on an archive cut-off, the project\'s sessions issued up to it and no other', () => {
+    const rooms = createRoomRegistry(SETTINGS, testClock());
+    const cutAt = Math.floor(T0 / 1000);
+    const old = identity('alice', { issuedAt: cutAt - 30 });
+    const atCut = identity('bob', { issuedAt: cutAt, roomId: 'other-room' });
+    const fresh = identity('carol', { issuedAt: cutAt + 1 });
+    const elsewhere = identity('dave', { projectId: 'prj_b', issuedAt: cutAt - 30 });
+    const sinks = [old, atCut, fresh, elsewhere].map((who) => {
+      rooms.join(who);
+      const sink = new Sink();
+      rooms.openStream(who.grantId, undefined, sink);
+      return sink;
+    });
+    rooms.cutOff('prj_a', cutAt);
+    const [oldSink, atCutSink, freshSink, elsewhereSink] = sinks;
+    assert.deepEqual(oldSink!.events().slice(-1), ['revoked']);
+    assert.equal(oldSink!.ended, true);
+    assert.deepEqual(atCutSink!.events().slice(-1), ['revoked']);
+    assert.equal(freshSink!.ended, false);
+    assert.deepEqual(freshSink!.frames.at(-1)!.data, { user_id: 'alice', reason: 'revoked', at_ms: T0 });
+    assert.equal(elsewhereSink!.ended, false);
+    assert.deepEqual(rooms.stats(), { rooms: 2, sessions: 2, streams: 2 });
   });
 
   it('forgets an empty room and starts a new log when it fills again', () => {

@@ -3,6 +3,7 @@ import {
 } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { newLogEpoch } from '../core/ids.ts';
+import { isCutOff } from '../core/project-cutoff.ts';
 import type { Clock } from '../ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -44,6 +45,8 @@ export interface RoomRegistry {
   openStream(grantId: string, lastEventId: string | undefined, sink: EventSink): () => void;
   /** Ends the session of a revoked grant: its streams get `revoked` and end; the room sees it leave. */
   revoke(grantId: string): void;
+  /** Ends, like `revoke`, every session of the project whose token was issued at or before `cutAt` (an archive). */
+  cutOff(projectId: string, cutAt: number): void;
   /** Ends every stream and forgets every room. */
   close(): void;
   /** Counts, for logs and benchmarks. */
@@ -297,6 +300,12 @@ export function createRoomRegistry(settings: RoomSettings, clock: Clock): RoomRe
     revoke(grantId) {
       const session = sessions.get(grantId);
       if (session) removeSession(session, 'revoked');
+    },
+
+    cutOff(projectId, cutAt) {
+      for (const session of [...sessions.values()]) {
+        if (session.identity.projectId === projectId && isCutOff(cutAt, session.identity.issuedAt)) removeSession(session, 'revoked');
+      }
     },
 
     close() {

@@ -1,5 +1,7 @@
 import { ApiError, rateLimited } from '../core/errors.ts';
 import type { SigningKey } from '../core/keyring.ts';
+import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
+import type { ProjectCutoffRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from '../services/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
 import type { SignalingSettings } from './settings.ts';
@@ -19,7 +21,7 @@ export interface SignalingService {
   participants(identity: SessionIdentity): Participant[];
   openStream(identity: SessionIdentity, lastEventId: string | undefined, sink: EventSink): () => void;
   stats(): { rooms: number; sessions: number; streams: number };
-  /** Stops listening for revocations and ends every stream. */
+  /** Stops listening for revocations and archives and ends every stream. */
   close(): void;
 }
 
@@ -33,21 +35,23 @@ const VERIFIED_CACHE_SIZE = 4096;
 
 export interface SignalingServiceOptions {
   /**
-   * Also read revocations from the store at this interval, for a bus that does not reach the
-   * processes that revoke (PostgreSQL without Redis).
+   * Also read revocations and archive cut-offs from the store at this interval, for a bus that
+   * does not reach the processes that revoke and archive (PostgreSQL without Redis).
    */
   readonly revocationPollMs?: number | undefined;
   /** Told when reading revocations from the store fails (the next poll or resync retries). */
   readonly onPollError?: (err: unknown) => void;
 }
 
-/** Wires the room registry to the platform's ports: keys, store, limiter and revocation events. */
+/** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
 export function createSignalingService(deps: ServiceDeps, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
   const keys = new Map<string, SigningKey>(deps.keys.verifying.map((k) => [k.kid, k]));
   const rooms = createRoomRegistry(settings, deps.clock);
   // grants revoked while this process runs, kept until they expire: closes the gap between a
   // request's store look-up and its effect on the rooms
   const revoked = new Map<string, number>();
+  // the same for archive cut-offs (docs/decisions.md, "Archiving ends live sessions")
+  const cutoffs = new ProjectCutoffs();
   const verified = new Map<string, SessionIdentity>();
   const verify = (token: string, now: number): SessionIdentity | undefined => {
     const cached = verified.get(token);
@@ -64,8 +68,14 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
     revoked.set(grantId, expiresAt);
     rooms.revoke(grantId);
   };
+  const onArchived = (cutoff: ProjectCutoffRecord): void => {
+    if (cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) {
+      rooms.cutOff(cutoff.projectId, cutoff.cutAt);
+    }
+  };
   const unsubscribe = deps.bus.subscribe((event) => {
     if (event.type === 'grant.revoked') onRevoked(event.grantId, event.expiresAt);
+    else if (event.type === 'project.archived') onArchived(event);
   });
   // one read of the store at a time: on each poll, and when the bus may have missed events; a
   // request made during a read runs another one after it (the read in flight may predate it)
@@ -77,8 +87,10 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
       return;
     }
     reading = true;
-    deps.store.listRevocations(nowSec(deps.clock)).then((list) => {
+    const now = nowSec(deps.clock);
+    Promise.all([deps.store.listRevocations(now), deps.store.listProjectCutoffs(now)]).then(([list, cuts]) => {
       for (const r of list) if (!revoked.has(r.grantId)) onRevoked(r.grantId, r.expiresAt);
+      for (const c of cuts) onArchived(c);
     }).catch((err: unknown) => options.onPollError?.(err)).finally(() => {
       reading = false;
       if (again) {
@@ -95,12 +107,15 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
   const purge = setInterval(() => {
     const now = nowSec(deps.clock);
     for (const [grantId, expiresAt] of revoked) if (expiresAt < now) revoked.delete(grantId);
+    cutoffs.purge(now);
     for (const [token, identity] of verified) if (identity.expiresAt <= now) verified.delete(token);
   }, 60_000);
   purge.unref();
 
+  const refusedInMemory = (identity: SessionIdentity): boolean =>
+    revoked.has(identity.grantId) || cutoffs.covers(identity.projectId, identity.issuedAt);
   const live = (identity: SessionIdentity): void => {
-    if (revoked.has(identity.grantId)) throw invalidToken();
+    if (refusedInMemory(identity)) throw invalidToken();
   };
 
   return {
@@ -109,8 +124,11 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
       if (token === undefined) throw invalidToken();
       const identity = verify(token, nowSec(deps.clock));
       if (!identity) throw invalidToken();
-      // docs/protocol/signaling.md, "Tokens": a revoked grant is refused, also after a restart
-      if (revoked.has(identity.grantId) || await deps.store.isRevoked(identity.grantId)) throw invalidToken();
+      // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was
+      // archived, is refused, also after a restart
+      if (refusedInMemory(identity)) throw invalidToken();
+      const [isRevoked, cutoff] = await Promise.all([deps.store.isRevoked(identity.grantId), deps.store.projectCutoff(identity.projectId)]);
+      if (isRevoked || isCutOff(cutoff?.cutAt, identity.issuedAt)) throw invalidToken();
       const limit = await deps.limiter.hit(`signaling:${identity.grantId}`, settings.rateLimit.max, settings.rateLimit.windowSec);
       if (!limit.ok) throw rateLimited(limit.retryAfterSec);
       return identity;

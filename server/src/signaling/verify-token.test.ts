@@ -25,7 +25,7 @@ const expected = { issuer: 'rtc-platform', nowSec: NOW };
 describe('verifySignalingToken', () => {
   it('accepts a signaling token and names its session', () => {
     assert.deepEqual(verifySignalingToken(signJws(CLAIMS, current, SIGNALING_TOKEN_TYPE), keys, expected), {
-      grantId: CLAIMS.jti, projectId: 'prj_x', roomId: 'room-1', userId: 'user-1', role: 'speaker', expiresAt: NOW + 590,
+      grantId: CLAIMS.jti, projectId: 'prj_x', roomId: 'room-1', userId: 'user-1', role: 'speaker', issuedAt: NOW - 10, expiresAt: NOW + 590,
     });
   });
 

@@ -10,6 +10,8 @@ export interface SessionIdentity {
   readonly roomId: string;
   readonly userId: string;
   readonly role: Role;
+  /** `iat`, seconds since the Unix epoch: a project's archive cut-off refuses tokens issued at or before it. */
+  readonly issuedAt: number;
   /** Seconds since the Unix epoch. */
   readonly expiresAt: number;
 }
@@ -30,5 +32,5 @@ export function verifySignalingToken(
   // a media grant carries aud rtc-media: it never opens a signaling session
   if (!c || c.aud !== 'rtc-signaling' || c.iss !== expected.issuer) return undefined;
   if (c.exp <= expected.nowSec) return undefined;
-  return { grantId: c.jti, projectId: c.prj, roomId: c.room, userId: c.sub, role: c.role, expiresAt: c.exp };
+  return { grantId: c.jti, projectId: c.prj, roomId: c.room, userId: c.sub, role: c.role, issuedAt: c.iat, expiresAt: c.exp };
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { AuthCredential, CredentialRecord, RevocationRecord, Store } from '../../ports.ts';
+import type { AuthCredential, CredentialRecord, ProjectCutoffRecord, RevocationRecord, Store } from '../../ports.ts';
 import {
   toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,
@@ -91,6 +91,13 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX subscription_requests_account ON subscription_requests(account_id);
    CREATE INDEX subscription_requests_project ON subscription_requests(project_id);
    CREATE UNIQUE INDEX subscription_requests_one_pending ON subscription_requests(project_id) WHERE status = 'pending';`,
+  // archive cut-offs: a project's tokens issued up to its archive are refused (docs/decisions.md)
+  `CREATE TABLE project_cutoffs (
+     project_id TEXT PRIMARY KEY,
+     cut_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX project_cutoffs_expiry ON project_cutoffs(expires_at);`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
@@ -111,6 +118,9 @@ interface CredentialRow {
   updated_at: number; rotated_at: number | null; revoked_at: number | null;
 }
 interface RevocationRow { grant_id: string; project_id: string; expires_at: number }
+interface CutoffRow { project_id: string; cut_at: number; expires_at: number }
+
+const toCutoff = (r: CutoffRow): ProjectCutoffRecord => ({ projectId: r.project_id, cutAt: r.cut_at, expiresAt: r.expires_at });
 
 const toCredential = (r: CredentialRow): CredentialRecord => ({
   appId: r.app_id, projectId: r.project_id, name: r.name, secretHash: r.secret_hash,
@@ -285,6 +295,21 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         .map((r): RevocationRecord => ({ grantId: r.grant_id, projectId: r.project_id, expiresAt: r.expires_at }));
     },
     async purgeRevocations(nowSec) { return changed('DELETE FROM revocations WHERE expires_at < $1', [nowSec]); },
+
+    async insertProjectCutoff(c) {
+      await pool.query(`INSERT INTO project_cutoffs (project_id, cut_at, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (project_id) DO UPDATE SET cut_at = GREATEST(project_cutoffs.cut_at, EXCLUDED.cut_at),
+        expires_at = GREATEST(project_cutoffs.expires_at, EXCLUDED.expires_at)`, [c.projectId, c.cutAt, c.expiresAt]);
+    },
+    async projectCutoff(projectId) {
+      const r = await one<CutoffRow>('SELECT project_id, cut_at, expires_at FROM project_cutoffs WHERE project_id = $1', [projectId]);
+      return r && toCutoff(r);
+    },
+    async listProjectCutoffs(nowSec) {
+      return (await rows<CutoffRow>('SELECT project_id, cut_at, expires_at FROM project_cutoffs WHERE expires_at >= $1', [nowSec]))
+        .map(toCutoff);
+    },
+    async purgeProjectCutoffs(nowSec) { return changed('DELETE FROM project_cutoffs WHERE expires_at < $1', [nowSec]); },
 
     async insertQuote(q) {
       await pool.query(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document) VALUES ($1, $2, $3, $4, $5)`,

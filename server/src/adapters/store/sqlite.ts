@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type {
-  AuthCredential, CredentialPatch, CredentialRecord, ProjectPatch, ProjectRecord, Store,
+  AuthCredential, CredentialPatch, CredentialRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
 } from '../../ports.ts';
 import {
   toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
@@ -91,6 +91,13 @@ const MIGRATIONS: readonly string[] = [
      body TEXT NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // archive cut-offs: a project's tokens issued up to its archive are refused (docs/decisions.md)
+  `CREATE TABLE project_cutoffs (
+     project_id TEXT PRIMARY KEY,
+     cut_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX project_cutoffs_expiry ON project_cutoffs(expires_at);`,
 ];
 
 interface CredentialRow {
@@ -105,6 +112,10 @@ const toCredential = (r: CredentialRow): CredentialRecord => ({
   ipAllowlist: JSON.parse(r.ip_allowlist) as string[], maxTtlSeconds: r.max_ttl_seconds,
   createdAt: r.created_at, updatedAt: r.updated_at, rotatedAt: r.rotated_at, revokedAt: r.revoked_at,
 });
+
+interface CutoffRow { project_id: string; cut_at: number; expires_at: number }
+
+const toCutoff = (r: CutoffRow): ProjectCutoffRecord => ({ projectId: r.project_id, cutAt: r.cut_at, expiresAt: r.expires_at });
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
 export function createSqliteStore(path: string): Store {
@@ -164,6 +175,12 @@ export function createSqliteStore(path: string): Store {
     listRevocations: db.prepare<[number], { grant_id: string; project_id: string; expires_at: number }>(
       'SELECT * FROM revocations WHERE expires_at >= ?'),
     purgeRevocations: db.prepare('DELETE FROM revocations WHERE expires_at < ?'),
+    insertProjectCutoff: db.prepare(`INSERT INTO project_cutoffs (project_id, cut_at, expires_at)
+      VALUES (@projectId, @cutAt, @expiresAt) ON CONFLICT (project_id) DO UPDATE
+      SET cut_at = max(cut_at, excluded.cut_at), expires_at = max(expires_at, excluded.expires_at)`),
+    projectCutoff: db.prepare<[string], CutoffRow>('SELECT * FROM project_cutoffs WHERE project_id = ?'),
+    listProjectCutoffs: db.prepare<[number], CutoffRow>('SELECT * FROM project_cutoffs WHERE expires_at >= ?'),
+    purgeProjectCutoffs: db.prepare('DELETE FROM project_cutoffs WHERE expires_at < ?'),
     insertQuote: db.prepare(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document)
       VALUES (@id, @accountId, @priceListVersion, @createdAt, @document)`),
     getQuote: db.prepare<[string, string], QuoteRow>('SELECT * FROM quotes WHERE account_id = ? AND id = ?'),
@@ -289,6 +306,11 @@ export function createSqliteStore(path: string): Store {
       return q.listRevocations.all(nowSec).map((r) => ({ grantId: r.grant_id, projectId: r.project_id, expiresAt: r.expires_at }));
     },
     async purgeRevocations(nowSec) { return q.purgeRevocations.run(nowSec).changes; },
+
+    async insertProjectCutoff(c) { q.insertProjectCutoff.run(c); },
+    async projectCutoff(projectId) { const r = q.projectCutoff.get(projectId); return r && toCutoff(r); },
+    async listProjectCutoffs(nowSec) { return q.listProjectCutoffs.all(nowSec).map(toCutoff); },
+    async purgeProjectCutoffs(nowSec) { return q.purgeProjectCutoffs.run(nowSec).changes; },
 
     async insertQuote(quote) { q.insertQuote.run(quote); },
     async getQuote(accountId, id) { const r = q.getQuote.get(accountId, id); return r && toQuote(r); },

@@ -324,6 +324,32 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       });
     });
 
+    describe('project cut-offs', () => {
+      it('keeps the later cut-off of a project archived twice, lists those not expired and purges the expired', async () => {
+        const now = 2_000_000_000;
+        const projectId = uid('prj');
+        const expired = { projectId: uid('prj'), cutAt: now - 4000, expiresAt: now - 1 };
+        const boundary = { projectId: uid('prj'), cutAt: now - 3660, expiresAt: now };
+        await store.insertProjectCutoff({ projectId, cutAt: now - 10, expiresAt: now + 3650 });
+        await other.insertProjectCutoff({ projectId, cutAt: now, expiresAt: now + 3660 });
+        // a late writer of the earlier archive does not move the cut-off back
+        await store.insertProjectCutoff({ projectId, cutAt: now - 10, expiresAt: now + 3650 });
+        for (const c of [expired, boundary]) await store.insertProjectCutoff(c);
+        const live = { projectId, cutAt: now, expiresAt: now + 3660 };
+        assert.deepEqual(await other.projectCutoff(projectId), live);
+        assert.deepEqual(await store.projectCutoff(expired.projectId), expired);
+        assert.equal(await store.projectCutoff(uid('prj')), undefined);
+        const mine = new Set([projectId, expired.projectId, boundary.projectId]);
+        const listed = (await store.listProjectCutoffs(now)).filter((c) => mine.has(c.projectId));
+        const byProject = (a: { projectId: string }, b: { projectId: string }) => a.projectId.localeCompare(b.projectId);
+        assert.deepEqual(listed.sort(byProject), [boundary, live].sort(byProject));
+        assert.equal(await store.purgeProjectCutoffs(now), 1);
+        assert.equal(await store.projectCutoff(expired.projectId), undefined);
+        assert.deepEqual(await store.projectCutoff(boundary.projectId), boundary);
+        assert.equal(await other.purgeProjectCutoffs(now), 0);
+      });
+    });
+
     describe('quotes', () => {
       it('keeps the document exactly as given and lists newest first, a page at a time', async () => {
         const accountId = await account();

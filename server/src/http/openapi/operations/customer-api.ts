@@ -82,13 +82,19 @@ export const CUSTOMER_API = {
   },
   archiveProject: {
     id: 'archiveProject', method: 'POST', path: '/v1/projects/{id}/archive', hosts: ['api'], tag: 'Projects',
-    summary: 'Archive a project (its credentials get 403 project_archived at once)', auth: 'bearer', pathParams: projectId,
+    summary: 'Archive a project (its credentials get 403 project_archived at once)',
+    description: 'Also ends, within about a second, every live media session (close code 4003 revoked) and signaling '
+      + 'stream (revoked event) of the project, and refuses every media grant and signaling token of the project issued '
+      + 'up to the archive (in whole seconds) from then on, also after an unarchive. Archiving an archived project changes nothing.',
+    auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
   unarchiveProject: {
     id: 'unarchiveProject', method: 'POST', path: '/v1/projects/{id}/unarchive', hosts: ['api'], tag: 'Projects',
-    summary: 'Bring an archived project back', auth: 'bearer', pathParams: projectId,
+    summary: 'Bring an archived project back',
+    description: 'Its credentials issue tokens again; tokens issued up to the archive stay refused: users come back with new ones.',
+    auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
   },
