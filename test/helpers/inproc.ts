@@ -122,6 +122,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     },
     async close() {
       await Promise.allSettled([apps.api.close(), apps.token.close()]);
+      deps.keys.close();
       await deps.bus.close();
       await deps.store.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -1,13 +1,14 @@
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { createSqliteBus } from '../adapters/bus/sqlite.ts';
-import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
+import type { KeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
-import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { openKeys } from './open-keys.ts';
 import { openStore } from './open-store.ts';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
@@ -23,13 +24,27 @@ export interface ComposeOptions {
   readonly passwords?: PasswordHasher | undefined;
   /** A pooled database connection failed while idle (PostgreSQL); the pool replaces it. */
   readonly onStoreError?: ((err: Error) => void) | undefined;
+  /** Between two looks for a key rotation made by another process (default 30 s; tests pass less). */
+  readonly keyReloadIntervalMs?: number | undefined;
+  /** A rotated key ring was loaded. */
+  readonly onKeysReloaded?: ((ring: KeyRing, version: number) => void) | undefined;
+  /** Reloading the key ring failed or was refused; the keys loaded before stay in force. */
+  readonly onKeysError?: ((err: unknown) => void) | undefined;
 }
 
 /** Chooses the adapters from the config and opens them: the services every role shares. */
 export async function composeServices(config: Config, options: ComposeOptions): Promise<ServiceDeps> {
   const clock = options.clock ?? systemClock;
-  const keys = loadKeyRing(config.dataDir, nowSec(clock));
   const store = await openStore(config.store, { onConnectionError: options.onStoreError });
+  let keys: Awaited<ReturnType<typeof openKeys>>;
+  try {
+    keys = await openKeys(config, store, {
+      clock, reloadIntervalMs: options.keyReloadIntervalMs, onReloaded: options.onKeysReloaded, onError: options.onKeysError,
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   return {
     store, limiter: options.limiter ?? createMemoryLimiter(clock), bus: openBus(config, options), clock, keys,
     passwords: options.passwords ?? createPasswordHasher(),

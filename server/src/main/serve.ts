@@ -25,6 +25,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   const deps = await composeServices(config, {
     onBusError: (err) => logger.error({ err }, 'event handler failed'),
     onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
+    onKeysReloaded: (ring, version) => logger.info({ signingKid: ring.signing.kid, version }, 'key ring reloaded'),
+    onKeysError: (err) => logger.warn({ err }, 'key ring reload failed'),
   });
   const { store, bus, keys } = deps;
   const roleContext: RoleContext = { config, deps, logger };
@@ -56,6 +58,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     }
   } catch (err) {
     await Promise.allSettled(running.map((r) => r.close()));
+    keys.close();
     await store.close();
     throw err;
   }
@@ -70,6 +73,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     urls,
     async close() {
       clearInterval(purge);
+      keys.close();
       await Promise.allSettled(running.map((r) => r.close()));
       await bus.close();
       await store.close();
