@@ -19,7 +19,8 @@ export interface LiveKeyRingOptions {
 }
 
 const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+// not unref'd: a caller may be waiting for the gap to pass (it holds a process open for a second at most)
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A `LiveKeyRing` over a source, starting from `initial`. Reloads run one at a time (a slow read
