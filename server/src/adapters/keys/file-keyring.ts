@@ -5,7 +5,7 @@ import {
 import { join } from 'node:path';
 import type { KeyRing } from '../../core/keyring.ts';
 import {
-  buildKeyRing, newKeyDocument, parseKeyDocument, rotateKeyDocument, serializeKeyDocument, type KeyDocument,
+  buildKeyRing, newKeyDocument, parseKeyDocument, serializeKeyDocument, type KeyDocument,
 } from './key-document.ts';
 import type { KeyRingSource, VersionedKeyDocument } from './key-ring-source.ts';
 
@@ -78,33 +78,20 @@ export function readKeyFileIfPresent(dir: string): KeyDocument | undefined {
   return existsSync(join(dir, FILE_NAME)) ? readKeyFile(dir).document : undefined;
 }
 
-/** Creates `keys.json` in `dir` unless it exists, and returns what the file holds then. */
-function loadOrCreateKeyFile(dir: string, nowSec: number): VersionedKeyDocument {
+/** Creates `keys.json` in `dir` from `document` unless it exists, and returns what the file holds then. */
+function readOrCreateKeyFile(dir: string, document: () => KeyDocument): VersionedKeyDocument {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!existsSync(join(dir, FILE_NAME))) createKeyFileOnce(dir, fileText(newKeyDocument(nowSec), 1));
+  if (!existsSync(join(dir, FILE_NAME))) createKeyFileOnce(dir, fileText(document(), 1));
   return readKeyFile(dir);
 }
 
-/** Loads the key ring from the data directory, generating it on first start. */
+/** Loads the key ring from the data directory, generating it on first start (tools that read the keys once). */
 export function loadKeyRing(dir: string, nowSec: number): KeyRing {
-  return buildKeyRing(loadOrCreateKeyFile(dir, nowSec).document, nowSec, FILE_NAME);
+  return buildKeyRing(readOrCreateKeyFile(dir, () => newKeyDocument(nowSec)).document, nowSec, FILE_NAME);
 }
 
 /** Why `rtc keys rotate` refuses a data directory without keys. */
 export const missingKeyFileMessage = (dir: string): string => `no ${FILE_NAME} in ${dir}: \`rtc serve\` creates the keys on its first start`;
-
-/**
- * Adds a new signing key and media master key and schedules the current ones to retire once
- * every grant they issued has expired (`rotateKeyDocument`). Running processes see the new file
- * at their next reload.
- */
-export function rotateKeyRing(dir: string, nowSec: number): { signingKid: string; masterKid: string } {
-  if (!existsSync(join(dir, FILE_NAME))) throw new Error(missingKeyFileMessage(dir));
-  const stored = readKeyFile(dir);
-  const { document, signingKid, masterKid } = rotateKeyDocument(stored.document, nowSec);
-  replaceKeyFile(dir, fileText(document, stored.version + 1));
-  return { signingKid, masterKid };
-}
 
 /**
  * `keys.json` in `dir` as a key ring source (SQLite deployments). The compare-and-swap of
@@ -118,9 +105,7 @@ export function createFileKeyRingSource(dir: string): KeyRingSource {
       return existsSync(join(dir, FILE_NAME)) ? readKeyFile(dir) : undefined;
     },
     async createIfAbsent(document) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (!existsSync(join(dir, FILE_NAME))) createKeyFileOnce(dir, fileText(document, 1));
-      return readKeyFile(dir);
+      return readOrCreateKeyFile(dir, () => document);
     },
     async replace(document, expectedVersion) {
       if (!existsSync(join(dir, FILE_NAME)) || readKeyFile(dir).version !== expectedVersion) return false;
