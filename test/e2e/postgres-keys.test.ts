@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
+import type { TokenResponse } from '@rtc/protocol';
 import { loadKeyRing } from '../../server/src/adapters/keys/file-keyring.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import { createPasswordHasher } from '../../server/src/core/password.ts';
@@ -10,8 +11,8 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
-import { join as joinMedia } from './media-helpers.ts';
-import { issue, jwksOf, runCli, useTempDirs, verifyGrant } from './serve-helpers.ts';
+import { join as joinMedia, nextEvent } from './media-helpers.ts';
+import { issue, jwksOf, runCli, TOKEN_BODY, useTempDirs, verifyGrant } from './serve-helpers.ts';
 
 const kidOf = (grant: string): string => String(decodeProtectedHeader(grant).kid);
 
@@ -87,7 +88,7 @@ describe('keys on PostgreSQL: one ring for every node, rotation without restart'
       // two nodes, no shared directory: the keys can only come from the database
       [a, b] = await Promise.all([
         startServer({ dataDir: tempDir(), roles: ['api', 'token', 'media'], env: env() }),
-        startServer({ dataDir: tempDir(), roles: ['api', 'token'], env: env() }),
+        startServer({ dataDir: tempDir(), roles: ['api', 'token', 'media'], env: env() }),
       ]);
       servers.push(a, b);
     });
@@ -106,6 +107,14 @@ describe('keys on PostgreSQL: one ring for every node, rotation without restart'
 
     it('rotates with `rtc keys rotate`: running nodes accept old and new grants and take the new key without a restart', async () => {
       const oldGrant = await issue(b.token, customer);
+      // a session on B's media role, renewed after the rotation with a grant signed by the new key
+      let renewFrom = b.token;
+      const issueFor = async (user: string): Promise<TokenResponse> => {
+        const res = await request(`${renewFrom}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { ...TOKEN_BODY, user_id: user } });
+        assert.equal(res.status, 200, res.text);
+        return res.json<TokenResponse>();
+      };
+      const held = await joinMedia(await issueFor('user-2'), { url: b.urls['media'], getToken: () => issueFor('user-2') });
 
       const rotated = await runCli(['keys', 'rotate'], { DATABASE_URL: url, RTC_DATA_DIR: tempDir() });
       assert.equal(rotated.code, 0, rotated.stderr);
@@ -117,6 +126,14 @@ describe('keys on PostgreSQL: one ring for every node, rotation without restart'
       servers.push(c);
       const newGrant = await issue(c.token, customer);
       assert.equal(kidOf(newGrant.media.grant), newKid);
+
+      // B's media role has not looked at the database since: the renewal's unknown kid makes it reload
+      renewFrom = c.token;
+      const renewed = nextEvent(held, 'renewed');
+      await held.renew();
+      await renewed;
+      assert.match(b.output(), new RegExp(`"signingKid":"${newKid}".*"msg":"key ring reloaded"`));
+      await held.close();
 
       // A's media role has not looked at the database since: the unknown kid makes it reload
       const fresh = await joinMedia(newGrant, { url: a.urls['media'] });
