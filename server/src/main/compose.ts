@@ -3,7 +3,7 @@ import { createSqliteBus } from '../adapters/bus/sqlite.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
-import type { KeyRing } from '../core/keyring.ts';
+import type { KeyRing, LiveKeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
@@ -36,7 +36,7 @@ export interface ComposeOptions {
 export async function composeServices(config: Config, options: ComposeOptions): Promise<ServiceDeps> {
   const clock = options.clock ?? systemClock;
   const store = await openStore(config.store, { onConnectionError: options.onStoreError });
-  let keys: Awaited<ReturnType<typeof openKeys>>;
+  let keys: LiveKeyRing;
   try {
     keys = await openKeys(config, store, {
       clock, reloadIntervalMs: options.keyReloadIntervalMs, onReloaded: options.onKeysReloaded, onError: options.onKeysError,
