@@ -60,10 +60,11 @@ async function serveSignaling(): Promise<void> {
     import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
     import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'),
   ]);
+  const { fixedKeyRing } = await import('../server/src/core/keyring.ts');
   const dataDir = process.env['BENCH_DATA_DIR']!;
   const clock = { nowMs: () => Date.now() };
   const logger = createLogger('info');
-  const keys = loadKeyRing(dataDir, Math.floor(Date.now() / 1000));
+  const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
   const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
   const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
     passwords: createPasswordHasher() };

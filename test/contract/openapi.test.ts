@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { createMemoryBus } from '../../server/src/adapters/bus/memory.ts';
 import { loadKeyRing } from '../../server/src/adapters/keys/file-keyring.ts';
+import { fixedKeyRing } from '../../server/src/core/keyring.ts';
 import { createMemoryLimiter } from '../../server/src/adapters/limiter/memory.ts';
 import { createSqliteStore } from '../../server/src/adapters/store/sqlite.ts';
 import { createPasswordHasher } from '../../server/src/core/password.ts';
@@ -51,7 +52,7 @@ async function registeredRoutes(): Promise<Map<Host, Set<string>>> {
   const store = createSqliteStore(join(dir, 'rtc.sqlite'));
   const bus = createMemoryBus(() => undefined);
   const ctx: HttpContext = {
-    deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: loadKeyRing(dir, Math.floor(nowMs / 1000)),
+    deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: fixedKeyRing(loadKeyRing(dir, Math.floor(nowMs / 1000))),
       passwords: createPasswordHasher() },
     issuer: { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880 },
     limits: { appPerMinute: 1200, addressPerMinute: 2400 },

@@ -32,12 +32,13 @@ describe('rtc serve on PostgreSQL (DATABASE_URL)', () => {
 
   it('serves from two processes started together on one empty database: a credential made on one issues tokens on the other', async () => {
     const url = (await postgres.createDatabase()).replace('postgres@', `postgres:${PASSWORD}@`);
-    // processes on one database share one key file (docs/operations/configuration.md): both
-    // start at the same moment on an empty data directory and an empty database
-    const dataDir = mkdtempSync(join(tmpdir(), 'rtc-pg-serve-'));
-    dirs.push(dataDir);
-
-    const started = await Promise.all([0, 1].map(() => startServer({ dataDir, env: { DATABASE_URL: url } })));
+    // processes on one database share its key ring (docs/operations/configuration.md, "Keys"): both
+    // start at the same moment on an empty database, each with an empty data directory of its own
+    const started = await Promise.all([0, 1].map(() => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'rtc-pg-serve-'));
+      dirs.push(dataDir);
+      return startServer({ dataDir, env: { DATABASE_URL: url } });
+    }));
     servers.push(...started);
     const [a, b] = started as [RunningServer, RunningServer];
 

@@ -59,6 +59,20 @@ export function verifyJws(
   return { ok: true, claims };
 }
 
+/** The `kid` a compact JWS's header names, unverified; undefined when it names none. */
+export function jwsKeyId(token: string): string | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot > 1024) return undefined;
+  const header = fromB64u(token.slice(0, dot));
+  if (!header) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(header.toString('utf8'));
+    return isRecord(parsed) && typeof parsed['kid'] === 'string' ? parsed['kid'] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

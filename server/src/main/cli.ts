@@ -1,6 +1,6 @@
-import { rotateKeyRing } from '../adapters/keys/file-keyring.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
+import { KEYS_USAGE, runKeysRotate } from './keys-command.ts';
 import { startPlatform } from './serve.ts';
 import { runSubscriptionsCommand, SUBSCRIPTIONS_USAGE } from './subscriptions-command.ts';
 
@@ -8,8 +8,7 @@ const USAGE = `usage: rtc <command>
 
 commands:
   serve          start every configured role (RTC_ROLES, default api,token)
-  keys rotate    add a new signing key and media master key to RTC_DATA_DIR;
-                 the current keys stay published until their grants expire
+${KEYS_USAGE}
 ${SUBSCRIPTIONS_USAGE}
   help           show this text
 
@@ -59,16 +58,10 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
   if (command === 'keys' && sub === 'rotate') {
-    const config = loadConfig(process.env);
-    let kids: ReturnType<typeof rotateKeyRing>;
-    try {
-      kids = rotateKeyRing(config.dataDir, Math.floor(Date.now() / 1000));
-    } catch (err) {
-      process.stderr.write(`rtc: keys rotate: ${err instanceof Error ? err.message : String(err)}\n`);
-      return 1;
-    }
-    process.stdout.write(`${JSON.stringify({ rotated: true, signing_kid: kids.signingKid, media_master_kid: kids.masterKid })}\n`);
-    return 0;
+    return runKeysRotate(loadConfig(process.env), { nowMs: () => Date.now() }, {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
   }
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);

@@ -1,7 +1,6 @@
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { createRedisBus } from '../adapters/bus/redis.ts';
 import { createSqliteBus } from '../adapters/bus/sqlite.ts';
-import { loadKeyRing } from '../adapters/keys/file-keyring.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import { createRedisLimiter } from '../adapters/limiter/redis.ts';
 import { createRedisMediaNodeDirectory } from '../adapters/media-nodes/redis.ts';
@@ -9,10 +8,12 @@ import { createRedisClient, redisReady } from '../adapters/redis-client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
+import type { KeyRing, LiveKeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
-import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { openKeys } from './open-keys.ts';
 import { openStore } from './open-store.ts';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
@@ -30,6 +31,12 @@ export interface ComposeOptions {
   readonly onStoreError?: ((err: Error) => void) | undefined;
   /** A Redis connection failed; it reconnects in the background (the error never quotes the URL). */
   readonly onRedisError?: ((err: Error) => void) | undefined;
+  /** Between two looks for a key rotation made by another process (default 30 s; tests pass less). */
+  readonly keyReloadIntervalMs?: number | undefined;
+  /** A rotated key ring was loaded. */
+  readonly onKeysReloaded?: ((ring: KeyRing, version: number) => void) | undefined;
+  /** Reloading the key ring failed or was refused; the keys loaded before stay in force. */
+  readonly onKeysError?: ((err: unknown) => void) | undefined;
 }
 
 /** The services of one process, and how to release what they hold. */
@@ -44,9 +51,17 @@ const REDIS_START_TIMEOUT_MS = 10_000;
 /** Chooses the adapters from the config and opens them: the services every role shares. */
 export async function composeServices(config: Config, options: ComposeOptions): Promise<Services> {
   const clock = options.clock ?? systemClock;
-  const keys = loadKeyRing(config.dataDir, nowSec(clock));
   const store = await openStore(config.store, { onConnectionError: options.onStoreError });
-  const closers: (() => Promise<void> | void)[] = [() => store.close()];
+  let keys: LiveKeyRing;
+  try {
+    keys = await openKeys(config, store, {
+      clock, reloadIntervalMs: options.keyReloadIntervalMs, onReloaded: options.onKeysReloaded, onError: options.onKeysError,
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const closers: (() => Promise<void> | void)[] = [() => store.close(), () => keys.close()];
   const close = async (): Promise<void> => {
     for (const closer of [...closers].reverse()) await closer();
   };

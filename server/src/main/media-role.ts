@@ -11,10 +11,12 @@ import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
  */
 export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
   const hub = await MediaHub.create({
+    // read at each check: the ring is replaced when keys are rotated (docs/operations/configuration.md, "Keys")
     keys: {
-      verifying: new Map(deps.keys.verifying.map((k) => [k.kid, k])),
-      masters: deps.keys.mediaMasters,
+      get verifying() { return deps.keys.verifyingByKid; },
+      get masters() { return deps.keys.mediaMasters; },
       issuer: config.issuer,
+      reload: () => deps.keys.reloadForUnknownKey(),
     },
     store: deps.store,
     bus: deps.bus,

@@ -26,6 +26,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     onBusError: (err) => logger.error({ err }, 'event handler failed'),
     onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
     onRedisError: (err) => logger.warn({ err }, 'Redis connection lost'),
+    onKeysReloaded: (ring, version) => logger.info({ signingKid: ring.signing.kid, version }, 'key ring reloaded'),
+    onKeysError: (err) => logger.warn({ err }, 'key ring reload failed'),
   });
   const { store, keys } = deps;
   const roleContext: RoleContext = { config, deps, logger };

@@ -31,13 +31,20 @@ export interface GrantKeys {
   readonly verifying: ReadonlyMap<string, SigningKey>;
   readonly masters: ReadonlyMap<string, MediaMasterKey>;
   readonly issuer: string;
+  /**
+   * Loads keys rotated in since (throttled); true when there are new ones. Asked when a grant
+   * names a key this server does not know: another node may already sign with a new key.
+   */
+  readonly reload?: (() => Promise<boolean>) | undefined;
 }
 
 export type GrantCheck =
   | { readonly ok: true; readonly grant: MediaGrant; readonly mediaKey: Buffer }
-  | { readonly ok: false; readonly failure: 'unauthorized' | 'expired' };
+  /** `unknownKey`: signed by, or naming a media master, that these keys lack (worth a reload). */
+  | { readonly ok: false; readonly failure: 'unauthorized' | 'expired'; readonly unknownKey?: true };
 
 const UNAUTHORIZED = { ok: false, failure: 'unauthorized' } as const;
+const UNKNOWN_KEY = { ok: false, failure: 'unauthorized', unknownKey: true } as const;
 
 /**
  * Verifies a grant (docs/protocol/media.md, "What the server checks"): signature by a published
@@ -47,12 +54,12 @@ const UNAUTHORIZED = { ok: false, failure: 'unauthorized' } as const;
  */
 export function checkGrant(token: string, keys: GrantKeys, nowSec: number): GrantCheck {
   const verified = verifyJws(token, keys.verifying, GRANT_TYPE);
-  if (!verified.ok) return UNAUTHORIZED;
+  if (!verified.ok) return verified.reason === 'unknown_key' ? UNKNOWN_KEY : UNAUTHORIZED;
   const c = parseGrantClaims(verified.claims);
   if (!c || c.aud !== 'rtc-media' || c.iss !== keys.issuer) return UNAUTHORIZED;
   if (!isId('project', c.prj) || !isId('app', c.app)) return UNAUTHORIZED;
   const master = keys.masters.get(c.cnf.kid);
-  if (!master) return UNAUTHORIZED;
+  if (!master) return UNKNOWN_KEY;
   if (c.iat > nowSec + CLOCK_SKEW_SECONDS) return UNAUTHORIZED;
   if (c.exp <= nowSec) return { ok: false, failure: 'expired' };
   return {

@@ -10,7 +10,7 @@ export interface SessionKeys {
 
 export type JoinCheck =
   | { readonly ok: true; readonly grant: MediaGrant; readonly keys: SessionKeys }
-  | { readonly ok: false; readonly close: MediaCloseName };
+  | { readonly ok: false; readonly close: MediaCloseName; readonly unknownKey?: true | undefined };
 
 /**
  * The synchronous part of a join (docs/protocol/media.md, "What the server checks"): the `join`
@@ -22,7 +22,7 @@ export function checkJoin(text: string, keys: GrantKeys, serverNonce: Buffer, no
   const join = parseJoin(text);
   if (!join) return { ok: false, close: 'protocol_error' };
   const check = checkGrant(join.grant, keys, Math.floor(nowMs / 1000));
-  if (!check.ok) return { ok: false, close: check.failure };
+  if (!check.ok) return { ok: false, close: check.failure, unknownKey: check.unknownKey };
   const clientNonce = fromB64u(join.nonce)!;
   try {
     if (!verifyProof(check.mediaKey, check.grant.digest, serverNonce, clientNonce, fromB64u(join.proof)!)) {
@@ -34,7 +34,9 @@ export function checkJoin(text: string, keys: GrantKeys, serverNonce: Buffer, no
   }
 }
 
-export type RenewalCheck = { readonly ok: true; readonly grant: MediaGrant } | { readonly ok: false; readonly reason: RenewRefusal };
+export type RenewalCheck =
+  | { readonly ok: true; readonly grant: MediaGrant }
+  | { readonly ok: false; readonly reason: RenewRefusal; readonly unknownKey?: true | undefined };
 
 /**
  * The synchronous part of a renewal (docs/protocol/media.md, "Renewal"): the new grant, its proof
@@ -44,7 +46,7 @@ export function checkRenewal(
   control: ClientControl & { readonly type: 'renew' }, keys: GrantKeys, challenge: Buffer, current: MediaGrant, nowMs: number,
 ): RenewalCheck {
   const check = checkGrant(control.grant, keys, Math.floor(nowMs / 1000));
-  if (!check.ok) return { ok: false, reason: check.failure === 'expired' ? 'expired' : 'invalid_grant' };
+  if (!check.ok) return { ok: false, reason: check.failure === 'expired' ? 'expired' : 'invalid_grant', unknownKey: check.unknownKey };
   const next = check.grant;
   const proven = verifyProof(check.mediaKey, next.digest, challenge, fromB64u(control.nonce)!, fromB64u(control.proof)!);
   check.mediaKey.fill(0);

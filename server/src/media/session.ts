@@ -11,7 +11,7 @@ import { ControlChannel, errorReply, handleControl } from './control.ts';
 import { forwardFrame } from './forwarding.ts';
 import { readHeader } from './frame.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import { checkJoin, checkRenewal, type SessionKeys } from './handshake.ts';
+import { checkJoin, checkRenewal, type JoinCheck, type RenewalCheck, type SessionKeys } from './handshake.ts';
 import {
   CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MAX_LIVE_GRANTS_PER_SESSION,
   MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
@@ -174,7 +174,20 @@ export class Session implements Member {
     }
     if (this.state !== 'handshake' || isBinary) return this.close('protocol_error');
     if (data.length > MAX_HANDSHAKE_MESSAGE_BYTES) return this.close('message_too_big');
-    const check = checkJoin(data.toString('utf8'), this.host.keys, this.serverNonce, this.host.nowMs());
+    const text = data.toString('utf8');
+    const check = checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs());
+    const reload = this.host.keys.reload;
+    if (check.ok || !check.unknownKey || !reload) return this.join(check);
+    // docs/operations/configuration.md, "Keys": a grant signed by a key another node rotated in;
+    // reload the keys (throttled) and check once more
+    this.state = 'joining';
+    void reload().then((loaded) => {
+      if (this.state !== 'joining') return;
+      this.join(loaded ? checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs()) : check);
+    });
+  }
+
+  private join(check: JoinCheck): void {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
@@ -266,9 +279,19 @@ export class Session implements Member {
       this.sendControl(errorReply(control.id, 'renew_refused', `the renewal was refused: ${reason}`, { reason, renew_nonce: b64u(this.renewNonce) }));
     };
     if (!challenge) return refuse('stale_challenge');
-    const nowMs = this.host.nowMs();
-    const check = checkRenewal(control, this.host.keys, challenge, this.grant!, nowMs);
+    const check = checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs());
+    const reload = this.host.keys.reload;
+    if (check.ok || !check.unknownKey || !reload) return this.finishRenewal(control, check, refuse);
+    // a grant signed by a key rotated in elsewhere: reload the keys (throttled) and check once more
+    void reload().then((loaded) => {
+      if (this.state !== 'joined') return;
+      this.finishRenewal(control, loaded ? checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs()) : check, refuse);
+    });
+  }
+
+  private finishRenewal(control: ClientControl & { readonly type: 'renew' }, check: RenewalCheck, refuse: (reason: RenewRefusal) => void): void {
     if (!check.ok) return refuse(check.reason);
+    const nowMs = this.host.nowMs();
     const next = check.grant;
     for (const [grantId, exp] of this.liveGrants) {
       if (exp * 1000 <= nowMs) {

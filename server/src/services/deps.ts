@@ -1,4 +1,4 @@
-import type { KeyRing } from '../core/keyring.ts';
+import type { LiveKeyRing } from '../core/keyring.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { PasswordHasher } from '../core/password.ts';
 import type { Clock, EventBus, Limiter, Store } from '../ports.ts';
@@ -9,7 +9,8 @@ export interface ServiceDeps {
   readonly limiter: Limiter;
   readonly bus: EventBus;
   readonly clock: Clock;
-  readonly keys: KeyRing;
+  /** Always the newest ring this process loaded (docs/operations/configuration.md, "Keys"). */
+  readonly keys: LiveKeyRing;
   readonly passwords: PasswordHasher;
   /** The media nodes of a cluster (with Redis); undefined: the one media node of the config. */
   readonly mediaNodes?: MediaNodeDirectory | undefined;

@@ -1,4 +1,5 @@
 import { ApiError, rateLimited } from '../core/errors.ts';
+import { jwsKeyId } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
 import type { ProjectCutoffRecord } from '../ports.ts';
@@ -43,9 +44,13 @@ export interface SignalingServiceOptions {
   readonly onPollError?: (err: unknown) => void;
 }
 
+function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): boolean {
+  const kid = jwsKeyId(token);
+  return kid !== undefined && !keys.has(kid);
+}
+
 /** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
 export function createSignalingService(deps: ServiceDeps, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
-  const keys = new Map<string, SigningKey>(deps.keys.verifying.map((k) => [k.kid, k]));
   const rooms = createRoomRegistry(settings, deps.clock);
   // grants revoked while this process runs, kept until they expire: closes the gap between a
   // request's store look-up and its effect on the rooms
@@ -56,7 +61,7 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
   const verify = (token: string, now: number): SessionIdentity | undefined => {
     const cached = verified.get(token);
     if (cached) return cached.expiresAt > now ? cached : undefined;
-    const identity = verifySignalingToken(token, keys, { issuer: settings.issuer, nowSec: now });
+    const identity = verifySignalingToken(token, deps.keys.verifyingByKid, { issuer: settings.issuer, nowSec: now });
     if (identity) {
       if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
       verified.set(token, identity);
@@ -122,7 +127,12 @@ export function createSignalingService(deps: ServiceDeps, settings: SignalingSet
     settings,
     async authenticate(token) {
       if (token === undefined) throw invalidToken();
-      const identity = verify(token, nowSec(deps.clock));
+      let identity = verify(token, nowSec(deps.clock));
+      // docs/operations/configuration.md, "Keys": signed by a key another node rotated in; reload
+      // the keys (throttled) and check once more
+      if (!identity && namesUnknownKey(token, deps.keys.verifyingByKid) && await deps.keys.reloadForUnknownKey()) {
+        identity = verify(token, nowSec(deps.clock));
+      }
       if (!identity) throw invalidToken();
       // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was
       // archived, is refused, also after a restart

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadKeyRing, rotateKeyRing } from './file-keyring.ts';
+import { createFileKeyRingSource, loadKeyRing } from './file-keyring.ts';
+import { rotateKeys } from './key-ring-source.ts';
 
 const KEYRING = fileURLToPath(new URL('./file-keyring.ts', import.meta.url));
 const RACERS = 6;
@@ -53,16 +54,17 @@ describe('file key ring', () => {
     assert.equal(statSync(join(dir, 'keys.json')).mode & 0o777, 0o600);
   });
 
-  it('rotation keeps the old keys for verification and the secret-hash key unchanged', () => {
+  it('rotation keeps the old keys for verification and the secret-hash key unchanged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rtc-keys-'));
     const now = 1_800_000_000;
     const first = loadKeyRing(dir, now);
-    const { signingKid } = rotateKeyRing(dir, now + 10);
+    const { signingKid } = await rotateKeys(createFileKeyRingSource(dir), now + 10, 'missing');
     const rotated = loadKeyRing(dir, now + 20);
     assert.equal(rotated.signing.kid, signingKid);
     assert.ok(rotated.verifying.some((k) => k.kid === first.signing.kid), 'the old key still verifies');
     assert.deepEqual(rotated.secretHashKey, first.secretHashKey);
     assert.deepEqual(readdirSync(dir), ['keys.json']);
-    assert.equal(JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')).version, 1);
+    const file = JSON.parse(readFileSync(join(dir, 'keys.json'), 'utf8')) as { version: number; revision: number };
+    assert.deepEqual([file.version, file.revision], [1, 2], 'the format stays version 1; the revision counts rotations');
   });
 });

@@ -1,44 +1,30 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_TTL_SECONDS } from '@rtc/protocol';
-import { newKeyId } from '../../core/ids.ts';
-import type { KeyRing, MediaMasterKey, SigningKey } from '../../core/keyring.ts';
-
-/** What `keys.json` in the data directory holds. Private: mode 0600, never logged. */
-interface KeyFile {
-  version: 1;
-  signing: { kid: string; private_pem: string; created_at: number; retire_at?: number }[];
-  media_master: { kid: string; secret: string; created_at: number; retire_at?: number }[];
-  secret_hash_key: string;
-  handle_key: string;
-}
+import type { KeyRing } from '../../core/keyring.ts';
+import {
+  buildKeyRing, newKeyDocument, parseKeyDocument, serializeKeyDocument, type KeyDocument,
+} from './key-document.ts';
+import type { KeyRingSource, VersionedKeyDocument } from './key-ring-source.ts';
 
 const FILE_NAME = 'keys.json';
-// a retired key stays published until every grant it signed has expired, plus clock skew
-const RETIRE_AFTER_SECONDS = MAX_TTL_SECONDS + 300;
 
-function newSigningEntry(nowSec: number): KeyFile['signing'][number] {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  return {
-    kid: newKeyId('sig', nowSec),
-    private_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    created_at: nowSec,
-  };
-}
-
-function newMasterEntry(nowSec: number): KeyFile['media_master'][number] {
-  return { kid: newKeyId('mk', nowSec), secret: randomBytes(32).toString('base64url'), created_at: nowSec };
+/**
+ * `keys.json`: the key document, plus `revision` (absent: 1), one more with each rotation, by which
+ * running processes tell that the file changed. Private: mode 0600, never logged.
+ */
+function fileText(doc: KeyDocument, revision: number): string {
+  return serializeKeyDocument(doc, revision === 1 ? undefined : revision);
 }
 
 /** Writes a private temporary file beside `keys.json` and flushes it to disk; returns its path. */
-function writeDurableTemp(dir: string, file: KeyFile): string {
+function writeDurableTemp(dir: string, text: string): string {
   const tmp = join(dir, `${FILE_NAME}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o600);
   try {
-    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`);
+    writeSync(fd, text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -57,8 +43,8 @@ function fsyncDir(dir: string): void {
 }
 
 /** Replaces `keys.json` atomically and durably (rotation). */
-function replaceKeyFile(dir: string, file: KeyFile): void {
-  renameSync(writeDurableTemp(dir, file), join(dir, FILE_NAME));
+function replaceKeyFile(dir: string, text: string): void {
+  renameSync(writeDurableTemp(dir, text), join(dir, FILE_NAME));
   fsyncDir(dir);
 }
 
@@ -67,8 +53,8 @@ function replaceKeyFile(dir: string, file: KeyFile): void {
  * fails when the name exists. Processes that start together on an empty data directory therefore
  * all end up reading the one file that won, never keys that did not reach the disk.
  */
-function createKeyFileOnce(dir: string, file: KeyFile): void {
-  const tmp = writeDurableTemp(dir, file);
+function createKeyFileOnce(dir: string, text: string): void {
+  const tmp = writeDurableTemp(dir, text);
   try {
     linkSync(tmp, join(dir, FILE_NAME));
     fsyncDir(dir);
@@ -79,68 +65,52 @@ function createKeyFileOnce(dir: string, file: KeyFile): void {
   }
 }
 
-function readKeyFile(dir: string): KeyFile {
-  const file = JSON.parse(readFileSync(join(dir, FILE_NAME), 'utf8')) as KeyFile;
-  if (file.version !== 1 || !Array.isArray(file.signing) || file.signing.length === 0 ||
-      !Array.isArray(file.media_master) || file.media_master.length === 0) {
-    throw new Error(`${FILE_NAME} in the data directory is not a valid key file`);
-  }
-  return file;
+function readKeyFile(dir: string): VersionedKeyDocument {
+  const where = `${FILE_NAME} in the data directory`;
+  const text = readFileSync(join(dir, FILE_NAME), 'utf8');
+  const document = parseKeyDocument(text, where);
+  const revision = (JSON.parse(text) as { revision?: unknown }).revision;
+  return { document, version: Number.isSafeInteger(revision) ? revision as number : 1 };
 }
 
-/** Loads the key ring from the data directory, generating it on first start. */
-export function loadKeyRing(dir: string, nowSec: number): KeyRing {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!existsSync(join(dir, FILE_NAME))) {
-    createKeyFileOnce(dir, {
-      version: 1,
-      signing: [newSigningEntry(nowSec)],
-      media_master: [newMasterEntry(nowSec)],
-      secret_hash_key: randomBytes(32).toString('base64url'),
-      handle_key: randomBytes(32).toString('base64url'),
-    });
-  }
-  const file = readKeyFile(dir);
-  const signing: SigningKey[] = file.signing
-    .filter((k) => k.retire_at === undefined || k.retire_at > nowSec)
-    .map((k) => {
-      const privateKey = createPrivateKey(k.private_pem);
-      return { kid: k.kid, privateKey, publicKey: createPublicKey(privateKey), retireAt: k.retire_at };
-    });
-  const masters: MediaMasterKey[] = file.media_master
-    .filter((k) => k.retire_at === undefined || k.retire_at > nowSec)
-    .map((k) => ({ kid: k.kid, secret: Buffer.from(k.secret, 'base64url'), retireAt: k.retire_at }));
-  const activeSigning = signing.findLast((k) => k.retireAt === undefined);
-  const activeMaster = masters.findLast((k) => k.retireAt === undefined);
-  if (!activeSigning || !activeMaster) throw new Error(`${FILE_NAME} has no current signing or media master key`);
-  return {
-    signing: activeSigning,
-    verifying: signing,
-    mediaMaster: activeMaster,
-    mediaMasters: new Map(masters.map((k) => [k.kid, k])),
-    secretHashKey: Buffer.from(file.secret_hash_key, 'base64url'),
-    handleKey: Buffer.from(file.handle_key, 'base64url'),
-  };
+/** The key document of `dir`, or undefined when it has no `keys.json` (for a move of the keys into a database). */
+export function readKeyFileIfPresent(dir: string): KeyDocument | undefined {
+  return existsSync(join(dir, FILE_NAME)) ? readKeyFile(dir).document : undefined;
 }
+
+/** Creates `keys.json` in `dir` from `document` unless it exists, and returns what the file holds then. */
+function readOrCreateKeyFile(dir: string, document: () => KeyDocument): VersionedKeyDocument {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(join(dir, FILE_NAME))) createKeyFileOnce(dir, fileText(document(), 1));
+  return readKeyFile(dir);
+}
+
+/** Loads the key ring from the data directory, generating it on first start (tools that read the keys once). */
+export function loadKeyRing(dir: string, nowSec: number): KeyRing {
+  return buildKeyRing(readOrCreateKeyFile(dir, () => newKeyDocument(nowSec)).document, nowSec, FILE_NAME);
+}
+
+/** Why `rtc keys rotate` refuses a data directory without keys. */
+export const missingKeyFileMessage = (dir: string): string => `no ${FILE_NAME} in ${dir}: \`rtc serve\` creates the keys on its first start`;
 
 /**
- * Adds a new signing key and media master key and schedules the current ones to retire once
- * every grant they issued has expired. Running processes pick the new keys up on restart.
+ * `keys.json` in `dir` as a key ring source (SQLite deployments). The compare-and-swap of
+ * `replace` checks the revision and then renames, which is not one atomic step between processes:
+ * rotations of one data directory are run one at a time (docs/operations/configuration.md).
  */
-export function rotateKeyRing(dir: string, nowSec: number): { signingKid: string; masterKid: string } {
-  if (!existsSync(join(dir, FILE_NAME))) {
-    throw new Error(`no ${FILE_NAME} in ${dir}: \`rtc serve\` creates the keys on its first start`);
-  }
-  const file = readKeyFile(dir);
-  const retireAt = nowSec + RETIRE_AFTER_SECONDS;
-  for (const k of file.signing) if (k.retire_at === undefined) k.retire_at = retireAt;
-  for (const k of file.media_master) if (k.retire_at === undefined) k.retire_at = retireAt;
-  file.signing = file.signing.filter((k) => (k.retire_at ?? Infinity) > nowSec);
-  file.media_master = file.media_master.filter((k) => (k.retire_at ?? Infinity) > nowSec);
-  const signing = newSigningEntry(nowSec);
-  const master = newMasterEntry(nowSec);
-  file.signing.push(signing);
-  file.media_master.push(master);
-  replaceKeyFile(dir, file);
-  return { signingKid: signing.kid, masterKid: master.kid };
+export function createFileKeyRingSource(dir: string): KeyRingSource {
+  return {
+    where: `${FILE_NAME} in ${dir}`,
+    async read() {
+      return existsSync(join(dir, FILE_NAME)) ? readKeyFile(dir) : undefined;
+    },
+    async createIfAbsent(document) {
+      return readOrCreateKeyFile(dir, () => document);
+    },
+    async replace(document, expectedVersion) {
+      if (!existsSync(join(dir, FILE_NAME)) || readKeyFile(dir).version !== expectedVersion) return false;
+      replaceKeyFile(dir, fileText(document, expectedVersion + 1));
+      return true;
+    },
+  };
 }

@@ -98,6 +98,12 @@ const MIGRATIONS: readonly string[] = [
      expires_at BIGINT NOT NULL
    );
    CREATE INDEX project_cutoffs_expiry ON project_cutoffs(expires_at);`,
+  // the cluster's key ring (docs/operations/configuration.md, "Keys"): one row, the keys.json document and its version
+  `CREATE TABLE key_ring (
+     id SMALLINT PRIMARY KEY CHECK (id = 1),
+     document TEXT NOT NULL,
+     version BIGINT NOT NULL
+   );`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
@@ -174,6 +180,22 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     // a second close does nothing, as with SQLite (pg's pool refuses a second end)
     async close() {
       if (!pool.ending) await pool.end();
+    },
+
+    async readKeyRing() {
+      return one<{ document: string; version: number }>('SELECT document, version FROM key_ring WHERE id = $1', [1]);
+    },
+    // of processes starting together on an empty database, the first insert wins; the others wait
+    // for its commit, insert nothing and read the winner's ring
+    async insertKeyRingIfAbsent(document) {
+      return await changed(`INSERT INTO key_ring (id, document, version) VALUES (1, $1, 1) ON CONFLICT (id) DO NOTHING`,
+        [document]) === 1;
+    },
+    // compare-and-swap: of two concurrent replacements the second waits for the first's row lock,
+    // then finds the version moved on and changes nothing
+    async replaceKeyRing(document, expectedVersion) {
+      return await changed(`UPDATE key_ring SET document = $1, version = version + 1 WHERE id = 1 AND version = $2`,
+        [document, expectedVersion]) === 1;
     },
 
     async insertAccount(a) {

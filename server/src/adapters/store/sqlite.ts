@@ -98,6 +98,12 @@ const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX project_cutoffs_expiry ON project_cutoffs(expires_at);`,
+  // the key ring document of a deployment that keeps it in its store (docs/operations/configuration.md, "Keys"): one row
+  `CREATE TABLE key_ring (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     document TEXT NOT NULL,
+     version INTEGER NOT NULL
+   );`,
 ];
 
 interface CredentialRow {
@@ -201,6 +207,9 @@ export function createSqliteStore(path: string): Store {
        AND (@status IS NULL OR status = @status)
        AND (@afterId IS NULL OR rowid < (SELECT rowid FROM subscription_requests WHERE id = @afterId))
        ORDER BY rowid DESC LIMIT @limit`),
+    readKeyRing: db.prepare<[], { document: string; version: number }>('SELECT document, version FROM key_ring WHERE id = 1'),
+    insertKeyRing: db.prepare<[string]>('INSERT INTO key_ring (id, document, version) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING'),
+    replaceKeyRing: db.prepare<[string, number]>('UPDATE key_ring SET document = ?, version = version + 1 WHERE id = 1 AND version = ?'),
     transitionSubscriptionRequest: db.prepare<{ id: string; status: string; at: number; reason: string | null }>(
       `UPDATE subscription_requests SET status = @status, updated_at = @at, decided_at = @at, reason = @reason
        WHERE id = @id AND status = 'pending'`),
@@ -250,6 +259,10 @@ export function createSqliteStore(path: string): Store {
   return {
     async ping() { q.ping.get(); },
     async close() { db.close(); },
+
+    async readKeyRing() { return q.readKeyRing.get(); },
+    async insertKeyRingIfAbsent(document) { return q.insertKeyRing.run(document).changes === 1; },
+    async replaceKeyRing(document, expectedVersion) { return q.replaceKeyRing.run(document, expectedVersion).changes === 1; },
 
     async insertAccount(a) { return q.insertAccount.run(a).changes === 1; },
     async findAccountByEmail(email) { const r = q.accountByEmail.get(email); return r && toAccount(r); },

@@ -28,13 +28,22 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
 
 /** `GET /health` and `GET /.well-known/jwks.json`, unauthenticated. */
 export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const jwks = JSON.stringify({
-    keys: ctx.deps.keys.verifying.map((k) => ({
-      ...k.publicKey.export({ format: 'jwk' }), kid: k.kid, use: 'sig', alg: 'EdDSA',
-    })),
-  });
+  // built again only when the key ring was reloaded with other keys (docs/operations/configuration.md, "Keys")
+  let jwks = { of: undefined as unknown, body: '' };
+  const currentJwks = (): string => {
+    const verifying = ctx.deps.keys.verifying;
+    if (jwks.of !== verifying) {
+      jwks = {
+        of: verifying,
+        body: JSON.stringify({
+          keys: verifying.map((k) => ({ ...k.publicKey.export({ format: 'jwk' }), kid: k.kid, use: 'sig', alg: 'EdDSA' })),
+        }),
+      };
+    }
+    return jwks.body;
+  };
   registerOperation(app, TOKEN_API.getJwks, async (_req, reply) =>
-    reply.header('cache-control', 'public, max-age=300').type('application/json').send(jwks));
+    reply.header('cache-control', 'public, max-age=300').type('application/json').send(currentJwks()));
 
   registerOperation(app, TOKEN_API.getHealth, async (req, reply) => {
     try {
