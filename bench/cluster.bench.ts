@@ -97,9 +97,9 @@ async function main(): Promise<void> {
 
     const embedded = await start('embedded', { dataDir: join(work, 'embedded'), roles: ['api', 'token', 'media'], env: UNLIMITED });
     const [a, b, media] = await Promise.all([
-      start('token-a', { dataDir: join(work, 'cluster'), roles: ['api', 'token'], env: clusterEnv }),
-      start('token-b', { dataDir: join(work, 'cluster'), roles: ['api', 'token'], env: clusterEnv }),
-      start('media', { dataDir: join(work, 'cluster'), roles: ['media'], env: clusterEnv }),
+      start('token-a', { dataDir: join(work, 'a'), roles: ['api', 'token'], env: clusterEnv }),
+      start('token-b', { dataDir: join(work, 'b'), roles: ['api', 'token'], env: clusterEnv }),
+      start('media', { dataDir: join(work, 'media'), roles: ['media'], env: clusterEnv }),
     ]);
 
     const embeddedCred = await createCredential(embedded.urls['api']!);

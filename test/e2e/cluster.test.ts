@@ -68,7 +68,7 @@ describe(deployment.name, () => {
   const sessions: MediaSession[] = [];
 
   const node = (roles: readonly string[], env: Record<string, string> = {}): Promise<RunningServer> => {
-    const dataDir = dirs[0] !== undefined ? dirs[0] : mkdtempSync(joinPath(tmpdir(), 'rtc-cluster-'));
+    const dataDir = !cluster && dirs[0] !== undefined ? dirs[0] : mkdtempSync(joinPath(tmpdir(), 'rtc-cluster-'));
     if (!dirs.includes(dataDir)) dirs.push(dataDir);
     const options: StartOptions = { dataDir, roles, env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1', ...HIGH_ADDRESS_LIMIT, ...sharedEnv, ...env } };
     return startServer(options);
