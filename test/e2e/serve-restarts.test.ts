@@ -18,7 +18,8 @@ describe('rtc serve: restarts on the same data directory and key rotation', () =
   let firstKid: string;
 
   before(async () => {
-    dataDir = tempDir();
+    // a data directory that does not exist yet: the first start creates it
+    dataDir = join(tempDir(), 'var', 'rtc');
     const first = await startServer({ dataDir });
     try {
       customer = await createCustomer(first);
@@ -27,6 +28,10 @@ describe('rtc serve: restarts on the same data directory and key rotation', () =
     } finally {
       await first.stop();
     }
+  });
+
+  it('creates the data directory private to its owner (mode 0700)', () => {
+    assert.equal((statSync(dataDir).mode & 0o777).toString(8), '700');
   });
 
   it('keeps keys.json private to its owner (mode 0600)', () => {

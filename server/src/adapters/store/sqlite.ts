@@ -1,4 +1,5 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   AuthCredential, CredentialPatch, CredentialRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
@@ -125,7 +126,9 @@ const toCutoff = (r: CutoffRow): ProjectCutoffRecord => ({ projectId: r.project_
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
 export function createSqliteStore(path: string): Store {
-  // the file holds password and secret hashes: a new one is its owner's only (SQLite gives -wal/-shm the same mode)
+  // the file holds password and secret hashes: a new one, and a new data directory, are their
+  // owner's only (SQLite gives -wal/-shm the same mode)
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   closeSync(openSync(path, 'a', 0o600));
   const db = new Database(path);
   // first, so that processes opening one file together wait for each other's locks instead of failing
