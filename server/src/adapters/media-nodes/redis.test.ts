@@ -111,4 +111,23 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
       return true;
     });
   });
+
+  it('refuses with 503 unavailable, not a placement of its own, while Redis is down', async () => {
+    const [token, media] = await directories(2);
+    const withdraw = media!.announce(node(1), assert.ifError);
+    await token!.refresh();
+    await redis.stop();
+    try {
+      await assert.rejects(token!.place('prj_1', 'room-down', 600), (err: unknown) => {
+        assert.ok(err instanceof ApiError);
+        assert.equal(err.code, 'unavailable');
+        assert.equal(err.retryAfterSec, 1);
+        return true;
+      });
+    } finally {
+      await redis.start();
+    }
+    await Promise.all(clients.map((c) => redisReady(c)));
+    await withdraw();
+  });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../../core/errors.ts';
 import { placeRoom, type MediaNode, type MediaNodeDirectory } from '../../core/media-placement.ts';
@@ -29,6 +30,18 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return ARGV[1]
 `;
+
+const PLACE_SCRIPT_SHA = createHash('sha1').update(PLACE_SCRIPT).digest('hex');
+
+/** Runs the placement script by its digest, sending its text only when Redis does not have it yet. */
+async function runPlaceScript(client: Redis, args: (string | number)[]): Promise<string> {
+  try {
+    return await client.evalsha(PLACE_SCRIPT_SHA, 2, ...args) as string;
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return await client.eval(PLACE_SCRIPT, 2, ...args) as string;
+  }
+}
 
 const encode = (node: MediaNode): string => JSON.stringify([node.id, node.host, node.port]);
 
@@ -74,13 +87,18 @@ export function createRedisMediaNodeDirectory(
         loaded ??= refresh().finally(() => {
           loaded = undefined;
         });
-        await loaded;
+        await loaded.catch(() => {});
       }
       const candidate = placeRoom(live, projectId, roomId);
       if (!candidate) throw noMediaNode();
       const roomKey = `${prefix}:room:${projectId}:${roomId}`;
-      const placed = await client.eval(PLACE_SCRIPT, 2, roomKey, nodesKey, encode(candidate),
-        ttlSeconds + PLACEMENT_MARGIN_SECONDS, nowMs()) as string;
+      let placed: string;
+      try {
+        placed = await runPlaceScript(client, [roomKey, nodesKey, encode(candidate), ttlSeconds + PLACEMENT_MARGIN_SECONDS, nowMs()]);
+      } catch (cause) {
+        // Redis unreachable: refused like the limits, never a placement other nodes would not see
+        throw new ApiError('unavailable', 'the media node directory is unreachable; retry shortly', { retryAfterSec: 1, cause });
+      }
       return decode(placed) ?? candidate;
     },
     nodes: () => live,
