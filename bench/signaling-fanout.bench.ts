@@ -67,7 +67,7 @@ async function serveSignaling(): Promise<void> {
   const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
   const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
   const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
-    passwords: createPasswordHasher() };
+    passwords: createPasswordHasher(), events: { record: async () => {} } };
   const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
   const { app } = createSignalingApp(createSignalingService(deps, settings), { logger });
   await app.listen({ host: '127.0.0.1', port: 0 });

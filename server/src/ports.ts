@@ -250,3 +250,24 @@ export interface EventBus {
   onResync(handler: () => void): () => void;
   close(): Promise<void>;
 }
+
+/** What happened in a project that its webhook endpoints are told about (docs/reference/webhooks.md). */
+export type ProjectEventType =
+  | 'participant.joined' | 'participant.left' | 'room.started' | 'room.finished' | 'token.revoked'
+  | 'credential.rotated' | 'credential.revoked' | 'project.archived' | 'webhook.test';
+
+/** JSON-safe details of an event: ids of rooms, participants, users, App IDs; never a secret. */
+export type ProjectEventData = Readonly<Record<string, string | number | boolean | null | readonly string[] | readonly number[]>>;
+
+export interface ProjectEventInput {
+  readonly projectId: string;
+  readonly type: ProjectEventType;
+  /** Seconds since the epoch. */
+  readonly occurredAt: number;
+  readonly data: ProjectEventData;
+}
+
+/** Where services and the media role record project events; durable once `record` resolves. */
+export interface ProjectEvents {
+  record(event: ProjectEventInput): Promise<void>;
+}

@@ -74,6 +74,8 @@ export async function composeServices(config: Config, options: ComposeOptions): 
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
       mediaNodes: shared?.mediaNodes,
+      // no webhook delivery in this build: events are not kept
+      events: { record: async () => {} },
       passwords: options.passwords ?? createPasswordHasher(),
     };
   } catch (err) {

@@ -1,7 +1,7 @@
 import type { LiveKeyRing } from '../core/keyring.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { PasswordHasher } from '../core/password.ts';
-import type { Clock, EventBus, Limiter, Store } from '../ports.ts';
+import type { Clock, EventBus, Limiter, ProjectEvents, Store } from '../ports.ts';
 
 /** What the services need: ports and key material, chosen by the composition root. */
 export interface ServiceDeps {
@@ -12,6 +12,8 @@ export interface ServiceDeps {
   /** Always the newest ring this process loaded (docs/operations/configuration.md, "Keys"). */
   readonly keys: LiveKeyRing;
   readonly passwords: PasswordHasher;
+  /** Project events for webhooks (participant joined, token revoked, ...). */
+  readonly events: ProjectEvents;
   /** The media nodes of a cluster (with Redis); undefined: the one media node of the config. */
   readonly mediaNodes?: MediaNodeDirectory | undefined;
 }
