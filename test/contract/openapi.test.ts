@@ -53,7 +53,7 @@ async function registeredRoutes(): Promise<Map<Host, Set<string>>> {
   const bus = createMemoryBus(() => undefined);
   const ctx: HttpContext = {
     deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: fixedKeyRing(loadKeyRing(dir, Math.floor(nowMs / 1000))),
-      passwords: createPasswordHasher() },
+      passwords: createPasswordHasher(), events: { record: async () => {} } },
     issuer: { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880 },
     limits: { appPerMinute: 1200, addressPerMinute: 2400 },
     trustProxy: undefined,
