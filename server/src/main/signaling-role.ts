@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { createAddressSet } from '../core/address.ts';
 import { createSignalingApp } from '../signaling/app.ts';
 import { createSignalingService } from '../signaling/service.ts';
 import { defaultSignalingSettings, REVOCATION_POLL_MS } from '../signaling/settings.ts';
@@ -12,7 +13,10 @@ export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
     revocationPollMs: revokesHere ? undefined : REVOCATION_POLL_MS,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
   });
-  const { app, endStreams } = createSignalingApp(service, { logger, tls: config.tls });
+  const { app, endStreams } = createSignalingApp(service, {
+    logger, tls: config.tls, listener: config.listeners.signaling,
+    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  });
   const close = async (): Promise<void> => {
     // open event streams would hold the server open: end them first, readers resume elsewhere
     service.close();
