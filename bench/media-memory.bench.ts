@@ -48,7 +48,11 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bench-media-memory-'));
   const platform = await startPlatformServer({
     dataDir: join(work, 'data'), stderrFile: join(work, 'platform.log'), roles: ['api', 'token', 'media'],
-    env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' },
+    env: {
+      RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000',
+      // every session connects from 127.0.0.1, more of them than the media role's default caps admit
+      RTC_MEDIA_MAX_CONNECTIONS: String(SESSIONS + CONCURRENCY), RTC_MAX_CONNECTIONS_PER_ADDRESS: String(SESSIONS + CONCURRENCY),
+    },
   });
   const clients: WireClient[] = [];
   try {

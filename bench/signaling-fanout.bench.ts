@@ -53,12 +53,13 @@ interface Tokens {
 async function serveSignaling(): Promise<void> {
   const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
     { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
+    { DEFAULT_LISTENER_LIMITS },
   ] = await Promise.all([
     import('../server/src/adapters/bus/memory.ts'), import('../server/src/adapters/keys/file-keyring.ts'),
     import('../server/src/adapters/limiter/memory.ts'), import('../server/src/adapters/store/sqlite.ts'),
     import('../server/src/log.ts'), import('../server/src/services/issue-token.ts'),
     import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'),
+    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
   ]);
   const { fixedKeyRing } = await import('../server/src/core/keyring.ts');
   const dataDir = process.env['BENCH_DATA_DIR']!;
@@ -69,7 +70,9 @@ async function serveSignaling(): Promise<void> {
   const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
     passwords: createPasswordHasher(), events: { record: async () => {} } };
   const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
-  const { app } = createSignalingApp(createSignalingService(deps, settings), { logger });
+  // every listener connects from 127.0.0.1: the per-address cap is lifted with the per-token limit
+  const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
+  const { app } = createSignalingApp(createSignalingService(deps, settings), { logger, listener });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   // one project for the whole room

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, loadConfig, ROLE_NAMES, type Config } from './config.ts';
+import { ConfigError, DEFAULT_LISTENER_LIMITS, loadConfig, ROLE_NAMES, type Config } from './config.ts';
 
 /** The problems a ConfigError lists, or a failed assertion when loadConfig succeeds. */
 function problemsOf(env: Record<string, string>): readonly string[] {
@@ -53,6 +53,18 @@ describe('loadConfig', () => {
     assert.deepEqual({ ...c.limits }, { appPerMinute: 1200, addressPerMinute: 2400 });
     assert.equal(c.logLevel, 'info');
     assert.equal(c.shutdownGraceMs, 10_000);
+    assert.deepEqual(c.listeners, DEFAULT_LISTENER_LIMITS);
+    assert.deepEqual(ROLE_NAMES.map((r) => c.listeners[r].maxConnections), [256, 1024, 2048, 1024]);
+    assert.deepEqual(ROLE_NAMES.map((r) => c.listeners[r].maxConnectionsPerAddress), [128, 512, 128, 128]);
+    for (const role of ROLE_NAMES) {
+      const l = c.listeners[role];
+      assert.ok(l.maxConnectionsPerAddress < l.maxConnections, `${role}: one address cannot fill the listener`);
+      assert.ok(l.headersTimeoutMs <= l.requestTimeoutMs, `${role}: Node refuses a headers timeout over the request timeout`);
+    }
+    // the token API answers small requests sent at once: the shortest wait of the HTTP roles
+    assert.deepEqual({ ...c.listeners.token }, {
+      maxConnections: 1024, maxConnectionsPerAddress: 512, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000,
+    });
   });
 
   it('treats an empty variable as unset', () => {
@@ -62,7 +74,9 @@ describe('loadConfig', () => {
       'RTC_TLS_CERT_FILE', 'RTC_TLS_KEY_FILE', 'RTC_TRUST_PROXY', 'RTC_ISSUER', 'RTC_MEDIA_PUBLIC_HOST',
       'RTC_MEDIA_PUBLIC_PORT', 'RTC_SIGNALING_PUBLIC_URL', 'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_LOG_LEVEL',
       'RTC_APP_RATE_LIMIT_PER_MINUTE', 'RTC_ADDRESS_RATE_LIMIT_PER_MINUTE', 'RTC_SHUTDOWN_GRACE_MS',
-      'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL',
+      'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL', 'RTC_API_MAX_CONNECTIONS', 'RTC_TOKEN_MAX_CONNECTIONS',
+      'RTC_SIGNALING_MAX_CONNECTIONS', 'RTC_MEDIA_MAX_CONNECTIONS', 'RTC_MAX_CONNECTIONS_PER_ADDRESS',
+      'RTC_HEADERS_TIMEOUT_MS', 'RTC_REQUEST_TIMEOUT_MS', 'RTC_KEEP_ALIVE_TIMEOUT_MS',
     ]) env[name] = '';
     assert.deepEqual(loadConfig(env), loadConfig({}));
   });
@@ -114,6 +128,36 @@ describe('loadConfig', () => {
     assert.equal(c.shutdownGraceMs, 0);
   });
 
+  it('reads the connection cap of each role and the one per address', () => {
+    const c = loadConfig({
+      RTC_API_MAX_CONNECTIONS: '10', RTC_TOKEN_MAX_CONNECTIONS: '20', RTC_SIGNALING_MAX_CONNECTIONS: '30',
+      RTC_MEDIA_MAX_CONNECTIONS: '40', RTC_MAX_CONNECTIONS_PER_ADDRESS: '5',
+    });
+    assert.deepEqual(ROLE_NAMES.map((r) => [c.listeners[r].maxConnections, c.listeners[r].maxConnectionsPerAddress]),
+      [[10, 5], [20, 5], [30, 5], [40, 5]]);
+    assert.equal(c.listeners.media.headersTimeoutMs, DEFAULT_LISTENER_LIMITS.media.headersTimeoutMs);
+  });
+
+  it('applies a timeout that is set to every role', () => {
+    const c = loadConfig({ RTC_HEADERS_TIMEOUT_MS: '2000', RTC_REQUEST_TIMEOUT_MS: '3000', RTC_KEEP_ALIVE_TIMEOUT_MS: '100' });
+    for (const role of ROLE_NAMES) {
+      assert.deepEqual({ ...c.listeners[role] }, {
+        maxConnections: DEFAULT_LISTENER_LIMITS[role].maxConnections,
+        maxConnectionsPerAddress: DEFAULT_LISTENER_LIMITS[role].maxConnectionsPerAddress,
+        headersTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 100,
+      });
+    }
+  });
+
+  it('keeps the headers timeout within the request timeout when only one of them is set', () => {
+    const longHeaders = loadConfig({ RTC_HEADERS_TIMEOUT_MS: '20000' });
+    assert.deepEqual(ROLE_NAMES.map((r) => longHeaders.listeners[r].requestTimeoutMs), [30_000, 20_000, 20_000, 20_000]);
+    const shortRequests = loadConfig({ RTC_REQUEST_TIMEOUT_MS: '300' });
+    assert.deepEqual(ROLE_NAMES.map((r) => shortRequests.listeners[r].headersTimeoutMs), [300, 300, 300, 300]);
+    const longRequests = loadConfig({ RTC_REQUEST_TIMEOUT_MS: '60000' });
+    assert.deepEqual(ROLE_NAMES.map((r) => longRequests.listeners[r].headersTimeoutMs), [10_000, 5_000, 10_000, 5_000]);
+  });
+
   const invalid: [string, Record<string, string>, RegExp][] = [
     ['a port that is not a number', { RTC_API_PORT: 'abc' }, /^RTC_API_PORT must be an integer from 0 to 65535$/],
     ['a port over 65535', { RTC_TOKEN_PORT: '65536' }, /^RTC_TOKEN_PORT must be an integer/],
@@ -142,6 +186,14 @@ describe('loadConfig', () => {
     ['a Redis URL of another scheme', { REDIS_URL: 'http://:pw@cache:6379' }, /^REDIS_URL: "http:\/\/:\*\*\*@cache:6379\/" is not a redis:\/\/ or rediss:\/\/ URL$/],
     ['a Redis URL that is not a URL', { REDIS_URL: 'cache:6379' }, /^REDIS_URL: .* is not a redis:\/\/ or rediss:\/\/ URL$/],
     ['a Redis URL whose database is not a number', { REDIS_URL: 'redis://cache/rtc' }, /^REDIS_URL: .* names a database that is not a number$/],
+    ['a connection cap of 0', { RTC_MEDIA_MAX_CONNECTIONS: '0' }, /^RTC_MEDIA_MAX_CONNECTIONS must be an integer from 1 to 1000000$/],
+    ['a connection cap that is not a number', { RTC_TOKEN_MAX_CONNECTIONS: 'many' }, /^RTC_TOKEN_MAX_CONNECTIONS must be an integer/],
+    ['a per-address cap of 0', { RTC_MAX_CONNECTIONS_PER_ADDRESS: '0' }, /^RTC_MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 1000000$/],
+    ['a headers timeout under 100 ms', { RTC_HEADERS_TIMEOUT_MS: '50' }, /^RTC_HEADERS_TIMEOUT_MS must be an integer from 100 to 600000$/],
+    ['a request timeout in seconds', { RTC_REQUEST_TIMEOUT_MS: '10s' }, /^RTC_REQUEST_TIMEOUT_MS must be an integer/],
+    ['a keep-alive timeout of 0 (never)', { RTC_KEEP_ALIVE_TIMEOUT_MS: '0' }, /^RTC_KEEP_ALIVE_TIMEOUT_MS must be an integer from 100/],
+    ['a headers timeout over the request timeout', { RTC_HEADERS_TIMEOUT_MS: '5000', RTC_REQUEST_TIMEOUT_MS: '4000' },
+      /^RTC_HEADERS_TIMEOUT_MS must not exceed RTC_REQUEST_TIMEOUT_MS$/],
   ];
   for (const [what, env, problem] of invalid) {
     it(`refuses ${what}`, () => {
@@ -218,7 +270,8 @@ describe('loadConfig', () => {
 
   it('returns a deeply frozen object', () => {
     const c: Config = loadConfig({ RTC_TRUST_PROXY: '10.0.0.0/8', RTC_TURN_SECRET: 's', RTC_TURN_URIS: 'turn:x' });
-    for (const part of [c, c.ports, c.store, c.media, c.signaling, c.limits, c.roles, c.trustProxy, c.turn, c.turn?.uris]) {
+    for (const part of [c, c.ports, c.store, c.media, c.signaling, c.limits, c.roles, c.trustProxy, c.turn, c.turn?.uris,
+      c.listeners, c.listeners.media]) {
       assert.ok(Object.isFrozen(part));
     }
     assert.throws(() => { (c as { host: string }).host = '0.0.0.0'; }, TypeError);

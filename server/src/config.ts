@@ -38,7 +38,42 @@ export interface Config {
   readonly limits: { readonly appPerMinute: number; readonly addressPerMinute: number };
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly shutdownGraceMs: number;
+  /** Connection caps and HTTP timeouts of each role's listener (docs/operations/configuration.md, "Connections and timeouts"). */
+  readonly listeners: Readonly<Record<RoleName, ListenerLimits>>;
 }
+
+/** What one role's listener admits, and how long it waits for a client. */
+export interface ListenerLimits {
+  /** Connections open at once on the listener; one more is closed at accept. */
+  readonly maxConnections: number;
+  /** Connections open at once from one TCP peer address (a trusted proxy excepted); one more is closed at accept. */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * Time a connection has to send the complete headers of a request (on the media port: the
+   * WebSocket upgrade request), from when it opens or its previous response ended; with TLS the
+   * handshake has the same time before it.
+   */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request, headers and body; a response that streams afterwards (SSE) is not limited. */
+  readonly requestTimeoutMs: number;
+  /** How long a keep-alive connection may stay idle between requests. */
+  readonly keepAliveTimeoutMs: number;
+}
+
+/**
+ * Per role, sized for what its clients do (docs/operations/configuration.md): the token API answers
+ * server-side callers that send a small request at once, a busy backend over many connections from
+ * one address (so half the listener per address); the api serves the console and the token API;
+ * signaling holds one event stream and a keep-alive connection per participant, browsers with a
+ * few connections each; on the media port only the WebSocket upgrade is HTTP, and the media
+ * handshake (5 s) follows it.
+ */
+export const DEFAULT_LISTENER_LIMITS: Readonly<Record<RoleName, ListenerLimits>> = deepFreeze({
+  api: { maxConnections: 256, maxConnectionsPerAddress: 128, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 },
+  token: { maxConnections: 1024, maxConnectionsPerAddress: 512, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 },
+  signaling: { maxConnections: 2048, maxConnectionsPerAddress: 128, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 10_000 },
+  media: { maxConnections: 1024, maxConnectionsPerAddress: 128, headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, keepAliveTimeoutMs: 1_000 },
+});
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -145,6 +180,8 @@ export function loadConfig(env: Env): Config {
     problems.push('RTC_TURN_SECRET and RTC_TURN_URIS must be set together');
   }
 
+  const listeners = listenerLimits(int, problems);
+
   const config: Config = {
     roles: roles as RoleName[],
     host: env['RTC_HOST'] || '127.0.0.1',
@@ -166,9 +203,55 @@ export function loadConfig(env: Env): Config {
     },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: int('RTC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    listeners,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+const MAX_CONNECTIONS_VARIABLES: Readonly<Record<RoleName, string>> = {
+  api: 'RTC_API_MAX_CONNECTIONS',
+  token: 'RTC_TOKEN_MAX_CONNECTIONS',
+  signaling: 'RTC_SIGNALING_MAX_CONNECTIONS',
+  media: 'RTC_MEDIA_MAX_CONNECTIONS',
+};
+const MAX_CONNECTIONS = 1_000_000;
+const MIN_TIMEOUT_MS = 100;
+const MAX_TIMEOUT_MS = 600_000;
+
+/**
+ * Each role's listener limits: the caps per role, and a per-address cap and timeouts that, when
+ * set, apply to every role (unset, each role keeps its default). A headers timeout set alone lifts
+ * a smaller default request timeout to it, a request timeout set alone lowers a larger default
+ * headers timeout (Node refuses a headers timeout over the request timeout).
+ */
+function listenerLimits(
+  int: (name: string, fallback: number, min: number, max: number) => number, problems: string[],
+): Record<RoleName, ListenerLimits> {
+  // unset (or invalid, then reported): undefined, and each role keeps its default
+  const optional = (name: string, min: number, max: number): number | undefined => {
+    const value = int(name, -1, min, max);
+    return value === -1 ? undefined : value;
+  };
+  const perAddress = optional('RTC_MAX_CONNECTIONS_PER_ADDRESS', 1, MAX_CONNECTIONS);
+  const headers = optional('RTC_HEADERS_TIMEOUT_MS', MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  const request = optional('RTC_REQUEST_TIMEOUT_MS', MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  const keepAlive = optional('RTC_KEEP_ALIVE_TIMEOUT_MS', MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  if (headers !== undefined && request !== undefined && headers > request) {
+    problems.push('RTC_HEADERS_TIMEOUT_MS must not exceed RTC_REQUEST_TIMEOUT_MS');
+  }
+  const limits = {} as Record<RoleName, ListenerLimits>;
+  for (const role of ROLE_NAMES) {
+    const d = DEFAULT_LISTENER_LIMITS[role];
+    limits[role] = {
+      maxConnections: int(MAX_CONNECTIONS_VARIABLES[role], d.maxConnections, 1, MAX_CONNECTIONS),
+      maxConnectionsPerAddress: perAddress ?? d.maxConnectionsPerAddress,
+      headersTimeoutMs: headers ?? Math.min(d.headersTimeoutMs, request ?? Infinity),
+      requestTimeoutMs: request ?? Math.max(d.requestTimeoutMs, headers ?? 0),
+      keepAliveTimeoutMs: keepAlive ?? d.keepAliveTimeoutMs,
+    };
+  }
+  return limits;
 }
 
 /**

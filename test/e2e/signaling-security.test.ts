@@ -185,8 +185,12 @@ describe('signaling: tokens, revocation and limits', () => {
     const calm = await join('r-flood', 'calm');
     const reader = await join('r-flood', 'reader');
     const started = performance.now();
+    // 150 connections at once, spread over four source addresses: one address may hold 128
+    // connections to the signaling port (RTC_MAX_CONNECTIONS_PER_ADDRESS), and this is about the per-token limit
     const results = await Promise.all(Array.from({ length: 150 }, (_, n) =>
-      request(`${url}/v1/signaling/messages`, { body: { token: flooder.token.signaling.token, data: { n } } })));
+      request(`${url}/v1/signaling/messages`, {
+        body: { token: flooder.token.signaling.token, data: { n } }, localAddress: `127.0.4.${1 + (n % 4)}`,
+      })));
     const elapsedMs = performance.now() - started;
     const accepted = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);

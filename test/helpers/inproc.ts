@@ -85,8 +85,8 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
   });
   const ctx = httpContext(config, deps, new Map());
   const apps: Record<HttpRole, FastifyInstance> = {
-    api: createHttpApp(ctx, { role: 'api', logger }),
-    token: createHttpApp(ctx, { role: 'token', logger }),
+    api: createHttpApp(ctx, { role: 'api', logger, listener: config.listeners.api }),
+    token: createHttpApp(ctx, { role: 'token', logger, listener: config.listeners.token }),
   };
   await Promise.all([apps.api.ready(), apps.token.ready()]);
   const urls = { api: 'http://api.in-process', token: 'http://token.in-process' } as const;

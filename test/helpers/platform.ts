@@ -26,13 +26,19 @@ export interface StartOptions {
   readonly env?: Record<string, string>;
   readonly dataDir?: string;
   readonly roles?: readonly string[];
+  /** Lowers the open-file limit of the process (soft and hard, so Node cannot raise it) to this many. */
+  readonly maxOpenFiles?: number;
 }
 
 /** Starts `rtc serve` as a child process on port 0 and waits for its role lines. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rtc-test-'));
   const roles = options.roles ?? ['api', 'token'];
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+  const node = [process.execPath, '--import', 'tsx', CLI, 'serve'];
+  const command = options.maxOpenFiles === undefined
+    ? node
+    : ['/bin/sh', '-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, ...node];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: {
       PATH: process.env['PATH'] ?? '',

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../config.ts';
 import type { HttpContext } from './context.ts';
 import { createEdge, type RegisteredRoute } from './edge.ts';
 import { DEFAULT_BODY_LIMIT } from './openapi/registry.ts';
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   readonly role: HttpRole;
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** Connection caps and timeouts of the listener (`config.listeners[role]`); the role's defaults when omitted. */
+  readonly listener?: ListenerLimits | undefined;
   /** Called for every route as it is registered (the OpenAPI contract test lists them this way). */
   readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
 }
@@ -27,6 +30,7 @@ export interface HttpAppOptions {
 export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): FastifyInstance {
   const app = createEdge({
     role: options.role, logger: options.logger, tls: options.tls, onRoute: options.onRoute,
+    listener: options.listener ?? DEFAULT_LISTENER_LIMITS[options.role], trustProxy: ctx.trustProxy,
     bodyLimit: DEFAULT_BODY_LIMIT, refuseWhileClosing: false, headRoutes: true, answerClientErrors: true,
     clientAddress: { trustProxy: ctx.trustProxy },
   });

@@ -1,11 +1,12 @@
-import { createServer as createHttpServer, STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
+import type { ListenerLimits } from '../config.ts';
 import { resolveClientAddress, type AddressSet } from '../core/address.ts';
 import { ApiError } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
+import { createRoleServer } from './connection-guard.ts';
 import { replyWithError } from './reply.ts';
 
 /** A route as fastify registers it: what `onRoute` is told. */
@@ -21,6 +22,10 @@ export interface EdgeOptions {
   readonly role: string;
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** The connection caps and timeouts of the role's listener (`config.listeners[role]`). */
+  readonly listener: ListenerLimits;
+  /** Trusted reverse proxies: not held to the per-address connection cap. */
+  readonly trustProxy?: AddressSet | undefined;
   /** Bodies over this many bytes are 413 unless the route sets its own limit. */
   readonly bodyLimit: number;
   /** Answer requests that arrive while the app closes with 503 instead of serving them. */
@@ -57,10 +62,12 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     exposeHeadRoutes: options.headRoutes,
-    // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server
-    serverFactory: (handler) => (tls
-      ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) as unknown as Server
-      : createHttpServer(handler)),
+    // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server.
+    // The server carries the role's connection caps and timeouts: fastify's own timeout options
+    // apply only to a server it creates itself.
+    serverFactory: (handler) => createRoleServer({
+      role: options.role, limits: options.listener, tls, exempt: options.trustProxy, logger: options.logger,
+    }, handler),
   } satisfies FastifyServerOptions);
 
   const onRoute = options.onRoute;
@@ -96,20 +103,23 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   return app;
 }
 
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'the request headers are too large'],
+  // the headers or the whole request did not arrive within the role's timeout
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request did not arrive in time'],
+};
+
 /**
- * Requests the HTTP parser refuses (malformed, headers over 16 KB) never reach a route: answer them
- * in the platform's error format too, and close the connection.
+ * Requests the HTTP parser refuses (malformed, headers over 16 KB, too slow) never reach a route:
+ * answer them in the platform's error format too, and close the connection.
  */
 function replyToClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const body = JSON.stringify({
-    error: 'invalid_request',
-    message: status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP',
-  });
+  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify({ error: 'invalid_request', message });
   socket.end([
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'content-type: application/json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`, 'cache-control: no-store', `x-request-id: ${newRequestId()}`,

@@ -1,7 +1,8 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MEDIA_PATH } from '@rtc/protocol';
+import { createAddressSet } from '../core/address.ts';
+import { createRoleServer } from '../http/connection-guard.ts';
 import { MediaHub } from '../media/hub.ts';
 import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
 
@@ -24,7 +25,12 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
     logger,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
   });
-  const server: Server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }) : createHttpServer();
+  // capped at accept like every role; the headers timeout is the time to the upgrade request, the
+  // media handshake's own timeout (limits.ts) starts after it
+  const server = createRoleServer({
+    role: 'media', limits: config.listeners.media, tls: config.tls, logger,
+    exempt: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  });
   server.on('request', answerPlainRequest);
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
   server.on('clientError', (_err, socket) => socket.destroy());

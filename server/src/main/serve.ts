@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config, RoleName } from '../config.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
+import { openFileLimit, warnOverFileLimit } from '../http/connection-guard.ts';
 import { nowSec } from '../services/deps.ts';
 import { startMediaRole } from './media-role.ts';
 import { startSignaling } from './signaling-role.ts';
@@ -22,6 +23,7 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMedi
 
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
+  warnOverFileLimit(config, logger, openFileLimit());
   const deps = await composeServices(config, {
     onBusError: (err) => logger.error({ err }, 'event handler failed'),
     onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
@@ -49,7 +51,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     const ctx = httpContext(config, deps, urls);
     for (const role of config.roles) {
       if (role !== 'api' && role !== 'token') continue;
-      const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls });
+      const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls, listener: config.listeners[role] });
       // registered before listen, so a failed listen still closes it
       running.push({ url: '', close: closeOnDrain(app) });
       await app.listen({ host: config.host, port: config.ports[role] });

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { createAddressSet } from '../core/address.ts';
 import { createSignalingApp } from '../signaling/app.ts';
 import { createSignalingService } from '../signaling/service.ts';
 import { defaultSignalingSettings } from '../signaling/settings.ts';
@@ -10,7 +11,10 @@ export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
     revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
   });
-  const { app, endStreams } = createSignalingApp(service, { logger, tls: config.tls });
+  const { app, endStreams } = createSignalingApp(service, {
+    logger, tls: config.tls, listener: config.listeners.signaling,
+    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  });
   const close = async (): Promise<void> => {
     // open event streams would hold the server open: end them first, readers resume elsewhere
     service.close();

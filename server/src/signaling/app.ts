@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../config.ts';
+import type { AddressSet } from '../core/address.ts';
 import { ApiError } from '../core/errors.ts';
 import { MAX_BODY_BYTES } from '../core/signaling-limits.ts';
 import { createEdge, type RegisteredRoute } from '../http/edge.ts';
@@ -16,6 +18,13 @@ import { SSE_KEEPALIVE } from './sse.ts';
 export interface SignalingAppOptions {
   readonly logger: Logger;
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /**
+   * Connection caps and timeouts of the listener (`config.listeners.signaling`); the defaults when
+   * omitted. The request timeout ends with the request: an event stream's response is not limited.
+   */
+  readonly listener?: ListenerLimits | undefined;
+  /** Trusted reverse proxies: not held to the per-address connection cap. */
+  readonly trustProxy?: AddressSet | undefined;
   /** Told of every route as it is registered (the OpenAPI contract test lists them). */
   readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
 }
@@ -33,6 +42,7 @@ const CORS_HEADERS = 'authorization, content-type, last-event-id';
 export function createSignalingApp(service: SignalingService, options: SignalingAppOptions): SignalingApp {
   const app = createEdge({
     role: 'signaling', logger: options.logger, tls: options.tls, onRoute: options.onRoute,
+    listener: options.listener ?? DEFAULT_LISTENER_LIMITS.signaling, trustProxy: options.trustProxy,
     bodyLimit: MAX_BODY_BYTES, refuseWhileClosing: true, answerClientErrors: false,
     // a HEAD of the event stream would hold a stream open that can carry nothing
     headRoutes: false,
