@@ -30,5 +30,5 @@ const files = only.length > 0 ? only : ['protocol', 'server', 'sdk', 'test'].fla
   try { return findTests(join(ROOT, d)); } catch { return []; }
 }).sort();
 
-const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', ...files]);
+const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=300000', ...files]);
 process.exit(status);

@@ -8,6 +8,8 @@ import { request, type PlatformClient } from './http.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'server/src/main/cli.ts');
+// a deadline, not a wait: on a loaded 2-core machine compiling and starting a server can take long
+const START_TIMEOUT_MS = 60_000;
 
 /** `rtc serve` in a child process; `request` goes over real sockets. */
 export interface RunningServer extends PlatformClient {
@@ -61,7 +63,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   });
 
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${chunks.join('')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${chunks.join('')}`)), START_TIMEOUT_MS);
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       chunks.push(`${line}\n`);

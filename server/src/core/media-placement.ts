@@ -43,7 +43,10 @@ export interface MediaNodeDirectory {
   place(projectId: string, roomId: string, ttlSeconds: number): Promise<MediaNode>;
   /** The live nodes as last read (at most a second old). */
   nodes(): readonly MediaNode[];
-  /** Announces a media node until the returned function withdraws it (it then receives no new rooms). */
-  announce(node: MediaNode, onError: (err: unknown) => void): () => Promise<void>;
+  /**
+   * Announces a media node (resolves once the first announcement was answered or reported to
+   * `onError`) until the returned function withdraws it (it then receives no new rooms).
+   */
+  announce(node: MediaNode, onError: (err: unknown) => void): Promise<() => Promise<void>>;
   close(): void;
 }

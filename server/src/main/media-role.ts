@@ -62,7 +62,7 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
   if (deps.mediaNodes) {
     // docs/operations/scale-out.md, "Media nodes": the address apps are sent to names this node
     const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
-    withdraw = deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
+    withdraw = await deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
       (err) => logger.warn({ err }, 'media: announcing this node failed'));
   }
   logger.info({ path: MEDIA_PATH, port: address.port }, 'media server listening');

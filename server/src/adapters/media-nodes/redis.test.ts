@@ -15,6 +15,11 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
   const clients: Redis[] = [];
   let now = Date.now();
   let prefix = 0;
+  // errors of the heartbeats; none while Redis runs (the last test stops it on purpose)
+  const errors: unknown[] = [];
+  const onError = (err: unknown): void => {
+    errors.push(err);
+  };
 
   const directories = async (count: number): Promise<ReturnType<typeof createRedisMediaNodeDirectory>[]> => {
     const keyPrefix = `test:${++prefix}`;
@@ -38,7 +43,7 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
 
   it('sends every participant of a room to one node, whichever token node asks', async () => {
     const [a, b, media] = await directories(3);
-    const withdraw = [1, 2, 3].map((i) => media!.announce(node(i), assert.ifError));
+    const withdraw = await Promise.all([1, 2, 3].map((i) => media!.announce(node(i), onError)));
     await media!.refresh();
     await a!.refresh();
     await b!.refresh();
@@ -52,15 +57,16 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     }
     assert.equal(used.size, 3, 'rooms are spread over every live node');
     await Promise.all(withdraw.map((w) => w()));
+    assert.deepEqual(errors, []);
   });
 
   it('keeps a live room on its node when a node is added, and places new rooms by rendezvous hashing', async () => {
     const [token, media] = await directories(2);
-    const withdraw = [media!.announce(node(1), assert.ifError), media!.announce(node(2), assert.ifError)];
+    const withdraw = [await media!.announce(node(1), onError), await media!.announce(node(2), onError)];
     await token!.refresh();
     const before = new Map<string, string>();
     for (const room of ROOMS) before.set(room, (await token!.place('prj_1', room, 600)).id);
-    withdraw.push(media!.announce(node(3), assert.ifError));
+    withdraw.push(await media!.announce(node(3), onError));
     await token!.refresh();
     assert.equal(token!.nodes().length, 3);
     for (const room of ROOMS) assert.equal((await token!.place('prj_1', room, 600)).id, before.get(room), `${room} stays`);
@@ -73,6 +79,7 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     }
     assert.ok(onNew > 0, 'the new node receives new rooms');
     await Promise.all(withdraw.map((w) => w()));
+    assert.deepEqual(errors, []);
   });
 
   it('moves the rooms of a node that stopped announcing itself, and only those', async () => {
@@ -98,10 +105,11 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
 
   it('withdraws a node that stops (it receives no new rooms), and refuses with 503 when no node is live', async () => {
     const [token, media] = await directories(2);
-    const withdraw = media!.announce(node(1), assert.ifError);
+    const withdraw = await media!.announce(node(1), onError);
     await token!.refresh();
     assert.equal((await token!.place('prj_1', 'room-1', 600)).id, node(1).id);
     await withdraw();
+    assert.deepEqual(errors, []);
     await token!.refresh();
     assert.deepEqual(token!.nodes(), []);
     await assert.rejects(token!.place('prj_1', 'room-1', 600), (err: unknown) => {
@@ -114,7 +122,7 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
 
   it('refuses with 503 unavailable, not a placement of its own, while Redis is down', async () => {
     const [token, media] = await directories(2);
-    const withdraw = media!.announce(node(1), assert.ifError);
+    const withdraw = await media!.announce(node(1), onError);
     await token!.refresh();
     await redis.stop();
     try {

@@ -103,16 +103,14 @@ export function createRedisMediaNodeDirectory(
     },
     nodes: () => live,
     refresh,
-    announce(node, onError) {
+    async announce(node, onError) {
       const member = encode(node);
-      const beat = (): void => {
-        client.zadd(nodesKey, nowMs() + NODE_LIVENESS_MS, member)
-          // nodes dead for a minute leave the set
-          .then(() => client.zremrangebyscore(nodesKey, '-inf', nowMs() - 60_000))
-          .catch(onError);
-      };
-      beat();
-      const heartbeat = setInterval(beat, ANNOUNCE_INTERVAL_MS);
+      const beat = (): Promise<void> => client.zadd(nodesKey, nowMs() + NODE_LIVENESS_MS, member)
+        // nodes dead for a minute leave the set
+        .then(() => client.zremrangebyscore(nodesKey, '-inf', nowMs() - 60_000))
+        .then(() => undefined, onError);
+      await beat();
+      const heartbeat = setInterval(() => void beat(), ANNOUNCE_INTERVAL_MS);
       heartbeat.unref();
       return async () => {
         clearInterval(heartbeat);
