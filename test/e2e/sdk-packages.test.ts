@@ -27,9 +27,16 @@ interface Run {
   readonly stderr: string;
 }
 
+/** The environment without what `npm test` exports to its scripts (npm_config_*, npm_package_*, ...), so that npm in the fresh project sees only its own. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.toLowerCase().startsWith('npm_')) env[key] = value;
+  return { ...env, npm_config_update_notifier: 'false' };
+}
+
 /** Runs a command to its end (npm, tsc): the output is kept for the assertion message. */
 function runSync(command: string, args: readonly string[], cwd: string): Run {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: cleanEnv() });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -168,7 +175,7 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     mkdirSync(tarballs);
     mkdirSync(project);
     // prepack builds each package's dist/ (the SDKs build the protocol first)
-    const packArgs = ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', tarballs, '--json', '--no-update-notifier'];
+    const packArgs = ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', tarballs, '--json'];
     packed = JSON.parse(mustRun('npm', packArgs, ROOT)) as PackEntry[];
     // the app SDK takes its WebSocket class as an option; in Node 20 the customer installs ws, here from this repository
     const ws = JSON.parse(mustRun('npm', ['pack', realpathSync(join(ROOT, 'node_modules/ws')), '--pack-destination', tarballs, '--json'], work)) as PackEntry[];
