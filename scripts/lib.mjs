@@ -1,6 +1,7 @@
 // Shared steps of the npm scripts: install what the project needs, on a fresh machine too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,7 +52,7 @@ const BUILT_PACKAGES = [{ name: '@rtc/protocol', dir: 'protocol' }];
 
 /**
  * Compiles to dist/, then gives the compiled code the same package layout as the sources: in the
- * tree, node_modules/@rtc/protocol links to protocol/, whose exports name its TypeScript index; in
+ * tree, tsconfig.json paths map @rtc/protocol to its TypeScript index (tsc and tsx read them); in
  * dist/, node_modules/@rtc/protocol links to dist/protocol/, whose exports name the compiled index.
  * Node resolves a bare import from dist/ through dist/node_modules first.
  */
@@ -59,12 +60,34 @@ export function build() {
   must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.build.json']);
   for (const { name, dir } of BUILT_PACKAGES) {
     const manifest = JSON.parse(readFileSync(`${ROOT}/${dir}/package.json`, 'utf8'));
-    manifest.exports = JSON.parse(JSON.stringify(manifest.exports).replace(/\.ts"/g, '.js"'));
+    // the package's own exports name its dist/ (docs/decisions.md, "Installable SDKs"); here it is compiled to src/
+    manifest.exports = { '.': './src/index.js' };
+    delete manifest.types;
+    delete manifest.scripts;
+    delete manifest.files;
     writeFileSync(`${ROOT}/dist/${dir}/package.json`, `${JSON.stringify(manifest, null, 2)}\n`);
     const link = `${ROOT}/dist/node_modules/${name}`;
     mkdirSync(`${link}/..`, { recursive: true });
     rmSync(link, { force: true, recursive: true });
     symlinkSync(`${'../'.repeat(name.split('/').length)}${dir}`, link, 'dir');
+  }
+}
+
+/**
+ * Builds one publishable package (its `npm run build`): ESM JavaScript and declarations in
+ * `<dir>/dist`, from `<dir>/tsconfig.build.json`. The sources import each other by `.ts`, which the
+ * JavaScript gets rewritten to `.js`; the declarations get the same rewriting here, so that every
+ * TypeScript version a consumer may use resolves them.
+ */
+export function buildPackage(dir) {
+  const dist = join(dir, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', join(dir, 'tsconfig.build.json')]);
+  for (const file of readdirSync(dist, { recursive: true })) {
+    if (!String(file).endsWith('.d.ts')) continue;
+    const path = join(dist, String(file));
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
   }
 }
 
