@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
+import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
@@ -177,6 +178,27 @@ describe('room service API on one process (api, token, media)', () => {
     await api.whenListed('rooms-end', 0);
     assert.equal((await api.end('rooms-end')).status, 404);
     assert.equal(bystander.state, 'connected');
+  });
+
+  it('is served to the server SDK: listRooms, getRoom, updateParticipant, removeParticipant, endRoom', async () => {
+    const { customer } = media.issuer;
+    const tokens = new TokenClient({ baseUrl: media.server.api, appId: customer.appId, appSecret: customer.appSecret });
+    const judy = await join(await token('judy', { publish_streams: [4] }, 'rooms-sdk'));
+    const kim = await join(await token('kim', {}, 'rooms-sdk'));
+    sessions.push(judy, kim);
+    await api.whenListed('rooms-sdk', 2);
+    assert.ok((await tokens.listRooms()).some((r) => r.room_id === 'rooms-sdk'));
+    assert.deepEqual((await tokens.getRoom('rooms-sdk')).participants.map((p) => p.user_id), ['judy', 'kim']);
+    const muted = nextEvent(judy, 'permissions');
+    assert.deepEqual((await tokens.updateParticipant('rooms-sdk', judy.participantId, { publish_streams: [] })).publish_streams, []);
+    await muted;
+    const judyGone = nextEvent(judy, 'disconnected');
+    await tokens.removeParticipant('rooms-sdk', judy.participantId);
+    assert.equal((await judyGone).code, 4003);
+    await api.whenListed('rooms-sdk', 1);
+    assert.deepEqual(await tokens.endRoom('rooms-sdk'), { participants: 1 });
+    await api.whenListed('rooms-sdk', 0);
+    await assert.rejects(tokens.getRoom('rooms-sdk'), (err: unknown) => err instanceof TokenApiError && err.code === 'not_found' && err.status === 404);
   });
 
   it('checks callers like the token API: one 401, another project sees nothing, an archived project is 403', async () => {
