@@ -30,7 +30,6 @@ export interface MediaHubOptions {
   readonly events?: ProjectEvents | undefined;
 }
 
-
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 
 /**
@@ -114,7 +113,6 @@ export class MediaHub implements SessionHost {
     sweep.unref();
     purge.unref();
     hub.timers.push(sweep, purge);
-
     return hub;
   }
 
@@ -216,7 +214,7 @@ export class MediaHub implements SessionHost {
     const record = this.presenceOf(session, room);
     const firstOfRoom = room.members.size === 1;
     this.writePresence(session, async (store) => {
-      if (record) await store.upsertLiveParticipant(record);
+      if (record) await this.quietly(session, store.upsertLiveParticipant(record));
       if (firstOfRoom) await this.record(session, 'room.started');
       await this.record(session, 'participant.joined');
     });
@@ -235,7 +233,7 @@ export class MediaHub implements SessionHost {
     const lastOfRoom = room.members.size === 0;
     const reason = session.closeReason;
     this.writePresence(session, async (store) => {
-      if (this.nodeId !== undefined) await store.deleteLiveParticipant(session.participantId);
+      if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
       await this.record(session, 'participant.left', { reason });
       if (lastOfRoom) await this.record(session, 'room.finished');
     });
@@ -264,12 +262,18 @@ export class MediaHub implements SessionHost {
   /** Runs a session's presence writes one after the other; a failure is logged, never thrown into a join or leave. */
   private writePresence(session: Session, write: (store: MediaHubOptions['store']) => Promise<void>): void {
     const previous = this.presenceWrites.get(session) ?? Promise.resolve();
-    const next = previous.then(() => write(this.store)).catch((err: unknown) => {
-      this.logger.warn({ err, participantId: session.participantId }, 'media: recording the participant\'s presence failed');
-    });
+    const next = previous.then(() => this.quietly(session, write(this.store)));
     this.presenceWrites.set(session, next);
     this.pendingWrites.add(next);
     void next.finally(() => this.pendingWrites.delete(next));
+  }
+
+  private async quietly(session: Session, write: Promise<void>): Promise<void> {
+    try {
+      await write;
+    } catch (err) {
+      this.logger.warn({ err, participantId: session.participantId }, 'media: recording the participant\'s presence failed');
+    }
   }
 
   /** Records a webhook event of a session (docs/reference/webhooks.md); ids only, never a secret. */
