@@ -60,6 +60,9 @@ describe('media messages', () => {
     assert.deepEqual(parseServerControl('{"type":"pong","id":4,"server_time_ms":17}'),
       { ok: true, message: { type: 'pong', id: 4, server_time_ms: 17 } });
     assert.deepEqual(parseServerControl('{"type":"stream_key","stream_id":2,"epoch":3}'), { ok: false, error: 'malformed' });
+    assert.deepEqual(parseServerControl('{"type":"permissions","publish_streams":[],"subscribe_streams":[3],"subscribe_room":false}'),
+      { ok: true, message: { type: 'permissions', publish_streams: [], subscribe_streams: [3], subscribe_room: false } });
+    assert.deepEqual(parseServerControl('{"type":"permissions","publish_streams":[1],"subscribe_streams":[]}'), { ok: false, error: 'malformed' });
     assert.deepEqual(parseServerControl('{"type":"later_feature"}'), { ok: false, error: 'unknown_type' });
     assert.deepEqual(parseServerControl('[]'), { ok: false, error: 'malformed' });
   });

@@ -97,6 +97,13 @@ export type ServerControl =
   | { readonly type: 'unpublished'; readonly id: number; readonly stream_id: number }
   | ({ readonly type: 'renewed'; readonly id: number; readonly renew_nonce: string } & GrantFields)
   | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
+  /** The customer's server changed what this session may publish and receive (docs/protocol/media.md, "permissions"). */
+  | {
+    readonly type: 'permissions';
+    readonly publish_streams: readonly number[];
+    readonly subscribe_streams: readonly number[];
+    readonly subscribe_room: boolean;
+  }
   | {
     readonly type: 'error';
     readonly id: number;
@@ -245,6 +252,8 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   unpublished: (r) => isRequestId(r['id']) && isInteger(r['stream_id']),
   renewed: (r) => isRequestId(r['id']) && isBytes32(r['renew_nonce']) && hasGrantFields(r),
   pong: (r) => isRequestId(r['id']) && isInteger(r['server_time_ms']),
+  permissions: (r) => Array.isArray(r['publish_streams']) && r['publish_streams'].every(isInteger)
+    && Array.isArray(r['subscribe_streams']) && r['subscribe_streams'].every(isInteger) && typeof r['subscribe_room'] === 'boolean',
   error: (r) => isRequestId(r['id']) && isText(r['code']) && isText(r['message'])
     && (r['renew_nonce'] === undefined || isBytes32(r['renew_nonce'])) && (r['reason'] === undefined || isText(r['reason'])),
 };

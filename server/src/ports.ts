@@ -78,6 +78,39 @@ export interface ProjectCutoffRecord {
   readonly expiresAt: number;
 }
 
+/** A grant a live participant has used and that has not expired: removing the participant revokes each. */
+export interface LiveGrant {
+  readonly grantId: string;
+  readonly expiresAt: number;
+}
+
+/**
+ * A participant joined on a media node, as the media node records it at join and drops at leave
+ * (docs/reference/room-api.md): read by the api and token nodes, which do not hold the rooms.
+ */
+export interface LiveParticipantRecord {
+  readonly participantId: string;
+  readonly projectId: string;
+  readonly roomId: string;
+  readonly userId: string;
+  readonly role: string;
+  readonly publishStreams: readonly number[];
+  readonly subscribeStreams: readonly number[];
+  readonly subscribeRoom: boolean;
+  readonly joinedAt: number;
+  /** When the room started on its media node (its first participant there joined). */
+  readonly roomStartedAt: number;
+  /** `host:port`, as the media node announces itself. */
+  readonly mediaNode: string;
+  readonly grants: readonly LiveGrant[];
+}
+
+export interface LiveParticipantPermissions {
+  readonly publishStreams: readonly number[];
+  readonly subscribeStreams: readonly number[];
+  readonly subscribeRoom: boolean;
+}
+
 export interface ProjectPatch {
   readonly name?: string;
   readonly archivedAt?: number | null;
@@ -199,6 +232,23 @@ export interface Store {
   listProjectCutoffs(nowSec: number): Promise<ProjectCutoffRecord[]>;
   purgeProjectCutoffs(nowSec: number): Promise<number>;
 
+  /** Records a participant, or replaces its row (a renewal brings a grant). */
+  upsertLiveParticipant(participant: LiveParticipantRecord): Promise<void>;
+  deleteLiveParticipant(participantId: string): Promise<void>;
+  /** Changes the permissions of a participant's row; undefined when there is none. */
+  updateLiveParticipant(participantId: string, permissions: LiveParticipantPermissions): Promise<LiveParticipantRecord | undefined>;
+  /**
+   * A project's participants (of one room when `roomId` is given) on media nodes seen at
+   * `seenSince` or later, oldest join first.
+   */
+  listLiveParticipants(projectId: string, roomId: string | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
+  /** A media node is alive at `nowSec`. */
+  heartbeatMediaNode(nodeId: string, nowSec: number): Promise<void>;
+  /** Drops a media node's participants and heartbeat (at its start and close). */
+  clearMediaNode(nodeId: string): Promise<void>;
+  /** Drops the participants and heartbeats of media nodes last seen before `seenBefore` (crashed nodes); how many nodes. */
+  purgeMediaNodes(seenBefore: number): Promise<number>;
+
   insertQuote(quote: QuoteRecord): Promise<void>;
   getQuote(accountId: string, id: string): Promise<QuoteRecord | undefined>;
   /** An account's quotes, newest first. */
@@ -231,7 +281,11 @@ export interface Limiter {
 export type BusEvent =
   | { readonly type: 'grant.revoked'; readonly grantId: string; readonly projectId: string; readonly expiresAt: number }
   | { readonly type: 'credential.changed'; readonly appId: string }
-  | { readonly type: 'project.archived'; readonly projectId: string; readonly cutAt: number; readonly expiresAt: number };
+  | { readonly type: 'project.archived'; readonly projectId: string; readonly cutAt: number; readonly expiresAt: number }
+  | {
+    readonly type: 'participant.updated'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
+    readonly publish: readonly number[]; readonly subscribe: readonly number[]; readonly subscribeRoom: boolean;
+  };
 
 /** Fan-out of platform events to every process (revocations reach every media server). */
 export interface EventBus {

@@ -4,7 +4,8 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MEDIA_PATH } from '@rtc/protocol';
+import { MEDIA_PATH, type TokenResponse } from '@rtc/protocol';
+import type { MediaSession } from '../../sdk/app/src/index.ts';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -29,6 +30,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
 import { issueSignalingToken } from '../helpers/signaling.ts';
+import { join as joinMedia, sleep } from '../e2e/media-helpers.ts';
 
 const HTTP_ROLES: readonly HttpRole[] = ['api', 'token'];
 /** The hosts whose routes are fastify apps, enumerated and compared with the document. */
@@ -200,7 +202,15 @@ interface Fixtures {
   readonly archivedProjectId: string;
   /** Signaling tokens of one room: joiner (not joined yet), leaver, alice and bob, reader (joined). */
   readonly signaling: Readonly<Record<'joiner' | 'leaver' | 'alice' | 'bob' | 'reader', string>>;
+  /** Media sessions of the room service examples: participant ids to remove, one per host. */
+  readonly removable: Readonly<Partial<Record<Host, string>>>;
+  readonly liveParticipantId: string;
+  readonly mediaSessions: readonly MediaSession[];
 }
+
+/** The room of the room service examples, and one room to end per host. */
+const LIVE_ROOM = 'contract-live';
+const endRoomOf = (host: Host): string => `contract-end-${host}`;
 
 describe('OpenAPI document: every route, generated from the schemas the routes validate with', () => {
   const doc = buildOpenApiDocument();
@@ -235,7 +245,27 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       }
       return token;
     };
+    const mediaSessions: MediaSession[] = [];
+    const participant = async (room: string, user: string): Promise<string> => {
+      const issued = await request(`${server.api}/v1/rtc/tokens`, {
+        headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker', publish_streams: [1], subscribe_room: true },
+      });
+      const session = await joinMedia(issued.json<TokenResponse>());
+      mediaSessions.push(session);
+      return session.participantId;
+    };
+    const liveParticipantId = await participant(LIVE_ROOM, 'holder');
+    const removable = { api: await participant(LIVE_ROOM, 'removed-on-api'), token: await participant(LIVE_ROOM, 'removed-on-token') };
+    for (const host of ['api', 'token'] as const) await participant(endRoomOf(host), 'ended');
+    // the media role records each join in the store just after the join
+    for (let listed = 0; listed < 5; await sleep(20)) {
+      const res = await request(`${server.api}/v1/rtc/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
+      listed = res.json<{ rooms: { participants: unknown[] }[] }>().rooms.reduce((n, r) => n + r.participants.length, 0);
+    }
     f = {
+      removable,
+      liveParticipantId,
+      mediaSessions,
       customer,
       spareAppId: spare.json<{ app_id: string }>().app_id,
       revocationHandle: token.json<{ media: { revocation_handle: string } }>().media.revocation_handle,
@@ -255,6 +285,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     };
   });
   after(async () => {
+    for (const session of f?.mediaSessions ?? []) await session.close();
     await server?.stop();
   });
 
@@ -340,8 +371,11 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
 
   /** Headers, path and body overrides that let each documented example succeed on this server. */
   function call(op: Operation, body: unknown, extra: { query?: string; headers?: Record<string, string>; host?: Host } = {}): Promise<HttpResult> {
+    const host = extra.host ?? op.hosts[0]!;
     const params: Record<string, string> = {
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
+      room_id: op.id === 'endRtcRoom' ? endRoomOf(host) : LIVE_ROOM,
+      participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : f.liveParticipantId) ?? '',
     };
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       assert.ok(params[name], `no fixture for path parameter ${name}`);
@@ -351,7 +385,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     if (op.auth === 'basic') headers['authorization'] = f.customer.auth;
     if (op.auth === 'bearer') headers['authorization'] = `Bearer ${op.id === 'logout' ? f.spareAccessToken : f.customer.accessToken}`;
     if (op.auth === 'signaling') headers['authorization'] = `Bearer ${f.signaling.reader}`;
-    const url = `${hostUrl(extra.host ?? op.hosts[0]!)}${path}${extra.query === undefined ? '' : `?${extra.query}`}`;
+    const url = `${hostUrl(host)}${path}${extra.query === undefined ? '' : `?${extra.query}`}`;
     return request(url, { method: op.method, headers, ...(body !== undefined && { body }) });
   }
 

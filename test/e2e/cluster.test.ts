@@ -183,6 +183,40 @@ describe(deployment.name, () => {
     await inbox.waitFor((e) => e.type === 'revoked', 1000, 'the revoked event on the signaling stream');
   });
 
+  it('lists the rooms of every media node on both api nodes, and removes or updates a participant on whichever node holds it', async () => {
+    const own = await createCustomer(a);
+    const rooms = (server: RunningServer, path = '', method = 'GET', body?: unknown) =>
+      request(`${server.api}/v1/rtc/rooms${path}`, { method, headers: { authorization: own.auth }, ...(body !== undefined && { body }) });
+    const joined: MediaSession[] = [];
+    const nodes = new Set<string>();
+    for (let room = 0; room < 8; room++) {
+      const token = await issueOn(a, { room_id: `presence-${room}`, user_id: 'u', role: 'speaker', publish_streams: [1], subscribe_room: true }, own);
+      nodes.add(`${token.media.sfu_host}:${token.media.sfu_port}`);
+      joined.push(await join(token));
+    }
+    sessions.push(...joined);
+    let listed: { room_id: string; media_node: string; participants: { participant_id: string }[] }[] = [];
+    while (listed.length < joined.length) listed = (await rooms(b)).json<{ rooms: typeof listed }>().rooms;
+    assert.deepEqual(new Set(listed.map((r) => r.media_node)), nodes);
+    if (cluster) assert.equal(nodes.size, 2, 'rooms on both media nodes');
+    assert.deepEqual((await rooms(a)).json<{ rooms: typeof listed }>().rooms.map((r) => r.room_id).sort(), listed.map((r) => r.room_id).sort());
+
+    for (const server of [a, b]) {
+      const session = joined.shift()!;
+      const permissions = nextEvent(session, 'permissions', 5000);
+      const updated = await rooms(server, `/${encodeURIComponent(session.roomId)}/participants/${session.participantId}`, 'PATCH', { publish_streams: [] });
+      assert.equal(updated.status, 200, updated.text);
+      assert.deepEqual((await permissions).publishStreams, []);
+      const disconnected = nextEvent(session, 'disconnected', 5000);
+      const removed = await rooms(server, `/${encodeURIComponent(session.roomId)}/participants/${session.participantId}/remove`, 'POST');
+      assert.equal(removed.status, 200, removed.text);
+      const answeredAt = performance.now();
+      assert.equal((await disconnected).code, 4003);
+      assert.ok(performance.now() - answeredAt < 1000);
+    }
+    for (const session of joined) assert.equal(session.state, 'connected');
+  });
+
   if (cluster) it('counts one App ID\'s 1200 a minute across both nodes: 700 + 700 requests give 200 refusals', async () => {
     const own = await createCustomer(a);
     const body = { room_id: 'limit-room', user_id: 'u', role: 'speaker' };

@@ -5,7 +5,7 @@ export type { SessionState } from './session.ts';
 export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {
-  ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents,
+  ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions,
   DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike,
 } from './types.ts';
 export { SignalingClient, SignalingError } from './signaling.ts';

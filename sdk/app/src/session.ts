@@ -416,6 +416,14 @@ export class MediaSession {
         this.identity = { ...this.identity, role: message.role, expiresAt: message.expires_at };
         return;
       }
+      case 'permissions': {
+        this.events.emit('permissions', {
+          publishStreams: [...message.publish_streams],
+          subscribeStreams: [...message.subscribe_streams],
+          subscribeRoom: message.subscribe_room,
+        });
+        return;
+      }
       default:
         // replies (pong, error, unpublished) go to their requests; unknown types are ignored
         return;

@@ -189,6 +189,13 @@ export interface DisconnectInfo {
   readonly error: MediaError;
 }
 
+/** What a session may publish and receive now. */
+export interface MediaPermissions {
+  readonly publishStreams: readonly number[];
+  readonly subscribeStreams: readonly number[];
+  readonly subscribeRoom: boolean;
+}
+
 /**
  * Events of a media session and their payloads.
  *
@@ -207,6 +214,11 @@ export interface MediaSessionEvents {
   /** A stream became (un)subscribed after a renewal changed the grant. */
   streamUpdated: RemoteStream;
   renewed: { readonly expiresAt: number };
+  /**
+   * The customer's server changed what this session may publish and receive, without a reconnection
+   * (the room service API). Streams no longer allowed have already ended (`localStreamEnded`, `streamUpdated`).
+   */
+  permissions: MediaPermissions;
   renewalFailed: { readonly error: MediaError };
   reconnecting: { readonly attempt: number; readonly error: MediaError };
   reconnected: { readonly participantId: string };

@@ -1,5 +1,6 @@
 export { TokenClient } from './token-client.ts';
 export type { TokenClientOptions, CallOptions, TokenClientEvent, TokenClientLogger } from './token-client.ts';
+export type { RtcRoom, RtcParticipant, ParticipantPermissions } from './rooms.ts';
 export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
 export type { TokenOperation } from './errors.ts';
 export { DEFAULT_RETRY } from './retry.ts';

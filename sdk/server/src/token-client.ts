@@ -1,6 +1,7 @@
 import { isErrorCode, isId, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { TokenApiError, TokenNetworkError, TokenResponseError, type TokenOperation } from './errors.ts';
 import { decideRetry, parseRetryAfter, resolveRetryPolicy, type AttemptFailure, type RetryOptions, type RetryPolicy } from './retry.ts';
+import { isObject, isParticipant, isRoom, type ParticipantPermissions, type RtcParticipant, type RtcRoom } from './rooms.ts';
 import { assertServerRuntime } from './runtime.ts';
 import { systemClock, systemSleep, type ClockLike, type FetchLike, type SleepLike } from './transport.ts';
 
@@ -213,7 +214,7 @@ export class TokenClient {
     if (typeof request !== 'object' || request === null || Array.isArray(request)) {
       throw new TypeError('issue() needs a token request object');
     }
-    return this.#call('issue', '/v1/rtc/tokens', JSON.stringify(request), readTokenResponse, options);
+    return this.#call('issue', 'POST', '/v1/rtc/tokens', JSON.stringify(request), readTokenResponse, options);
   }
 
   /**
@@ -232,7 +233,79 @@ export class TokenClient {
       throw new TypeError('revoke() needs the revocation_handle string of a token response');
     }
     const body: RevocationRequest = { revocation_handle: handle };
-    await this.#call('revoke', '/v1/rtc/tokens/revoke', JSON.stringify(body), () => true, options);
+    await this.#call('revoke', 'POST', '/v1/rtc/tokens/revoke', JSON.stringify(body), () => true, options);
+  }
+
+  /**
+   * The live rooms of the credential's project, oldest first (`GET /v1/rtc/rooms`,
+   * docs/reference/room-api.md): rooms with at least one participant joined on a media node.
+   *
+   * @example
+   * ```ts
+   * for (const room of await tokens.listRooms()) console.log(room.room_id, room.participants.length);
+   * ```
+   */
+  async listRooms(options: CallOptions = {}): Promise<RtcRoom[]> {
+    const read = (json: unknown): RtcRoom[] | undefined =>
+      (isObject(json) && Array.isArray(json['rooms']) && json['rooms'].every(isRoom) ? json['rooms'] : undefined);
+    return this.#call('listRooms', 'GET', '/v1/rtc/rooms', undefined, read, options);
+  }
+
+  /**
+   * One live room and its participants (`GET /v1/rtc/rooms/{room_id}`); a room without a
+   * participant is a {@link TokenApiError} with code `not_found`.
+   */
+  async getRoom(roomId: string, options: CallOptions = {}): Promise<RtcRoom> {
+    return this.#call('getRoom', 'GET', `/v1/rtc/rooms/${pathId('roomId', roomId)}`, undefined,
+      (json) => (isRoom(json) ? json : undefined), options);
+  }
+
+  /**
+   * Removes a participant (`POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove`):
+   * its session closes within about a second (close code 4003) and the grants it used are refused
+   * from then on; the user comes back only with a new token. `not_found` when it is not live.
+   *
+   * @example
+   * ```ts
+   * const room = await tokens.getRoom('r_81');
+   * const troll = room.participants.find((p) => p.user_id === 'u_13');
+   * if (troll) await tokens.removeParticipant('r_81', troll.participant_id);
+   * ```
+   */
+  async removeParticipant(roomId: string, participantId: string, options: CallOptions = {}): Promise<void> {
+    await this.#call('removeParticipant', 'POST',
+      `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}/remove`, undefined, () => true, options);
+  }
+
+  /**
+   * Ends a room (`POST /v1/rtc/rooms/{room_id}/end`): every participant is removed like
+   * {@link TokenClient.removeParticipant}. Resolves with how many participants were closed.
+   */
+  async endRoom(roomId: string, options: CallOptions = {}): Promise<{ participants: number }> {
+    const read = (json: unknown): { participants: number } | undefined =>
+      (isObject(json) && typeof json['participants'] === 'number' ? { participants: json['participants'] } : undefined);
+    return this.#call('endRoom', 'POST', `/v1/rtc/rooms/${pathId('roomId', roomId)}/end`, undefined, read, options);
+  }
+
+  /**
+   * Changes what a live participant may publish and receive, at once and without a reconnection
+   * (`PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`). Granting needs the
+   * credential's scopes (`scope_denied`); the audience role never publishes (`invalid_request`).
+   *
+   * @example
+   * ```ts
+   * await tokens.updateParticipant('r_81', p.participant_id, { publish_streams: [] }); // mute
+   * ```
+   */
+  async updateParticipant(
+    roomId: string, participantId: string, permissions: ParticipantPermissions, options: CallOptions = {},
+  ): Promise<RtcParticipant> {
+    if (typeof permissions !== 'object' || permissions === null || Array.isArray(permissions)) {
+      throw new TypeError('updateParticipant() needs a permissions object');
+    }
+    return this.#call('updateParticipant', 'PATCH',
+      `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}`,
+      JSON.stringify(permissions), (json) => (isParticipant(json) ? json : undefined), options);
   }
 
   /** The client as JSON: base URL and App ID only. */
@@ -247,8 +320,9 @@ export class TokenClient {
 
   async #call<T>(
     operation: TokenOperation,
+    method: 'GET' | 'POST' | 'PATCH',
     path: string,
-    body: string,
+    body: string | undefined,
     read: (json: unknown) => T | undefined,
     options: CallOptions,
   ): Promise<T> {
@@ -256,7 +330,7 @@ export class TokenClient {
     signal?.throwIfAborted();
     const started = this.#clock.nowMs();
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.#attempt(operation, path, body, read, attempt, started, signal);
+      const result = await this.#attempt(operation, method, path, body, read, attempt, started, signal);
       if (result.ok) return result.value;
       const decision = decideRetry(result.failure, attempt, this.#clock.nowMs() - started, this.#retry, this.#random);
       if (!decision.retry) throw result.error;
@@ -268,8 +342,9 @@ export class TokenClient {
 
   async #attempt<T>(
     operation: TokenOperation,
+    method: 'GET' | 'POST' | 'PATCH',
     path: string,
-    body: string,
+    body: string | undefined,
     read: (json: unknown) => T | undefined,
     attempt: number,
     started: number,
@@ -288,14 +363,14 @@ export class TokenClient {
     let text: string;
     try {
       const response = await this.#fetch(url, {
-        method: 'POST',
+        method,
         headers: {
           authorization: this.#authorization,
-          'content-type': 'application/json',
+          ...(body !== undefined && { 'content-type': 'application/json' }),
           accept: 'application/json',
           'user-agent': `rtc-server-sdk/${SDK_VERSION}`,
         },
-        body,
+        ...(body !== undefined && { body }),
         signal: attemptSignal,
         redirect: 'manual',
       });
@@ -394,8 +469,10 @@ function parseJson(text: string): unknown {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A room or participant id as a path segment. */
+function pathId(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`${name} must be a non-empty string`);
+  return encodeURIComponent(value);
 }
 
 function readErrorBody(json: unknown): { error: TokenApiError['code']; message: string } | undefined {

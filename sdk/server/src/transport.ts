@@ -7,9 +7,10 @@
  * ```
  */
 export interface FetchInitLike {
-  readonly method: 'POST';
+  readonly method: 'GET' | 'POST' | 'PATCH';
   readonly headers: Record<string, string>;
-  readonly body: string;
+  /** Absent on a GET and on calls without a body. */
+  readonly body?: string;
   readonly signal: AbortSignal;
   readonly redirect: 'manual';
 }

@@ -11,6 +11,7 @@ import { registerPublicRoutes } from './routes/public.ts';
 import { registerSubscriptionRoutes } from './routes/subscriptions.ts';
 import { registerCredentialRoutes } from './routes/credentials.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
+import { registerRtcRoomRoutes } from './routes/rtc-rooms.ts';
 import { registerRtcTokenRoutes } from './routes/rtc-tokens.ts';
 import { registerPublicKeyRoutes, registerTokenServiceRoutes } from './routes/token-service.ts';
 
@@ -37,6 +38,7 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
   app.decorateRequest('accountId', '');
 
   registerRtcTokenRoutes(app, ctx);
+  registerRtcRoomRoutes(app, ctx);
   registerPublicKeyRoutes(app, ctx);
   if (options.role === 'token') registerTokenServiceRoutes(app, ctx);
   if (options.role === 'api') {

@@ -23,6 +23,7 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
     bus: deps.bus,
     clock: deps.clock,
     logger,
+    events: deps.events,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
   });
   // capped at accept like every role; the headers timeout is the time to the upgrade request, the
@@ -59,9 +60,15 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
   }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // docs/operations/scale-out.md, "Media nodes": the address apps are sent to names this node
+  const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
+  try {
+    await hub.startPresence(`${node.host}:${node.port}`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
   if (deps.mediaNodes) {
-    // docs/operations/scale-out.md, "Media nodes": the address apps are sent to names this node
-    const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
     withdraw = await deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
       (err) => logger.warn({ err }, 'media: announcing this node failed'));
   }

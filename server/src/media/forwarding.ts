@@ -1,6 +1,5 @@
 import { NONCE_LABEL, type FrameHeader } from '@rtc/protocol';
 import { open } from './frame.ts';
-import type { MediaGrant } from './grant-check.ts';
 import type { Stream } from './room.ts';
 
 /** What became of a media frame: sent on, dropped (late, replayed, crossed an unpublish), or a protocol violation. */
@@ -11,13 +10,13 @@ export type ForwardResult = 'forwarded' | 'dropped' | 'violation';
  * epoch, and queues the same bytes for every subscriber (docs/protocol/media.md, "Keys and nonces").
  */
 export function forwardFrame(
-  message: Buffer, header: FrameHeader, published: ReadonlyMap<number, Stream>, grant: MediaGrant | undefined, nowMs: () => number,
+  message: Buffer, header: FrameHeader, published: ReadonlyMap<number, Stream>, mayHavePublished: ReadonlySet<number>, nowMs: () => number,
 ): ForwardResult {
   const stream = published.get(header.streamId);
   if (!stream) {
-    // a stream of the grant that this session does not publish (now): a frame that crossed an
-    // unpublish on the wire, dropped; a stream id outside the grant is a violation
-    return grant?.pub.has(header.streamId) ? 'dropped' : 'violation';
+    // a stream this session was allowed to publish but does not publish (now): a frame that crossed
+    // an unpublish or a permission change on the wire, dropped; a stream id never allowed is a violation
+    return mayHavePublished.has(header.streamId) ? 'dropped' : 'violation';
   }
   if (header.kind !== stream.kindCode) return 'violation';
   const generation = stream.generation(header.epoch, header.epoch === stream.current.epoch ? 0 : nowMs());

@@ -2,8 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../core/presence.ts';
 import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
-import type { BusEvent, Clock, EventBus, ProjectCutoffRecord, Store } from '../ports.ts';
+import type {
+  BusEvent, Clock, EventBus, LiveParticipantRecord, ProjectCutoffRecord, ProjectEventInput, ProjectEvents, Store,
+} from '../ports.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
@@ -13,7 +16,8 @@ import { Session, type SessionHost } from './session.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: Pick<Store, 'isRevoked' | 'listRevocations' | 'projectCutoff' | 'listProjectCutoffs'>;
+  readonly store: Pick<Store, 'isRevoked' | 'listRevocations' | 'projectCutoff' | 'listProjectCutoffs'
+    | 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'heartbeatMediaNode' | 'clearMediaNode' | 'purgeMediaNodes'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -22,6 +26,8 @@ export interface MediaHubOptions {
    * reach the processes that revoke (PostgreSQL without Redis). Undefined: the bus is enough.
    */
   readonly storePollMs?: number | undefined;
+  /** Where participant and room events are recorded for webhooks. */
+  readonly events?: ProjectEvents | undefined;
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -52,9 +58,18 @@ export class MediaHub implements SessionHost {
   private readonly unsubscribeResync: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
   private reloading: Promise<void> | undefined;
+  /** Set by `startPresence`; undefined: no presence is kept. */
+  private nodeId: string | undefined;
+  private readonly events: ProjectEvents | undefined;
+  /** Joined sessions by participant id: the room service API names them so. */
+  private readonly participants = new Map<string, Session>();
+  /** The store writes of each session's presence, in order (a leave never overtakes its join). */
+  private readonly presenceWrites = new WeakMap<Session, Promise<void>>();
+  private readonly pendingWrites = new Set<Promise<void>>();
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
+    this.events = options.events;
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
@@ -99,6 +114,25 @@ export class MediaHub implements SessionHost {
     purge.unref();
     hub.timers.push(sweep, purge);
     return hub;
+  }
+
+  /**
+   * Keeps the presence of this node's participants in the store under `nodeId` (`host:port`, as
+   * the node announces itself; docs/reference/room-api.md, "Presence"), from before the first join:
+   * clears what an earlier run of the node left (a crash) and tells the store it is alive.
+   */
+  async startPresence(nodeId: string): Promise<void> {
+    await this.store.clearMediaNode(nodeId);
+    await this.store.heartbeatMediaNode(nodeId, this.nowSec());
+    this.nodeId = nodeId;
+    const heartbeat = setInterval(() => {
+      const now = this.nowSec();
+      this.store.heartbeatMediaNode(nodeId, now)
+        .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
+        .catch((err: unknown) => this.logger.warn({ err }, 'media: recording this node as alive failed'));
+    }, MEDIA_NODE_HEARTBEAT_MS);
+    heartbeat.unref();
+    this.timers.push(heartbeat);
   }
 
   nowMs(): number {
@@ -175,11 +209,94 @@ export class MediaHub implements SessionHost {
   joined(session: Session, grant: MediaGrant): void {
     this.logger.debug({ projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId, participantId: session.participantId },
       'media: participant joined');
+    this.participants.set(session.participantId, session);
+    const room = this.roomFor(grant.projectId, grant.roomId);
+    const record = this.presenceOf(session, room);
+    const firstOfRoom = room.members.size === 1;
+    this.writePresence(session, async (store) => {
+      if (record) await this.quietly(session, store.upsertLiveParticipant(record));
+      if (firstOfRoom) await this.record(session, 'room.started');
+      await this.record(session, 'participant.joined');
+    });
+  }
+
+  renewed(session: Session): void {
+    const room = this.roomFor(session.projectId, session.roomId);
+    const record = this.presenceOf(session, room);
+    if (record) this.writePresence(session, (store) => store.upsertLiveParticipant(record));
   }
 
   left(session: Session, room: Room): void {
     this.dropIfEmpty(room);
     this.logger.debug({ participantId: session.participantId }, 'media: participant left');
+    if (this.participants.get(session.participantId) === session) this.participants.delete(session.participantId);
+    const lastOfRoom = room.members.size === 0;
+    const reason = session.closeReason;
+    this.writePresence(session, async (store) => {
+      if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
+      await this.record(session, 'participant.left', { reason });
+      if (lastOfRoom) await this.record(session, 'room.finished');
+    });
+  }
+
+  /** The store row of a joined session (docs/reference/room-api.md, "Presence"). */
+  private presenceOf(session: Session, room: Room): LiveParticipantRecord | undefined {
+    const grant = session.currentGrant;
+    if (this.nodeId === undefined || !grant) return undefined;
+    return {
+      participantId: session.participantId,
+      projectId: grant.projectId,
+      roomId: grant.roomId,
+      userId: grant.userId,
+      role: grant.role,
+      publishStreams: grant.role === 'audience' ? [] : [...grant.pub],
+      subscribeStreams: [...grant.subs],
+      subscribeRoom: grant.subRoom,
+      joinedAt: session.joinedAtSec,
+      roomStartedAt: Math.floor(room.startedAtMs / 1000),
+      mediaNode: this.nodeId,
+      grants: [...session.grants].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
+    };
+  }
+
+  /** Runs a session's presence writes one after the other; a failure is logged, never thrown into a join or leave. */
+  private writePresence(session: Session, write: (store: MediaHubOptions['store']) => Promise<void>): void {
+    const previous = this.presenceWrites.get(session) ?? Promise.resolve();
+    const next = previous.then(() => this.quietly(session, write(this.store)));
+    this.presenceWrites.set(session, next);
+    this.pendingWrites.add(next);
+    void next.finally(() => this.pendingWrites.delete(next));
+  }
+
+  private async quietly(session: Session, write: Promise<void>): Promise<void> {
+    try {
+      await write;
+    } catch (err) {
+      this.logger.warn({ err, participantId: session.participantId }, 'media: recording the participant\'s presence failed');
+    }
+  }
+
+  /** Records a webhook event of a session (docs/reference/webhooks.md); ids only, never a secret. */
+  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string> = {}): Promise<void> {
+    if (!this.events) return;
+    const grant = session.currentGrant;
+    if (!grant) return;
+    const room = type === 'room.started' || type === 'room.finished';
+    try {
+      await this.events.record({
+        projectId: grant.projectId,
+        type,
+        occurredAt: this.nowSec(),
+        data: {
+          room_id: grant.roomId,
+          ...(!room && { participant_id: session.participantId, user_id: grant.userId, role: grant.role }),
+          media_node: this.nodeId ?? null,
+          ...extra,
+        },
+      });
+    } catch (err) {
+      this.logger.warn({ err, type }, 'media: recording a project event failed');
+    }
   }
 
   forget(session: Session): void {
@@ -193,6 +310,11 @@ export class MediaHub implements SessionHost {
   private onEvent(event: BusEvent): void {
     if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
     else if (event.type === 'project.archived') this.cutOff(event);
+    else if (event.type === 'participant.updated') {
+      const session = this.participants.get(event.participantId);
+      if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
+      session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
+    }
   }
 
   private revoke(grantId: string, expiresAt: number): void {
@@ -211,6 +333,10 @@ export class MediaHub implements SessionHost {
     this.unsubscribeResync();
     for (const timer of this.timers) clearInterval(timer);
     for (const session of [...this.sessions]) session.close('going_away');
+    if (this.nodeId !== undefined) {
+      await Promise.all([...this.pendingWrites]);
+      await this.store.clearMediaNode(this.nodeId).catch((err: unknown) => this.logger.warn({ err }, 'media: clearing this node\'s presence failed'));
+    }
   }
 }
 

@@ -83,11 +83,14 @@ export class Room {
   readonly key: string;
   readonly members = new Map<string, Member>();
   readonly streams = new Map<number, Stream>();
+  /** When the room opened on this node (ms). */
+  readonly startedAtMs: number;
   private readonly now: () => number;
 
   constructor(key: string, now: () => number) {
     this.key = key;
     this.now = now;
+    this.startedAtMs = now();
   }
 
   isFull(): boolean {
@@ -150,7 +153,7 @@ export class Room {
     }
   }
 
-  /** After a member's permissions changed (renewal): its publications and subscriptions follow the new grant. */
+  /** After a member's permissions changed (renewal, room service API): its publications and subscriptions follow the new grant. */
   reconcile(member: Member, mayPublish: (streamId: number) => boolean): void {
     for (const stream of [...member.published.values()]) {
       if (!mayPublish(stream.id)) this.removeStream(stream, true);

@@ -39,6 +39,8 @@ export interface SessionHost {
   roomFor(projectId: string, roomId: string): Room;
   dropIfEmpty(room: Room): void;
   joined(session: Session, grant: MediaGrant): void;
+  /** After a renewal: the session's grants and permissions changed. */
+  renewed(session: Session): void;
   left(session: Session, room: Room): void;
   forget(session: Session): void;
 }
@@ -68,8 +70,16 @@ export class Session implements Member {
   private control: ControlChannel | undefined;
   private renewNonce: Buffer | undefined;
   private room: Room | undefined;
+  /** Permissions the customer's server set through the room service API; they outlast renewals. */
+  private override: Permissions | undefined;
+  /** Every stream id a grant or a permission change of this session allowed it to publish. */
+  private readonly mayHavePublished = new Set<number>();
   private readonly queue: SendQueue;
+  /** Why the session ended: the close name, or `disconnected` when the client went away. */
+  closeReason: MediaCloseName | 'disconnected' = 'disconnected';
   participantId = '';
+  /** When the session joined its room (seconds). */
+  joinedAtSec = 0;
   readonly published = new Map<number, Stream>();
   /** Idle sweeps since the last message from the client. */
   idleSweeps = 0;
@@ -116,6 +126,40 @@ export class Session implements Member {
     return grant !== undefined && (grant.subRoom || grant.subs.has(streamId));
   }
 
+  /** The grant as it applies now (with the permissions set through the room service API). */
+  get currentGrant(): MediaGrant | undefined {
+    return this.grant;
+  }
+
+  /** Grants this session has used that have not expired. */
+  get grants(): ReadonlyMap<string, number> {
+    return this.liveGrants;
+  }
+
+  get roomId(): string {
+    return this.grant?.roomId ?? '';
+  }
+
+  get projectId(): string {
+    return this.grant?.projectId ?? '';
+  }
+
+  /**
+   * Applies permissions set by the customer's server (docs/reference/room-api.md): streams no longer
+   * allowed end at once, both ways, and the client is told with `permissions`.
+   */
+  applyPermissions(permissions: Permissions): void {
+    if (this.state !== 'joined' || !this.grant) return;
+    this.override = permissions;
+    const next = withPermissions(this.grant, permissions);
+    for (const id of next.pub) this.mayHavePublished.add(id);
+    this.grant = next;
+    this.room!.reconcile(this, (id) => next.role !== 'audience' && next.pub.has(id));
+    this.sendControl({
+      type: 'permissions', publish_streams: [...next.pub], subscribe_streams: [...next.subs], subscribe_room: next.subRoom,
+    });
+  }
+
   /** Whether a cut-off of `projectId` at `cutAt` covers a grant this joined session has used. */
   isCutOffBy(projectId: string, cutAt: number): boolean {
     return this.state === 'joined' && this.grant?.projectId === projectId && this.oldestIssuedAt <= cutAt;
@@ -135,6 +179,7 @@ export class Session implements Member {
   close(name: MediaCloseName): void {
     if (this.state === 'closed') return;
     const { code, reason } = MEDIA_CLOSE[name];
+    this.closeReason = name;
     this.teardown();
     if (this.ws.readyState === this.ws.OPEN) {
       this.ws.close(code, reason);
@@ -218,6 +263,7 @@ export class Session implements Member {
     this.control = new ControlChannel(keys, this.host.nowMs());
     this.grant = grant;
     this.participantId = `pa_${randomBytes(12).toString('base64url')}`;
+    this.joinedAtSec = Math.floor(this.host.nowMs() / 1000);
     this.state = 'joined';
     this.trackGrant(grant);
     this.room = room;
@@ -239,6 +285,7 @@ export class Session implements Member {
   }
 
   private trackGrant(grant: MediaGrant): void {
+    for (const id of grant.pub) this.mayHavePublished.add(id);
     this.liveGrants.set(grant.grantId, grant.expiresAt);
     this.oldestIssuedAt = Math.min(this.oldestIssuedAt, grant.issuedAt);
     this.host.revocations.add(grant.grantId, this);
@@ -264,7 +311,7 @@ export class Session implements Member {
         nowMs: () => this.host.nowMs(),
       }, control);
     }
-    const result = forwardFrame(message, header, this.published, this.grant, () => this.host.nowMs());
+    const result = forwardFrame(message, header, this.published, this.mayHavePublished, () => this.host.nowMs());
     if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }
@@ -304,11 +351,13 @@ export class Session implements Member {
       (refused) => {
         if (this.state !== 'joined') return;
         if (refused || this.host.isRefusedInMemory(next)) return refuse('revoked');
-        this.grant = next;
-        this.trackGrant(next);
-        this.room!.reconcile(this, (id) => next.role !== 'audience' && next.pub.has(id));
+        const applied = this.override ? withPermissions(next, this.override) : next;
+        this.grant = applied;
+        this.trackGrant(applied);
+        this.room!.reconcile(this, (id) => applied.role !== 'audience' && applied.pub.has(id));
         this.renewNonce = randomBytes(NONCE_BYTES);
-        this.sendControl({ type: 'renewed', id: control.id, ...grantFields(next), renew_nonce: b64u(this.renewNonce) });
+        this.sendControl({ type: 'renewed', id: control.id, ...grantFields(applied), renew_nonce: b64u(this.renewNonce) });
+        this.host.renewed(this);
       },
       (err: unknown) => {
         this.host.logger.error({ err }, 'media: revocation look-up failed');
@@ -316,6 +365,17 @@ export class Session implements Member {
       },
     );
   }
+}
+
+/** What a session may publish and receive. */
+export interface Permissions {
+  readonly pub: ReadonlySet<number>;
+  readonly subs: ReadonlySet<number>;
+  readonly subRoom: boolean;
+}
+
+function withPermissions(grant: MediaGrant, permissions: Permissions): MediaGrant {
+  return { ...grant, pub: permissions.pub, subs: permissions.subs, subRoom: permissions.subRoom };
 }
 
 function grantFields(grant: MediaGrant): GrantFields {

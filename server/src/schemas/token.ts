@@ -21,7 +21,7 @@ const streamId = (field: string) =>
 
 const unique = (values: readonly number[]): boolean => new Set(values).size === values.length;
 
-const streamList = (field: string, max: number) =>
+export const streamList = (field: string, max: number) =>
   z.array(streamId(field), typeError(field, 'an array of stream ids'))
     .max(max, { error: `${field} may list at most ${max} stream ids` })
     .refine(unique, { error: `${field} must not repeat a stream id` })
@@ -37,7 +37,7 @@ export const ttlSchema = (field: string) =>
     .min(1, { error: `${field} must be an integer from 1 to ${MAX_TTL_SECONDS}` })
     .max(MAX_TTL_SECONDS, { error: `${field} must be at most ${MAX_TTL_SECONDS} seconds (one hour)` });
 
-const flag = (field: string) => z.boolean({ error: `${field} must be true or false` });
+export const flag = (field: string) => z.boolean({ error: `${field} must be true or false` });
 
 /** Body of `POST /v1/rtc/tokens` (docs/reference/token-api.md, "Request fields"), checked against the wire's `TokenRequest`. Unknown fields are rejected. */
 export const tokenRequestSchema = z.strictObject({

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { AuthCredential, CredentialRecord, ProjectCutoffRecord, RevocationRecord, Store } from '../../ports.ts';
 import {
+  toLiveParticipant, type LiveParticipantRow,
   toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,
 } from './rows.ts';
@@ -103,6 +104,28 @@ const MIGRATIONS: readonly string[] = [
      id SMALLINT PRIMARY KEY CHECK (id = 1),
      document TEXT NOT NULL,
      version BIGINT NOT NULL
+   );`,
+  // participants joined on the media nodes, and when each node was last seen (docs/reference/room-api.md)
+  `CREATE TABLE live_participants (
+     seq BIGSERIAL,
+     participant_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     role TEXT NOT NULL,
+     publish_streams TEXT NOT NULL,
+     subscribe_streams TEXT NOT NULL,
+     subscribe_room BOOLEAN NOT NULL,
+     joined_at BIGINT NOT NULL,
+     room_started_at BIGINT NOT NULL,
+     media_node TEXT NOT NULL,
+     grants TEXT NOT NULL
+   );
+   CREATE INDEX live_participants_project ON live_participants(project_id, room_id);
+   CREATE INDEX live_participants_node ON live_participants(media_node);
+   CREATE TABLE media_node_heartbeats (
+     node_id TEXT PRIMARY KEY,
+     seen_at BIGINT NOT NULL
    );`,
 ];
 
@@ -332,6 +355,44 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         .map(toCutoff);
     },
     async purgeProjectCutoffs(nowSec) { return changed('DELETE FROM project_cutoffs WHERE expires_at < $1', [nowSec]); },
+
+    async upsertLiveParticipant(p) {
+      await pool.query(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role, publish_streams,
+        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (participant_id) DO UPDATE SET
+        publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
+        subscribe_room = EXCLUDED.subscribe_room, grants = EXCLUDED.grants`,
+      [p.participantId, p.projectId, p.roomId, p.userId, p.role, JSON.stringify(p.publishStreams),
+        JSON.stringify(p.subscribeStreams), p.subscribeRoom, p.joinedAt, p.roomStartedAt, p.mediaNode, JSON.stringify(p.grants)]);
+    },
+    async deleteLiveParticipant(participantId) {
+      await pool.query('DELETE FROM live_participants WHERE participant_id = $1', [participantId]);
+    },
+    async updateLiveParticipant(participantId, perm) {
+      const r = await one<LiveParticipantRow>(`UPDATE live_participants SET publish_streams = $2, subscribe_streams = $3,
+        subscribe_room = $4 WHERE participant_id = $1 RETURNING *`,
+      [participantId, JSON.stringify(perm.publishStreams), JSON.stringify(perm.subscribeStreams), perm.subscribeRoom]);
+      return r && toLiveParticipant(r);
+    },
+    async listLiveParticipants(projectId, roomId, seenSince) {
+      return (await rows<LiveParticipantRow>(`SELECT p.* FROM live_participants p
+        JOIN media_node_heartbeats h ON h.node_id = p.media_node
+        WHERE p.project_id = $1 AND ($2::text IS NULL OR p.room_id = $2) AND h.seen_at >= $3
+        ORDER BY p.joined_at, p.seq`, [projectId, roomId ?? null, seenSince])).map(toLiveParticipant);
+    },
+    async heartbeatMediaNode(nodeId, nowSec) {
+      await pool.query(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES ($1, $2) ON CONFLICT (node_id)
+        DO UPDATE SET seen_at = GREATEST(media_node_heartbeats.seen_at, EXCLUDED.seen_at)`, [nodeId, nowSec]);
+    },
+    async clearMediaNode(nodeId) {
+      await pool.query(`WITH gone AS (DELETE FROM live_participants WHERE media_node = $1)
+        DELETE FROM media_node_heartbeats WHERE node_id = $1`, [nodeId]);
+    },
+    async purgeMediaNodes(seenBefore) {
+      const stale = await rows<{ node_id: string }>(`WITH stale AS (DELETE FROM media_node_heartbeats WHERE seen_at < $1 RETURNING node_id),
+        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM stale)) SELECT node_id FROM stale`, [seenBefore]);
+      return stale.length;
+    },
 
     async insertQuote(q) {
       await pool.query(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document) VALUES ($1, $2, $3, $4, $5)`,

@@ -1,5 +1,5 @@
 import type {
-  AccountRecord, ProjectRecord, QuoteRecord, SessionRecord, SessionStatus, SubscriptionRequestRecord,
+  AccountRecord, LiveGrant, LiveParticipantRecord, ProjectRecord, QuoteRecord, SessionRecord, SessionStatus, SubscriptionRequestRecord,
   SubscriptionRequestStatus,
 } from '../../ports.ts';
 
@@ -44,4 +44,18 @@ export const toSession = (r: SessionRow): SessionRecord => ({
 export const toProject = (r: ProjectRow): ProjectRecord => ({
   id: r.id, accountId: r.account_id, name: r.name, consoleAppId: r.console_app_id,
   archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** A `live_participants` row; the lists are JSON text in both stores. */
+export interface LiveParticipantRow {
+  participant_id: string; project_id: string; room_id: string; user_id: string; role: string; publish_streams: string;
+  subscribe_streams: string; subscribe_room: number | boolean; joined_at: number; room_started_at: number; media_node: string;
+  grants: string;
+}
+
+export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord => ({
+  participantId: r.participant_id, projectId: r.project_id, roomId: r.room_id, userId: r.user_id, role: r.role,
+  publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
+  subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
+  mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[],
 });

@@ -2,10 +2,10 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
-  AuthCredential, CredentialPatch, CredentialRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
+  AuthCredential, CredentialPatch, CredentialRecord, LiveParticipantRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
 } from '../../ports.ts';
 import {
-  toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
+  toLiveParticipant, type LiveParticipantRow, toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,
 } from './rows.ts';
 
@@ -105,6 +105,27 @@ const MIGRATIONS: readonly string[] = [
      document TEXT NOT NULL,
      version INTEGER NOT NULL
    );`,
+  // participants joined on the media nodes, and when each node was last seen (docs/reference/room-api.md)
+  `CREATE TABLE live_participants (
+     participant_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     role TEXT NOT NULL,
+     publish_streams TEXT NOT NULL,
+     subscribe_streams TEXT NOT NULL,
+     subscribe_room INTEGER NOT NULL,
+     joined_at INTEGER NOT NULL,
+     room_started_at INTEGER NOT NULL,
+     media_node TEXT NOT NULL,
+     grants TEXT NOT NULL
+   );
+   CREATE INDEX live_participants_project ON live_participants(project_id, room_id);
+   CREATE INDEX live_participants_node ON live_participants(media_node);
+   CREATE TABLE media_node_heartbeats (
+     node_id TEXT PRIMARY KEY,
+     seen_at INTEGER NOT NULL
+   );`,
 ];
 
 interface CredentialRow {
@@ -190,6 +211,25 @@ export function createSqliteStore(path: string): Store {
     projectCutoff: db.prepare<[string], CutoffRow>('SELECT * FROM project_cutoffs WHERE project_id = ?'),
     listProjectCutoffs: db.prepare<[number], CutoffRow>('SELECT * FROM project_cutoffs WHERE expires_at >= ?'),
     purgeProjectCutoffs: db.prepare('DELETE FROM project_cutoffs WHERE expires_at < ?'),
+    upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
+      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+      VALUES (@participantId, @projectId, @roomId, @userId, @role, @publishStreams, @subscribeStreams, @subscribeRoom,
+      @joinedAt, @roomStartedAt, @mediaNode, @grants) ON CONFLICT (participant_id) DO UPDATE SET
+      publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
+      subscribe_room = excluded.subscribe_room, grants = excluded.grants`),
+    deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
+    updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
+      SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
+    liveParticipant: db.prepare<[string], LiveParticipantRow>('SELECT * FROM live_participants WHERE participant_id = ?'),
+    listLiveParticipants: db.prepare<{ projectId: string; roomId: string | null; seenSince: number }, LiveParticipantRow>(
+      `SELECT p.* FROM live_participants p JOIN media_node_heartbeats h ON h.node_id = p.media_node
+       WHERE p.project_id = @projectId AND (@roomId IS NULL OR p.room_id = @roomId) AND h.seen_at >= @seenSince
+       ORDER BY p.joined_at, p.rowid`),
+    heartbeatMediaNode: db.prepare<[string, number]>(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES (?, ?)
+      ON CONFLICT (node_id) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`),
+    clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
+    clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
+    staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
     insertQuote: db.prepare(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document)
       VALUES (@id, @accountId, @priceListVersion, @createdAt, @document)`),
     getQuote: db.prepare<[string, string], QuoteRow>('SELECT * FROM quotes WHERE account_id = ? AND id = ?'),
@@ -223,6 +263,20 @@ export function createSqliteStore(path: string): Store {
   // rotation, revocation or archive is seen by the very next request, as without the cache.
   const authCache = { dataVersion: -1, changes: -1, rows: new Map<string, AuthCredential>() };
   const MAX_CACHED_AUTH_CREDENTIALS = 10_000;
+
+  const clearMediaNode = db.transaction((nodeId: string): void => {
+    q.clearNodeParticipants.run(nodeId);
+    q.clearNodeHeartbeat.run(nodeId);
+  });
+  const purgeMediaNodes = db.transaction((seenBefore: number): number => {
+    const stale = q.staleNodes.all(seenBefore);
+    for (const nodeId of stale) clearMediaNode(nodeId);
+    return stale.length;
+  });
+  const liveParams = (p: LiveParticipantRecord) => ({
+    ...p, publishStreams: JSON.stringify(p.publishStreams), subscribeStreams: JSON.stringify(p.subscribeStreams),
+    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants),
+  });
 
   const updateProject = db.transaction((id: string, patch: ProjectPatch): ProjectRecord | undefined => {
     const row = q.projectById.get(id);
@@ -327,6 +381,23 @@ export function createSqliteStore(path: string): Store {
     async projectCutoff(projectId) { const r = q.projectCutoff.get(projectId); return r && toCutoff(r); },
     async listProjectCutoffs(nowSec) { return q.listProjectCutoffs.all(nowSec).map(toCutoff); },
     async purgeProjectCutoffs(nowSec) { return q.purgeProjectCutoffs.run(nowSec).changes; },
+
+    async upsertLiveParticipant(p) { q.upsertLiveParticipant.run(liveParams(p)); },
+    async deleteLiveParticipant(participantId) { q.deleteLiveParticipant.run(participantId); },
+    async updateLiveParticipant(participantId, perm) {
+      const changes = q.updateLiveParticipant.run({
+        id: participantId, pub: JSON.stringify(perm.publishStreams), subs: JSON.stringify(perm.subscribeStreams),
+        subRoom: perm.subscribeRoom ? 1 : 0,
+      }).changes;
+      const r = changes === 1 ? q.liveParticipant.get(participantId) : undefined;
+      return r && toLiveParticipant(r);
+    },
+    async listLiveParticipants(projectId, roomId, seenSince) {
+      return q.listLiveParticipants.all({ projectId, roomId: roomId ?? null, seenSince }).map(toLiveParticipant);
+    },
+    async heartbeatMediaNode(nodeId, nowSec) { q.heartbeatMediaNode.run(nodeId, nowSec); },
+    async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
+    async purgeMediaNodes(seenBefore) { return purgeMediaNodes(seenBefore); },
 
     async insertQuote(quote) { q.insertQuote.run(quote); },
     async getQuote(accountId, id) { const r = q.getQuote.get(accountId, id); return r && toQuote(r); },

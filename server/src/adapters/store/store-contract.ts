@@ -324,6 +324,55 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       });
     });
 
+    describe('live participants', () => {
+      const participant = (projectId: string, roomId: string, mediaNode: string, joinedAt: number) => ({
+        participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
+        subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
+        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }],
+      });
+
+      it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
+        const now = 2_000_000_000;
+        const projectId = uid('prj');
+        const [nodeA, nodeB] = [`${uid('a')}:443`, `${uid('b')}:443`];
+        await store.heartbeatMediaNode(nodeA, now);
+        await other.heartbeatMediaNode(nodeB, now - 100);
+        const late = participant(projectId, 'room-1', nodeA, now + 2);
+        const early = participant(projectId, 'room-2', nodeA, now + 1);
+        const stale = participant(projectId, 'room-1', nodeB, now);
+        for (const p of [late, early, stale]) await store.upsertLiveParticipant(p);
+        await store.upsertLiveParticipant(participant(uid('prj'), 'room-1', nodeA, now));
+        assert.deepEqual(await other.listLiveParticipants(projectId, undefined, now - 30), [early, late]);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [late]);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 100), [stale, late]);
+        // a renewal replaces the grants and permissions, never who or where
+        const renewed = { ...late, publishStreams: [1], grants: [...late.grants, { grantId: uid('g'), expiresAt: now + 900 }] };
+        await store.upsertLiveParticipant({ ...renewed, userId: 'other', joinedAt: 1 });
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [renewed]);
+        assert.equal(await store.purgeMediaNodes(now - 30), 1);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', 0), [renewed]);
+        await store.clearMediaNode(nodeA);
+        await store.heartbeatMediaNode(nodeA, now);
+        assert.deepEqual(await other.listLiveParticipants(projectId, undefined, 0), []);
+      });
+
+      it('changes the permissions of a row and deletes it; both do nothing for a participant without a row', async () => {
+        const now = 2_000_000_000;
+        const node = `${uid('n')}:443`;
+        await store.heartbeatMediaNode(node, now);
+        const p = participant(uid('prj'), 'room-1', node, now);
+        await store.upsertLiveParticipant(p);
+        const permissions = { publishStreams: [], subscribeStreams: [7], subscribeRoom: false };
+        const updated = { ...p, ...permissions };
+        assert.deepEqual(await other.updateLiveParticipant(p.participantId, permissions), updated);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [updated]);
+        await other.deleteLiveParticipant(p.participantId);
+        assert.equal(await store.updateLiveParticipant(p.participantId, permissions), undefined);
+        await other.deleteLiveParticipant(p.participantId);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+      });
+    });
+
     describe('project cut-offs', () => {
       it('keeps the later cut-off of a project archived twice, lists those not expired and purges the expired', async () => {
         const now = 2_000_000_000;

@@ -3,6 +3,7 @@ import { ROLES, type TokenResponse } from '@rtc/protocol';
 import type { AccountView, SessionTokens } from '../../services/accounts.ts';
 import type { CredentialView, CredentialWithSecret } from '../../services/credentials.ts';
 import type { ProjectView } from '../../services/projects.ts';
+import type { ParticipantView, RoomView } from '../../services/rooms.ts';
 import { responseComponent } from './registry.ts';
 
 /**
@@ -43,6 +44,34 @@ export const tokenResponseSchema = responseComponent(z.strictObject({
     url: z.string(),
   }).optional().meta({ description: 'present when the request had signaling: true' }),
 }) satisfies z.ZodType<TokenResponse>, 'TokenResponse');
+
+const roomParticipantSchema = responseComponent(z.strictObject({
+  participant_id: z.string().meta({ description: 'pa_…, given by the media server at join' }),
+  user_id: z.string(),
+  role: z.enum(ROLES),
+  publish_streams: z.array(z.int()),
+  subscribe_streams: z.array(z.int()),
+  subscribe_room: z.boolean(),
+  joined_at: time,
+}) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
+
+const roomFields = z.strictObject({
+  room_id: z.string(),
+  media_node: z.string().meta({ description: 'host:port of the media node that holds the room' }),
+  started_at: time.meta({ description: 'when the room opened on its media node' }),
+  participants: z.array(roomParticipantSchema).meta({ description: 'oldest join first' }),
+}) satisfies z.ZodType<RoomView>;
+
+export const roomSchema = responseComponent(roomFields, 'Room');
+export const roomListSchema = responseComponent(z.strictObject({
+  rooms: z.array(roomSchema).meta({ description: 'live rooms of the project, oldest first' }),
+}), 'RoomList');
+export const participantSchema = roomParticipantSchema;
+export const participantRemovedSchema = responseComponent(z.strictObject({ removed: z.literal(true) }), 'ParticipantRemoved');
+export const roomEndedSchema = responseComponent(z.strictObject({
+  ended: z.literal(true),
+  participants: z.int().min(0).meta({ description: 'how many participants were closed' }),
+}), 'RoomEnded');
 
 export const revocationResultSchema = responseComponent(z.strictObject({ revoked: z.literal(true) }), 'RevocationResult');
 

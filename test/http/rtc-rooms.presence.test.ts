@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TokenResponse } from '@rtc/protocol';
+import pino from 'pino';
+import { loadConfig } from '../../server/src/config.ts';
+import { startMediaRole } from '../../server/src/main/media-role.ts';
+import type { RoleServer } from '../../server/src/main/roles.ts';
+import type { ProjectEventInput } from '../../server/src/ports.ts';
+import type { MediaSession } from '../../sdk/app/src/index.ts';
+import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { join, sleep } from '../e2e/media-helpers.ts';
+
+// The media role in this process beside the in-process api and token apps, on their store and
+// clock: what it records (presence, project events) is read back through the room service API.
+describe('media role presence and project events', () => {
+  let server: InProcessPlatform;
+  let media: RoleServer;
+  let customer: Customer;
+  const recorded: ProjectEventInput[] = [];
+  const sessions: MediaSession[] = [];
+
+  before(async () => {
+    server = await startInProcess();
+    customer = await createCustomer(server);
+    const config = loadConfig({ RTC_ROLES: 'media', RTC_DATA_DIR: server.dataDir, RTC_MEDIA_PORT: '0' });
+    const events = { record: async (event: ProjectEventInput) => { recorded.push(event); } };
+    media = await startMediaRole({ config, deps: { ...server.deps, events }, logger: pino({ level: 'silent' }) });
+  });
+
+  after(async () => {
+    for (const s of sessions) await s.close();
+    await media?.close();
+    await server?.close();
+  });
+
+  const rooms = () => server.request(`${server.api}/v1/rtc/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
+  const listedCount = async (): Promise<number> =>
+    (await rooms()).json<{ rooms: { participants: unknown[] }[] }>().rooms.reduce((n, r) => n + r.participants.length, 0);
+  const enter = async (room: string, user: string): Promise<MediaSession> => {
+    const res = await server.request(`${server.api}/v1/rtc/tokens`, {
+      headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker', publish_streams: [1] },
+    });
+    assert.equal(res.status, 200, res.text);
+    const token = res.json<TokenResponse>();
+    const port = Number(new URL(media.url).port);
+    const session = await join({ ...token, media: { ...token.media, sfu_host: '127.0.0.1', sfu_port: port } });
+    sessions.push(session);
+    return session;
+  };
+  const eventsOf = (participantId: string | undefined, type: ProjectEventInput['type']) =>
+    recorded.filter((e) => e.type === type && (participantId === undefined || e.data['participant_id'] === participantId));
+  const settle = async (check: () => boolean | Promise<boolean>): Promise<void> => {
+    for (let i = 0; !(await check()); i++) {
+      assert.ok(i < 250, 'the media role recorded it within 5 s');
+      await sleep(20);
+    }
+  };
+
+  it('records room.started and participant.joined, then participant.left with a reason and room.finished, with ids only', async () => {
+    const first = await enter('events-room', 'u1');
+    const second = await enter('events-room', 'u2');
+    await settle(async () => (await listedCount()) === 2);
+    await settle(() => eventsOf(second.participantId, 'participant.joined').length === 1);
+    const node = `localhost:${new URL(media.url).port}`;
+    assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node }]);
+    const joined = eventsOf(first.participantId, 'participant.joined')[0]!;
+    assert.equal(joined.projectId, customer.projectId);
+    assert.deepEqual(joined.data, { room_id: 'events-room', participant_id: first.participantId, user_id: 'u1', role: 'speaker', media_node: node });
+
+    await first.close();
+    await settle(() => eventsOf(first.participantId, 'participant.left').length === 1);
+    assert.equal(eventsOf(first.participantId, 'participant.left')[0]!.data['reason'], 'normal');
+    assert.equal(eventsOf(undefined, 'room.finished').length, 0);
+    await second.close();
+    await settle(() => eventsOf(undefined, 'room.finished').length === 1);
+    assert.deepEqual(eventsOf(undefined, 'room.finished')[0]!.data, { room_id: 'events-room', media_node: node });
+    await settle(async () => (await listedCount()) === 0);
+  });
+
+  it('stops listing the participants of a media node not seen for 30 seconds (a crashed node)', async () => {
+    await enter('crash-room', 'u3');
+    await settle(async () => (await listedCount()) === 1);
+    // the node's heartbeat (every 10 s of real time) would write the advanced time: read at once
+    server.clock.advance(31_000);
+    assert.equal(await listedCount(), 0);
+  });
+});
