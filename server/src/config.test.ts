@@ -53,6 +53,7 @@ describe('loadConfig', () => {
     assert.deepEqual({ ...c.limits }, { appPerMinute: 1200, addressPerMinute: 2400 });
     assert.equal(c.logLevel, 'info');
     assert.equal(c.shutdownGraceMs, 10_000);
+    assert.equal(c.admin, undefined);
   });
 
   it('treats an empty variable as unset', () => {
@@ -62,7 +63,7 @@ describe('loadConfig', () => {
       'RTC_TLS_CERT_FILE', 'RTC_TLS_KEY_FILE', 'RTC_TRUST_PROXY', 'RTC_ISSUER', 'RTC_MEDIA_PUBLIC_HOST',
       'RTC_MEDIA_PUBLIC_PORT', 'RTC_SIGNALING_PUBLIC_URL', 'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_LOG_LEVEL',
       'RTC_APP_RATE_LIMIT_PER_MINUTE', 'RTC_ADDRESS_RATE_LIMIT_PER_MINUTE', 'RTC_SHUTDOWN_GRACE_MS',
-      'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL',
+      'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL', 'RTC_ADMIN_PORT', 'RTC_ADMIN_HOST',
     ]) env[name] = '';
     assert.deepEqual(loadConfig(env), loadConfig({}));
   });
@@ -114,7 +115,14 @@ describe('loadConfig', () => {
     assert.equal(c.shutdownGraceMs, 0);
   });
 
+  it('turns the admin listener on with RTC_ADMIN_PORT, on loopback unless RTC_ADMIN_HOST names another address', () => {
+    assert.deepEqual({ ...loadConfig({ RTC_ADMIN_PORT: '9090' }).admin }, { host: '127.0.0.1', port: 9090 });
+    assert.deepEqual({ ...loadConfig({ RTC_ADMIN_PORT: '0', RTC_ADMIN_HOST: '0.0.0.0' }).admin }, { host: '0.0.0.0', port: 0 });
+  });
+
   const invalid: [string, Record<string, string>, RegExp][] = [
+    ['an admin port over 65535', { RTC_ADMIN_PORT: '70000' }, /^RTC_ADMIN_PORT must be an integer from 0 to 65535$/],
+    ['an admin host without an admin port', { RTC_ADMIN_HOST: '0.0.0.0' }, /^RTC_ADMIN_HOST needs RTC_ADMIN_PORT$/],
     ['a port that is not a number', { RTC_API_PORT: 'abc' }, /^RTC_API_PORT must be an integer from 0 to 65535$/],
     ['a port over 65535', { RTC_TOKEN_PORT: '65536' }, /^RTC_TOKEN_PORT must be an integer/],
     ['a negative port', { RTC_SIGNALING_PORT: '-1' }, /^RTC_SIGNALING_PORT must be an integer/],

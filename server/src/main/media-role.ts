@@ -9,7 +9,7 @@ import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
  * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
  */
-export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
+export const startMediaRole: RoleStarter = async ({ config, deps, logger, metrics }) => {
   const hub = await MediaHub.create({
     // read at each check: the ring is replaced when keys are rotated (docs/operations/configuration.md, "Keys")
     keys: {
@@ -23,7 +23,9 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
     clock: deps.clock,
     logger,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
+    onRevocationClose: metrics?.observeRevocationClose,
   });
+  metrics?.watchMedia(hub);
   const server: Server = config.tls ? createHttpsServer({ cert: config.tls.cert, key: config.tls.key }) : createHttpServer();
   server.on('request', answerPlainRequest);
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));

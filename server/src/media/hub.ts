@@ -22,6 +22,11 @@ export interface MediaHubOptions {
    * reach the processes that revoke (PostgreSQL without Redis). Undefined: the bus is enough.
    */
   readonly storePollMs?: number | undefined;
+  /**
+   * Told, for each revocation or archive that closed sessions here, the seconds from its arrival
+   * (bus event or store read) to the close of those sessions (docs/operations/metrics.md).
+   */
+  readonly onRevocationClose?: ((seconds: number) => void) | undefined;
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -35,7 +40,8 @@ export class MediaHub implements SessionHost {
   readonly logger: Logger;
   readonly revocations = new RevocationIndex<Session>();
   private readonly cutoffs = new ProjectCutoffs();
-  readonly stats = { framesDropped: 0 };
+  /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
+  readonly stats = { framesForwarded: 0, framesDropped: 0 };
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
     max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
@@ -52,12 +58,14 @@ export class MediaHub implements SessionHost {
   private readonly unsubscribeResync: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
   private reloading: Promise<void> | undefined;
+  private readonly onRevocationClose: ((seconds: number) => void) | undefined;
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
+    this.onRevocationClose = options.onRevocationClose;
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: MAX_CLIENT_MESSAGE_BYTES,
@@ -190,19 +198,34 @@ export class MediaHub implements SessionHost {
     return this.sessions.size;
   }
 
+  get roomCount(): number {
+    return this.rooms.size;
+  }
+
   private onEvent(event: BusEvent): void {
     if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
     else if (event.type === 'project.archived') this.cutOff(event);
   }
 
   private revoke(grantId: string, expiresAt: number): void {
-    for (const session of this.revocations.revoke(grantId, expiresAt)) session.close('revoked');
+    const sessions = this.revocations.revoke(grantId, expiresAt);
+    if (sessions.length === 0) return;
+    const arrived = performance.now();
+    for (const session of sessions) session.close('revoked');
+    this.onRevocationClose?.((performance.now() - arrived) / 1000);
   }
 
   /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
   private cutOff(cutoff: ProjectCutoffRecord): void {
     if (!this.cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) return;
-    for (const session of [...this.sessions]) if (session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) session.close('revoked');
+    const arrived = performance.now();
+    let closed = 0;
+    for (const session of [...this.sessions]) {
+      if (!session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) continue;
+      session.close('revoked');
+      closed += 1;
+    }
+    if (closed > 0) this.onRevocationClose?.((performance.now() - arrived) / 1000);
   }
 
   /** Closes every session with 1001 and stops listening to the bus. */
