@@ -65,6 +65,7 @@ describe('loadConfig', () => {
     assert.deepEqual({ ...c.listeners.token }, {
       maxConnections: 1024, maxConnectionsPerAddress: 512, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000,
     });
+    assert.equal(c.admin, undefined);
   });
 
   it('treats an empty variable as unset', () => {
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
       'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL', 'RTC_API_MAX_CONNECTIONS', 'RTC_TOKEN_MAX_CONNECTIONS',
       'RTC_SIGNALING_MAX_CONNECTIONS', 'RTC_MEDIA_MAX_CONNECTIONS', 'RTC_MAX_CONNECTIONS_PER_ADDRESS',
       'RTC_HEADERS_TIMEOUT_MS', 'RTC_REQUEST_TIMEOUT_MS', 'RTC_KEEP_ALIVE_TIMEOUT_MS',
+      'RTC_ADMIN_PORT', 'RTC_ADMIN_HOST',
     ]) env[name] = '';
     assert.deepEqual(loadConfig(env), loadConfig({}));
   });
@@ -158,7 +160,14 @@ describe('loadConfig', () => {
     assert.deepEqual(ROLE_NAMES.map((r) => longRequests.listeners[r].headersTimeoutMs), [10_000, 5_000, 10_000, 5_000]);
   });
 
+  it('turns the admin listener on with RTC_ADMIN_PORT, on loopback unless RTC_ADMIN_HOST names another address', () => {
+    assert.deepEqual({ ...loadConfig({ RTC_ADMIN_PORT: '9090' }).admin }, { host: '127.0.0.1', port: 9090 });
+    assert.deepEqual({ ...loadConfig({ RTC_ADMIN_PORT: '0', RTC_ADMIN_HOST: '0.0.0.0' }).admin }, { host: '0.0.0.0', port: 0 });
+  });
+
   const invalid: [string, Record<string, string>, RegExp][] = [
+    ['an admin port over 65535', { RTC_ADMIN_PORT: '70000' }, /^RTC_ADMIN_PORT must be an integer from 0 to 65535$/],
+    ['an admin host without an admin port', { RTC_ADMIN_HOST: '0.0.0.0' }, /^RTC_ADMIN_HOST needs RTC_ADMIN_PORT$/],
     ['a port that is not a number', { RTC_API_PORT: 'abc' }, /^RTC_API_PORT must be an integer from 0 to 65535$/],
     ['a port over 65535', { RTC_TOKEN_PORT: '65536' }, /^RTC_TOKEN_PORT must be an integer/],
     ['a negative port', { RTC_SIGNALING_PORT: '-1' }, /^RTC_SIGNALING_PORT must be an integer/],

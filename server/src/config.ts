@@ -14,6 +14,11 @@ export interface Config {
   /** Bind address of every role. */
   readonly host: string;
   readonly ports: Readonly<Record<RoleName, number>>;
+  /**
+   * The admin listener of `/metrics`, `/ready` and `/health` (docs/operations/metrics.md), plain HTTP
+   * on loopback unless `RTC_ADMIN_HOST` says otherwise; undefined while `RTC_ADMIN_PORT` is unset.
+   */
+  readonly admin: { readonly host: string; readonly port: number } | undefined;
   readonly dataDir: string;
   /** SQLite in the data directory, or PostgreSQL when `DATABASE_URL` is set (docs/operations/configuration.md). */
   readonly store:
@@ -123,6 +128,10 @@ export function loadConfig(env: Env): Config {
     media: int('RTC_MEDIA_PORT', DEFAULT_PORTS.media, 0, 65535),
   };
 
+  const adminHost = env['RTC_ADMIN_HOST'] || undefined;
+  const adminPort = env['RTC_ADMIN_PORT'] ? int('RTC_ADMIN_PORT', 0, 0, 65535) : undefined;
+  if (adminHost !== undefined && adminPort === undefined) problems.push('RTC_ADMIN_HOST needs RTC_ADMIN_PORT');
+
   const dataDir = resolve(env['RTC_DATA_DIR'] || './data');
   const databaseUrl = env['DATABASE_URL'] || undefined;
   if (databaseUrl !== undefined) {
@@ -186,6 +195,7 @@ export function loadConfig(env: Env): Config {
     roles: roles as RoleName[],
     host: env['RTC_HOST'] || '127.0.0.1',
     ports,
+    admin: adminPort !== undefined ? { host: adminHost ?? '127.0.0.1', port: adminPort } : undefined,
     dataDir,
     store: databaseUrl !== undefined
       ? { kind: 'postgres', url: databaseUrl, poolSize }

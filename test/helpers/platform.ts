@@ -13,6 +13,7 @@ const START_TIMEOUT_MS = 60_000;
 
 /** `rtc serve` in a child process; `request` goes over real sockets. */
 export interface RunningServer extends PlatformClient {
+  /** The roles' URLs, and `admin` when the admin listener is on (RTC_ADMIN_PORT). */
   readonly urls: Readonly<Record<string, string>>;
   readonly api: string;
   readonly token: string;
@@ -68,8 +69,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     lines.on('line', (line) => {
       chunks.push(`${line}\n`);
       try {
-        const parsed = JSON.parse(line) as { role?: string; url?: string };
+        const parsed = JSON.parse(line) as { role?: string; url?: string; admin?: string };
         if (parsed.role && parsed.url) urls[parsed.role] = parsed.url;
+        if (parsed.admin) urls['admin'] = parsed.admin;
       } catch {
         // not a role line
       }

@@ -1,4 +1,6 @@
 import type { AddressSet } from '../core/address.ts';
+import type { TokenMetrics } from '../metrics/metrics.ts';
+import type { Readiness } from '../services/readiness.ts';
 import type { AddressLimits } from '../services/app-auth.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { IssuerSettings } from '../services/issue-token.ts';
@@ -9,6 +11,10 @@ export interface HttpContext {
   readonly issuer: IssuerSettings;
   readonly limits: AddressLimits;
   readonly trustProxy: AddressSet | undefined;
+  /** Where the token routes count issued and refused tokens (docs/operations/metrics.md); undefined: not counted. */
+  readonly metrics?: TokenMetrics | undefined;
+  /** What `GET /ready` reports; undefined: ready while the store answers and the keys are loaded. */
+  readonly readiness?: Readiness | undefined;
 }
 
 declare module 'fastify' {
@@ -17,5 +23,7 @@ declare module 'fastify' {
     clientAddress: string;
     /** The account of a console session, set by the bearer-auth hook. */
     accountId: string;
+    /** The error code the request was answered with (set by `replyWithError`), `''` until then. */
+    errorCode: string;
   }
 }

@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteShorthandOptions } from 'fastify';
+import type {
+  FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, RouteShorthandOptions,
+} from 'fastify';
 import type { z } from 'zod';
 import { validateQuery } from '../schemas/public.ts';
 import { parseJsonBody, validate } from '../schemas/validate.ts';
@@ -32,6 +34,8 @@ export type OperationHandler<O extends Operation> =
 export interface OperationRouteOptions {
   /** Checks that run before the body is read (authentication, the token API's gate). */
   readonly onRequest?: onRequestHookHandler | undefined;
+  /** Runs once the answer is sent, whatever it was (the token routes' metrics). */
+  readonly onResponse?: onResponseHookHandler | undefined;
   /** Replaces the flags the operation's auth kind implies. */
   readonly flags?: RouteFlags | undefined;
 }
@@ -61,6 +65,7 @@ export function registerOperation<O extends Operation>(
     config: { ...(options.flags ?? AUTH_FLAGS[op.auth]) },
     ...(op.bodyLimitBytes !== undefined && { bodyLimit: op.bodyLimitBytes }),
     ...(options.onRequest && { onRequest: options.onRequest }),
+    ...(options.onResponse && { onResponse: options.onResponse }),
   };
   const bodySchema = op.body;
   const querySchema = op.query;

@@ -30,8 +30,10 @@ export function replyWithError(err: unknown, req: FastifyRequest, reply: Fastify
   const apiError = err instanceof ApiError ? err : fromFrameworkError(err as FastifyError, req);
   if (!apiError) {
     req.log.error({ err }, 'unhandled error');
+    req.errorCode = INTERNAL.error;
     return reply.code(500).send(INTERNAL);
   }
+  req.errorCode = apiError.code;
   if (apiError.retryAfterSec !== undefined) reply.header('retry-after', String(apiError.retryAfterSec));
   const flags = req.routeOptions.config as RouteFlags;
   if (apiError.status === 401) {

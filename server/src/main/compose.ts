@@ -41,6 +41,8 @@ export interface ComposeOptions {
 
 /** The services of one process, and how to release what they hold. */
 export interface Services extends ServiceDeps {
+  /** With Redis: whether the request-path connection is up and the bus subscription in place (readiness). */
+  readonly redisLive?: (() => boolean) | undefined;
   /** Closes the bus, the Redis connections and the store. */
   close(): Promise<void>;
 }
@@ -74,6 +76,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
       mediaNodes: shared?.mediaNodes,
+      redisLive: shared?.live,
       // no webhook delivery in this build: events are not kept
       events: { record: async () => {} },
       passwords: options.passwords ?? createPasswordHasher(),
@@ -105,13 +108,15 @@ async function openRedis(url: string, options: ComposeOptions): Promise<RedisSer
     await close();
     throw new Error(`REDIS_URL: Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s`);
   }
-  return { bus, limiter: createRedisLimiter(client), mediaNodes, close };
+  const live = (): boolean => client.status === 'ready' && bus.live();
+  return { bus, limiter: createRedisLimiter(client), mediaNodes, live, close };
 }
 
 interface RedisServices {
   readonly bus: EventBus;
   readonly limiter: Limiter;
   readonly mediaNodes: MediaNodeDirectory;
+  live(): boolean;
   close(): Promise<void>;
 }
 

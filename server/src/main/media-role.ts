@@ -10,7 +10,7 @@ import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
  * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
  */
-export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
+export const startMediaRole: RoleStarter = async ({ config, deps, logger, metrics }) => {
   const hub = await MediaHub.create({
     // read at each check: the ring is replaced when keys are rotated (docs/operations/configuration.md, "Keys")
     keys: {
@@ -25,7 +25,9 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger }) => {
     logger,
     events: deps.events,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
+    onRevocationClose: metrics?.observeRevocationClose,
   });
+  metrics?.watchMedia(hub);
   // capped at accept like every role; the headers timeout is the time to the upgrade request, the
   // media handshake's own timeout (limits.ts) starts after it
   const server = createRoleServer({

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { PlatformMetrics } from '../metrics/metrics.ts';
+import type { Readiness } from '../services/readiness.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
 /** A network role started by `rtc serve`: where it listens and how it stops. */
@@ -15,6 +17,10 @@ export interface RoleContext {
   readonly config: Config;
   readonly deps: ServiceDeps;
   readonly logger: Logger;
+  /** This process's metrics (docs/operations/metrics.md); undefined: not recorded. */
+  readonly metrics?: PlatformMetrics | undefined;
+  /** What the role's own `GET /ready` reports, if it has one. */
+  readonly readiness?: Readiness | undefined;
 }
 
 export type RoleStarter = (ctx: RoleContext) => Promise<RoleServer>;

@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import type { Config, RoleName } from '../config.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
 import { openFileLimit, warnOverFileLimit } from '../http/connection-guard.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { createReadiness } from '../services/readiness.ts';
 import { nowSec } from '../services/deps.ts';
+import { startAdminListener } from './admin.ts';
 import { startMediaRole } from './media-role.ts';
 import { startSignaling } from './signaling-role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
@@ -32,23 +35,33 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     onKeysError: (err) => logger.warn({ err }, 'key ring reload failed'),
   });
   const { store, keys } = deps;
-  const roleContext: RoleContext = { config, deps, logger };
+  // one registry per process (docs/operations/metrics.md)
+  const metrics = createMetrics();
+  const readiness = createReadiness(deps, { redisLive: deps.redisLive });
+  const roleContext: RoleContext = { config, deps, logger, metrics, readiness };
 
   const running: RoleServer[] = [];
   const urls = new Map<RoleName, string>();
+  let admin: RoleServer | undefined;
+  // with the admin listener on, every role line names it too
+  const roleLine = (role: RoleName, url: string): string => JSON.stringify(admin ? { role, url, admin: admin.url } : { role, url });
   const started = (role: RoleName, server: RoleServer): void => {
     running.push(server);
     urls.set(role, server.url);
-    announce(JSON.stringify({ role, url: server.url }));
+    announce(roleLine(role, server.url));
   };
 
   try {
+    // first: /ready answers 503 (starting) until every role listens
+    if (config.admin) {
+      admin = await startAdminListener({ ...config.admin, registry: metrics.registry, readiness, store, logger });
+    }
     // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
       const starter = ROLE_STARTERS[role];
       if (starter) started(role, await starter(roleContext));
     }
-    const ctx = httpContext(config, deps, urls);
+    const ctx = { ...httpContext(config, deps, urls), metrics: metrics.tokens, readiness };
     for (const role of config.roles) {
       if (role !== 'api' && role !== 'token') continue;
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls, listener: config.listeners[role] });
@@ -57,10 +70,11 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       await app.listen({ host: config.host, port: config.ports[role] });
       const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
-      announce(JSON.stringify({ role, url }));
+      announce(roleLine(role, url));
     }
   } catch (err) {
     await Promise.allSettled(running.map((r) => r.close()));
+    await admin?.close();
     await deps.close();
     throw err;
   }
@@ -71,12 +85,16 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 
-  logger.info({ roles: config.roles, dataDir: config.dataDir, signingKid: keys.signing.kid }, 'platform started');
+  readiness.started();
+  logger.info({ roles: config.roles, dataDir: config.dataDir, signingKid: keys.signing.kid, admin: admin?.url }, 'platform started');
   return {
     urls,
     async close() {
+      // first of all: load balancers probing /ready stop sending while the roles drain
+      readiness.shuttingDown();
       clearInterval(purge);
       await Promise.allSettled(running.map((r) => r.close()));
+      await admin?.close();
       await deps.close();
     },
   };

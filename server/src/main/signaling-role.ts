@@ -6,15 +6,17 @@ import { defaultSignalingSettings } from '../signaling/settings.ts';
 import { pollsStore, STORE_POLL_MS, type RoleStarter } from './roles.ts';
 
 /** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
-export const startSignaling: RoleStarter = async ({ config, deps, logger }) => {
+export const startSignaling: RoleStarter = async ({ config, deps, logger, metrics, readiness }) => {
   const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
     revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
   });
-  const { app, endStreams } = createSignalingApp(service, {
-    logger, tls: config.tls, listener: config.listeners.signaling,
+  const signaling = createSignalingApp(service, {
+    logger, tls: config.tls, listener: config.listeners.signaling, readiness,
     trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
   });
+  const { app, endStreams } = signaling;
+  metrics?.watchSignaling(signaling);
   const close = async (): Promise<void> => {
     // open event streams would hold the server open: end them first, readers resume elsewhere
     service.close();

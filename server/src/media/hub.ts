@@ -28,6 +28,11 @@ export interface MediaHubOptions {
   readonly storePollMs?: number | undefined;
   /** Where participant and room events are recorded for webhooks. */
   readonly events?: ProjectEvents | undefined;
+  /**
+   * Told, for each revocation or archive that closed sessions here, the seconds from its arrival
+   * (bus event or store read) to the close of those sessions (docs/operations/metrics.md).
+   */
+  readonly onRevocationClose?: ((seconds: number) => void) | undefined;
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -41,7 +46,8 @@ export class MediaHub implements SessionHost {
   readonly logger: Logger;
   readonly revocations = new RevocationIndex<Session>();
   private readonly cutoffs = new ProjectCutoffs();
-  readonly stats = { framesDropped: 0 };
+  /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
+  readonly stats = { framesForwarded: 0, framesDropped: 0 };
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
     max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
@@ -66,6 +72,7 @@ export class MediaHub implements SessionHost {
   /** The store writes of each session's presence, in order (a leave never overtakes its join). */
   private readonly presenceWrites = new WeakMap<Session, Promise<void>>();
   private readonly pendingWrites = new Set<Promise<void>>();
+  private readonly onRevocationClose: ((seconds: number) => void) | undefined;
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
@@ -73,6 +80,7 @@ export class MediaHub implements SessionHost {
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
+    this.onRevocationClose = options.onRevocationClose;
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: MAX_CLIENT_MESSAGE_BYTES,
@@ -307,6 +315,10 @@ export class MediaHub implements SessionHost {
     return this.sessions.size;
   }
 
+  get roomCount(): number {
+    return this.rooms.size;
+  }
+
   private onEvent(event: BusEvent): void {
     if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
     else if (event.type === 'project.archived') this.cutOff(event);
@@ -318,13 +330,24 @@ export class MediaHub implements SessionHost {
   }
 
   private revoke(grantId: string, expiresAt: number): void {
-    for (const session of this.revocations.revoke(grantId, expiresAt)) session.close('revoked');
+    const sessions = this.revocations.revoke(grantId, expiresAt);
+    if (sessions.length === 0) return;
+    const arrived = performance.now();
+    for (const session of sessions) session.close('revoked');
+    this.onRevocationClose?.((performance.now() - arrived) / 1000);
   }
 
   /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
   private cutOff(cutoff: ProjectCutoffRecord): void {
     if (!this.cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) return;
-    for (const session of [...this.sessions]) if (session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) session.close('revoked');
+    const arrived = performance.now();
+    let closed = 0;
+    for (const session of [...this.sessions]) {
+      if (!session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) continue;
+      session.close('revoked');
+      closed += 1;
+    }
+    if (closed > 0) this.onRevocationClose?.((performance.now() - arrived) / 1000);
   }
 
   /** Closes every session with 1001 and stops listening to the bus. */

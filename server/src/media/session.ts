@@ -29,7 +29,7 @@ export interface SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly limits: MediaLimits;
-  readonly stats: { framesDropped: number };
+  readonly stats: { framesForwarded: number; framesDropped: number };
   readonly revocations: RevocationIndex<Session>;
   nowMs(): number;
   /** Revoked, or cut off by its project's archive: asks the store when memory does not know. */
@@ -312,7 +312,8 @@ export class Session implements Member {
       }, control);
     }
     const result = forwardFrame(message, header, this.published, this.mayHavePublished, () => this.host.nowMs());
-    if (result === 'dropped') this.host.stats.framesDropped += 1;
+    if (result === 'forwarded') this.host.stats.framesForwarded += 1;
+    else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }
 

@@ -10,6 +10,7 @@ import { SIGNALING } from '../http/openapi/operations/signaling.ts';
 import { TOKEN_API } from '../http/openapi/operations/token-api.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { parseJsonBody } from '../schemas/validate.ts';
+import type { Readiness } from '../services/readiness.ts';
 import type { EventSink } from './rooms.ts';
 import type { SignalingService } from './service.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -27,6 +28,8 @@ export interface SignalingAppOptions {
   readonly trustProxy?: AddressSet | undefined;
   /** Told of every route as it is registered (the OpenAPI contract test lists them). */
   readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
+  /** What `GET /ready` reports (the process's readiness); undefined: ready while it runs. */
+  readonly readiness?: Readiness | undefined;
 }
 
 /** The signaling app and the way to end its open streams before it closes. */
@@ -34,6 +37,8 @@ export interface SignalingApp {
   readonly app: FastifyInstance;
   /** Ends every event stream (the connections then close) and stops the keep-alive timer. */
   endStreams(): void;
+  /** Event streams open now (docs/operations/metrics.md). */
+  readonly openStreams: number;
 }
 
 const CORS_HEADERS = 'authorization, content-type, last-event-id';
@@ -75,6 +80,11 @@ export function createSignalingApp(service: SignalingService, options: Signaling
 
   // no store here: healthy while it runs
   registerOperation(app, TOKEN_API.getHealth, async (_req, reply) => reply.send({ status: 'ok' }));
+  const readiness = options.readiness;
+  registerOperation(app, TOKEN_API.getReady, async (_req, reply) => {
+    const report = readiness ? await readiness.check() : { status: 'ready' as const };
+    return reply.code(report.status === 'ready' ? 200 : 503).send(report);
+  });
 
   /** POST bodies carry the token (docs/protocol/signaling.md, "Tokens"): parsed JSON, then the token, then the rest. */
   const authenticatePost = async (req: FastifyRequest): Promise<{ body: unknown; identity: SessionIdentity }> => {
@@ -145,6 +155,9 @@ export function createSignalingApp(service: SignalingService, options: Signaling
       clearInterval(keepalive);
       for (const res of streams) if (!res.writableEnded) res.end();
       streams.clear();
+    },
+    get openStreams() {
+      return streams.size;
     },
   };
 }

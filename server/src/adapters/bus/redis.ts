@@ -19,6 +19,8 @@ export interface RedisBus extends EventBus {
   onResync(handler: (state: ResyncState) => void): () => void;
   /** Resolves once the subscription is in place (startup waits for it). */
   ready(): Promise<void>;
+  /** Whether the subscription is in place now (false while Redis is unreachable). */
+  live(): boolean;
 }
 
 const MAX_PENDING = 10_000;
@@ -121,6 +123,7 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
     },
     subscribe: (handler) => local.subscribe(handler),
     ready: () => subscribed,
+    live: () => subscribedOnce && cutOff === undefined && !closed,
     onResync(handler) {
       resyncHandlers.add(handler);
       return () => resyncHandlers.delete(handler);

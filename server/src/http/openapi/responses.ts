@@ -81,6 +81,12 @@ export const healthUnavailableSchema = responseComponent(z.strictObject({
   store: z.literal('unavailable').optional(),
 }), 'HealthUnavailable');
 
+export const readySchema = responseComponent(z.strictObject({ status: z.literal('ready') }), 'Ready');
+export const notReadySchema = responseComponent(z.strictObject({
+  status: z.literal('unavailable'),
+  failing: z.array(z.enum(['starting', 'shutting_down', 'store', 'keys', 'redis'])),
+}), 'NotReady');
+
 export const jwksSchema = responseComponent(z.strictObject({
   keys: z.array(z.strictObject({
     kty: z.literal('OKP'),

@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { ApiError } from '../../core/errors.ts';
+import type { TokenMetrics } from '../../metrics/metrics.ts';
 import type { AuthCredential } from '../../ports.ts';
 import { admitAddress, authenticateApp } from '../../services/app-auth.ts';
 import { issueToken } from '../../services/issue-token.ts';
@@ -33,9 +34,23 @@ export function authenticateTokenCaller(ctx: HttpContext, req: FastifyRequest): 
   return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
 }
 
+/**
+ * Counts a token request once it is answered (docs/operations/metrics.md): issued, or refused by
+ * its error code, and its latency. Undefined without metrics.
+ */
+export function countIssue(metrics: TokenMetrics | undefined): onResponseHookHandler | undefined {
+  if (!metrics) return undefined;
+  return (req, reply, done) => {
+    const seconds = reply.elapsedTime / 1000;
+    if (reply.statusCode === 200) metrics.issued(seconds);
+    else metrics.refused(req.errorCode || 'internal_error', seconds);
+    done();
+  };
+}
+
 /** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
 export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  const gate = { onRequest: tokenApiGate(ctx) };
+  const gate = { onRequest: tokenApiGate(ctx), onResponse: countIssue(ctx.metrics) };
 
   registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
@@ -51,5 +66,13 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): 
   registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(revokeCtx, req);
     return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));
-  }, { onRequest: tokenApiGate(revokeCtx) });
+  }, { onRequest: tokenApiGate(revokeCtx), onResponse: countRevocation(ctx.metrics) });
+}
+
+function countRevocation(metrics: TokenMetrics | undefined): onResponseHookHandler | undefined {
+  if (!metrics) return undefined;
+  return (_req, reply, done) => {
+    if (reply.statusCode === 200) metrics.revoked();
+    done();
+  };
 }

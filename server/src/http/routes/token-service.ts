@@ -4,7 +4,8 @@ import { issueToken } from '../../services/issue-token.ts';
 import type { HttpContext } from '../context.ts';
 import { TOKEN_API } from '../openapi/operations/token-api.ts';
 import { registerOperation } from '../operation-route.ts';
-import { authenticateTokenCaller, tokenApiGate } from './rtc-tokens.ts';
+import { createReadiness } from '../../services/readiness.ts';
+import { authenticateTokenCaller, countIssue, tokenApiGate } from './rtc-tokens.ts';
 
 /** `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"): the short form of the token request. */
 export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
@@ -23,10 +24,10 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
     }, { room_id: body.room_id, user_id: body.user_id, role: body.role, ttl_seconds: body.ttl_sec });
     return reply.code(200).send(token);
-  }, { onRequest: tokenApiGate(ctx) });
+  }, { onRequest: tokenApiGate(ctx), onResponse: countIssue(ctx.metrics) });
 }
 
-/** `GET /health` and `GET /.well-known/jwks.json`, unauthenticated. */
+/** `GET /health`, `GET /ready` and `GET /.well-known/jwks.json`, unauthenticated. */
 export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext): void {
   // built again only when the key ring was reloaded with other keys (docs/operations/configuration.md, "Keys")
   let jwks = { of: undefined as unknown, body: '' };
@@ -53,5 +54,12 @@ export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext):
       req.log.warn({ err }, 'health check failed');
       return reply.code(503).send({ status: 'unavailable', store: 'unavailable' });
     }
+  });
+
+  // docs/operations/metrics.md, "Readiness": more than health; 503 names what is missing
+  const readiness = ctx.readiness ?? createReadiness(ctx.deps, { startedAlready: true });
+  registerOperation(app, TOKEN_API.getReady, async (_req, reply) => {
+    const report = await readiness.check();
+    return reply.code(report.status === 'ready' ? 200 : 503).send(report);
   });
 }

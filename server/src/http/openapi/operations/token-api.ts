@@ -1,7 +1,7 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from '../../../schemas/token.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../registry.ts';
-import { healthSchema, healthUnavailableSchema, jwksSchema, revocationResultSchema, tokenResponseSchema } from '../responses.ts';
+import { healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, readySchema, revocationResultSchema, tokenResponseSchema } from '../responses.ts';
 
 const TOKEN_API_ERRORS: readonly ErrorSpec[] = [
   'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'scope_denied',
@@ -58,6 +58,19 @@ export const TOKEN_API = {
     responses: {
       200: { description: 'the store answers', schema: healthSchema },
       503: { description: 'the store does not answer', schema: healthUnavailableSchema },
+    },
+    errors: [],
+  },
+  getReady: {
+    id: 'getReady', method: 'GET', path: '/ready', hosts: ['api', 'token', 'signaling'], tag: 'Keys and health',
+    summary: 'Whether the process should receive traffic',
+    description: 'For load balancer probes. Ready once every role of the process listens, while its store answers, '
+      + 'its key ring is loaded and, with REDIS_URL, Redis is reachable; unavailable from the start of a shutdown. '
+      + '`failing` lists what is missing: starting, shutting_down, store, keys, redis.',
+    auth: 'none',
+    responses: {
+      200: { description: 'ready', schema: readySchema },
+      503: { description: 'not ready; `failing` says why', schema: notReadySchema },
     },
     errors: [],
   },

@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { TokenResponse } from '@rtc/protocol';
+import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { basic, freshAddress, request } from '../helpers/http.ts';
+import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
+import { startRedis, type RedisServer } from '../helpers/redis.ts';
+import { joinRoom, type Participant } from '../helpers/signaling.ts';
+import { join, nextEvent, text, until } from './media-helpers.ts';
+
+const ALL_ROLES = ['api', 'token', 'signaling', 'media'];
+const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000', RTC_LOG_LEVEL: 'info' };
+const PARALLEL = 200;
+
+async function scrape(server: RunningServer): Promise<ReadonlyMap<string, MetricFamily>> {
+  const res = await request(`${server.urls['admin']}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(res.text);
+}
+
+async function ready(url: string): Promise<{ status: number; body: { status: string; failing?: string[] } }> {
+  const res = await request(`${url}/ready`);
+  return { status: res.status, body: res.json<{ status: string; failing?: string[] }>() };
+}
+
+describe('metrics and readiness of rtc serve (every role, admin listener on)', () => {
+  let server: RunningServer;
+  let customer: Customer;
+  const room = 'metrics-room-91';
+  const users: string[] = [];
+  const closers: (() => Promise<void> | void)[] = [];
+
+  before(async () => {
+    server = await startServer({ roles: ALL_ROLES, env: { ...GENEROUS_LIMITS, RTC_ADMIN_PORT: '0' } });
+    customer = await createCustomer({ api: server.api, token: server.token, request });
+  });
+  after(async () => {
+    for (const close of closers) await close();
+    await server?.stop();
+  });
+
+  const issue = (user: string, body: Record<string, unknown> = {}): Promise<TokenResponse> => {
+    users.push(user);
+    return request(`${server.token}/v1/rtc/tokens`, {
+      headers: { authorization: customer.auth },
+      body: { room_id: room, user_id: user, role: 'speaker', subscribe_room: true, ...body },
+    }).then((res) => {
+      assert.equal(res.status, 200, res.text);
+      return res.json<TokenResponse>();
+    });
+  };
+
+  it('names the admin listener on every role line, on loopback, and is ready once started', async () => {
+    assert.match(server.urls['admin'] ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual(await ready(server.urls['admin']!), { status: 200, body: { status: 'ready' } });
+    for (const role of ['api', 'token', 'signaling']) {
+      assert.deepEqual(await ready(server.urls[role]!), { status: 200, body: { status: 'ready' } }, role);
+    }
+    const health = await request(`${server.urls['admin']}/health`);
+    assert.deepEqual([health.status, health.json()], [200, { status: 'ok' }]);
+    assert.equal((await request(`${server.urls['admin']}/nothing`)).status, 404);
+    // the admin listener is not the media or api port
+    assert.equal((await request(`${server.api}/metrics`)).status, 404);
+  });
+
+  it('counts tokens issued and refused by code, with their latency, under 200 parallel requests', async () => {
+    const before = await scrape(server);
+    const issuedBefore = sampleValue(before, 'rtc_tokens_issued_total');
+    const latencyBefore = countOr0(before, 'rtc_token_issue_duration_seconds_count', { outcome: 'issued' });
+    const wrongSecret = basic(customer.appId, `${customer.appSecret.slice(0, -2)}xx`);
+    const kinds = Array.from({ length: PARALLEL }, (_, i) => i % 4);
+    const results = await Promise.all(kinds.map((kind, i) => {
+      const user = `load-user-${i}`;
+      // each failure from its own address: 20 from one address would block it (429)
+      if (kind === 0) {
+        return request(`${server.token}/v1/rtc/tokens`, {
+          headers: { authorization: wrongSecret }, body: { room_id: room, user_id: user, role: 'speaker' }, localAddress: freshAddress(),
+        });
+      }
+      if (kind === 1) return request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'emperor' } });
+      users.push(user);
+      return request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker' } });
+    }));
+    const statuses = results.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 401).length, PARALLEL / 4);
+    assert.equal(statuses.filter((s) => s === 400).length, PARALLEL / 4);
+    assert.equal(statuses.filter((s) => s === 200).length, PARALLEL / 2);
+
+    const afterLoad = await scrape(server);
+    assert.equal(sampleValue(afterLoad, 'rtc_tokens_issued_total') - issuedBefore, PARALLEL / 2);
+    assert.equal(sampleValue(afterLoad, 'rtc_tokens_refused_total', { code: 'invalid_credentials' })
+      - countOr0(before, 'rtc_tokens_refused_total', { code: 'invalid_credentials' }), PARALLEL / 4);
+    assert.equal(sampleValue(afterLoad, 'rtc_tokens_refused_total', { code: 'invalid_request' })
+      - countOr0(before, 'rtc_tokens_refused_total', { code: 'invalid_request' }), PARALLEL / 4);
+    assert.equal(sampleValue(afterLoad, 'rtc_token_issue_duration_seconds_count', { outcome: 'issued' }) - latencyBefore, PARALLEL / 2);
+    assert.equal(afterLoad.get('rtc_token_issue_duration_seconds')?.type, 'histogram');
+    assert.ok(sampleValue(afterLoad, 'rtc_token_issue_duration_seconds_bucket', { outcome: 'issued', le: '1' }) > 0);
+    assert.equal(afterLoad.get('rtc_tokens_issued_total')?.type, 'counter');
+  });
+
+  it('counts media sessions, rooms and forwarded frames, and a revocation with its close latency', async () => {
+    const aliceToken = await issue('alice-metrics', { publish_streams: [1] });
+    const bobToken = await issue('bob-metrics', { role: 'audience' });
+    const alice = await join(aliceToken);
+    const bob = await join(bobToken);
+    closers.push(() => alice.close(), () => bob.close());
+    const frames: unknown[] = [];
+    bob.on('frame', (f) => frames.push(f));
+    const stream = await alice.publish(1, 'audio');
+    await until(() => bob.streams().length === 1, 3000, 'bob to see the stream');
+    for (let i = 0; i < 5; i++) await stream.send(text(`frame ${i}`));
+    await until(() => frames.length === 5, 3000, 'the frames');
+
+    const during = await scrape(server);
+    assert.equal(sampleValue(during, 'rtc_media_sessions'), 2);
+    assert.equal(sampleValue(during, 'rtc_media_rooms'), 1);
+    assert.equal(sampleValue(during, 'rtc_media_frames_forwarded_total'), 5);
+    assert.equal(sampleValue(during, 'rtc_media_frames_dropped_total'), 0);
+    assert.equal(during.get('rtc_media_sessions')?.type, 'gauge');
+    const revocationsBefore = sampleValue(during, 'rtc_token_revocations_total');
+
+    const disconnected = nextEvent(bob, 'disconnected');
+    const revoked = await request(`${server.token}/v1/rtc/tokens/revoke`, {
+      headers: { authorization: customer.auth }, body: { revocation_handle: bobToken.media.revocation_handle },
+    });
+    assert.equal(revoked.status, 200);
+    assert.equal((await disconnected).code, 4003);
+
+    const afterRevoke = await scrape(server);
+    assert.equal(sampleValue(afterRevoke, 'rtc_token_revocations_total') - revocationsBefore, 1);
+    assert.equal(sampleValue(afterRevoke, 'rtc_media_revocation_close_seconds_count'), 1);
+    assert.ok(sampleValue(afterRevoke, 'rtc_media_revocation_close_seconds_bucket', { le: '1' }) === 1);
+    assert.equal(sampleValue(afterRevoke, 'rtc_media_sessions'), 1);
+  });
+
+  it('counts open signaling streams', async () => {
+    const before = sampleValue(await scrape(server), 'rtc_signaling_streams');
+    users.push('carol-metrics');
+    const carol: Participant = await joinRoom(server.token, customer, { room_id: room, user_id: 'carol-metrics' });
+    closers.push(() => carol.client.close());
+    assert.equal(sampleValue(await scrape(server), 'rtc_signaling_streams') - before, 1);
+    carol.client.close();
+    await carol.inbox.ended;
+    await waitFor(async () => sampleValue(await scrape(server), 'rtc_signaling_streams') === before, 'the stream to be counted closed');
+  });
+
+  it('defines webhook deliveries and the process metrics, and never puts an id or a secret in a label', async () => {
+    const families = await scrape(server);
+    for (const outcome of ['delivered', 'failed', 'abandoned']) {
+      assert.equal(sampleValue(families, 'rtc_webhook_deliveries_total', { outcome }), 0);
+    }
+    assert.ok(families.has('process_resident_memory_bytes'));
+    assert.ok(families.has('nodejs_eventloop_lag_seconds'));
+    const forbidden = new Set([customer.appId, customer.appSecret, customer.projectId, room, ...users]);
+    for (const value of allLabelValues(families)) assert.ok(!forbidden.has(value), `label value ${value}`);
+    const exposition = (await request(`${server.urls['admin']}/metrics`)).text;
+    for (const secret of [customer.appSecret, customer.appId, room]) assert.ok(!exposition.includes(secret));
+  });
+});
+
+describe('readiness of a PostgreSQL and Redis process', () => {
+  let postgres: Postgres;
+  let redis: RedisServer;
+  let server: RunningServer;
+
+  before(async () => {
+    [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
+    server = await startServer({
+      roles: ['api', 'token'],
+      env: { DATABASE_URL: await postgres.createDatabase(), REDIS_URL: redis.url, RTC_ADMIN_PORT: '0', RTC_LOG_LEVEL: 'info' },
+    });
+  });
+  after(async () => {
+    await server?.stop();
+    await redis?.dispose();
+    await postgres?.stop();
+  });
+
+  it('is ready, turns 503 naming Redis while Redis is stopped (health stays 200), and ready again once it is back', async () => {
+    assert.deepEqual(await ready(server.urls['admin']!), { status: 200, body: { status: 'ready' } });
+    await redis.stop();
+    await waitFor(async () => (await ready(server.urls['admin']!)).status === 503, 'readiness to notice Redis is gone');
+    for (const url of [server.urls['admin']!, server.token, server.api]) {
+      assert.deepEqual(await ready(url), { status: 503, body: { status: 'unavailable', failing: ['redis'] } }, url);
+    }
+    const body = (await request(`${server.urls['admin']}/ready`)).text;
+    assert.ok(!body.includes(String(redis.port)) && !body.includes('redis://'), 'no address in the answer');
+    assert.equal((await request(`${server.token}/health`)).status, 200);
+
+    await redis.start();
+    await waitFor(async () => (await ready(server.urls['admin']!)).status === 200, 'readiness to come back', 15_000);
+    assert.deepEqual(await ready(server.token), { status: 200, body: { status: 'ready' } });
+  });
+
+  it('is not ready from the start of a shutdown while a request is still in flight', async () => {
+    // a request whose body is still arriving holds the shutdown, so the drain can be observed
+    const url = new URL(server.token);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const answered = once(socket, 'close').then(() => Buffer.concat(chunks).toString('utf8'));
+    // 100 Continue says the server has the request's head: it is in flight
+    socket.write(['POST /v1/rtc/tokens HTTP/1.1', `host: ${url.host}`, 'content-type: application/json', 'content-length: 2',
+      'expect: 100-continue', '', ''].join('\r\n'));
+    await once(socket, 'data');
+    assert.match(Buffer.concat(chunks).toString('utf8'), /^HTTP\/1\.1 100 Continue/);
+    socket.write('{');
+    const exit = server.stop();
+    await waitFor(async () => (await ready(server.urls['admin']!)).status === 503, 'readiness to turn off');
+    assert.deepEqual(await ready(server.urls['admin']!), { status: 503, body: { status: 'unavailable', failing: ['shutting_down'] } });
+    socket.write('}');
+    assert.match(await answered, /^HTTP\/1\.1 401 /m);
+    assert.equal((await exit).code, 0);
+  });
+});
+
+function countOr0(families: ReadonlyMap<string, MetricFamily>, name: string, labels: Record<string, string>): number {
+  try {
+    return sampleValue(families, name, labels);
+  } catch {
+    return 0;
+  }
+}
+
+/** Polls `check` until it holds (rejects after `timeoutMs`). */
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
