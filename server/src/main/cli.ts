@@ -1,18 +1,42 @@
-import { ConfigError, loadConfig } from '../config.ts';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, DEFAULT_ROLES, loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
+import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
+import { CommandError } from './client/http.ts';
+import { readPassword } from './client/password.ts';
 import { KEYS_USAGE, runKeysRotate } from './keys-command.ts';
-import { startPlatform } from './serve.ts';
+import { PortInUseError, startPlatform } from './serve.ts';
 import { runSubscriptionsCommand, SUBSCRIPTIONS_USAGE } from './subscriptions-command.ts';
 
-const USAGE = `usage: rtc <command>
+const USAGE = `usage: rtc <command> [flags]
 
-commands:
-  serve          start every configured role (RTC_ROLES, default api,token)
+operator commands (run where the platform runs; configuration from RTC_* variables,
+see docs/operations/configuration.md):
+  serve          start every configured role (RTC_ROLES, default ${DEFAULT_ROLES.join(',')})
 ${KEYS_USAGE}
 ${SUBSCRIPTIONS_USAGE}
-  help           show this text
 
-Configuration comes from RTC_* environment variables (see docs/operations/configuration.md).`;
+client commands (talk to a running platform over its public HTTP API, see docs/reference/cli.md):
+${CLIENT_USAGE}
+
+  help [COMMAND], COMMAND --help   show this text
+  --version      print the version`;
+
+/** The version of the package this file belongs to (the nearest package.json above it). */
+function version(): string {
+  for (let dir = new URL('./', import.meta.url); dir.pathname !== '/'; dir = new URL('../', dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'rtc-platform' && manifest.version) return manifest.version;
+    } catch {
+      // not here: one directory up
+    }
+  }
+  return 'unknown';
+}
+
+const OPERATOR_COMMANDS = new Set(['serve', 'keys', 'subscriptions']);
 
 async function serve(): Promise<void> {
   const config = loadConfig(process.env);
@@ -47,7 +71,25 @@ async function serve(): Promise<void> {
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, sub] = argv;
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const known = command !== undefined && (OPERATOR_COMMANDS.has(command) || command in CLIENT_COMMANDS);
+  // help asked anywhere on the line prints help and does nothing else (rtc serve --help starts nothing)
+  if (command === 'help' || command === '--help' || command === '-h' || (known && (argv.includes('--help') || argv.includes('-h')))) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const client = command === undefined ? undefined : CLIENT_COMMANDS[command];
+  if (client) return client(argv.slice(1), clientIO());
   if (command === 'serve') {
+    try {
+      parseArgs({ args: argv.slice(1), options: {}, strict: true, allowPositionals: false });
+    } catch (err) {
+      process.stderr.write(`rtc: serve: ${(err as Error).message.split('\n')[0] ?? ''} (serve takes no flags: it reads RTC_* variables)\n`);
+      return 2;
+    }
     await serve();
     return -1;
   }
@@ -63,12 +105,22 @@ async function main(argv: readonly string[]): Promise<number> {
       err: (line) => process.stderr.write(`${line}\n`),
     });
   }
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+  if (command === undefined) {
     process.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+    return 2;
   }
   process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${USAGE}\n`);
   return 2;
+}
+
+function clientIO(): ClientIO {
+  return {
+    env: process.env,
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    readPassword,
+    nowSec: () => Math.floor(Date.now() / 1000),
+  };
 }
 
 main(process.argv.slice(2)).then(
@@ -76,7 +128,12 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError) process.stderr.write(`rtc: ${err.message}\n`);
+    if (err instanceof CommandError) {
+      process.stderr.write(`rtc: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    if (err instanceof ConfigError || err instanceof PortInUseError) process.stderr.write(`rtc: ${err.message}\n`);
     // an operating-system refusal (port taken, file missing or unreadable) is the operator's to fix, not a bug
     else if (err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string') process.stderr.write(`rtc: ${err.message}\n`);
     else process.stderr.write(`rtc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

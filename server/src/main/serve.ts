@@ -34,17 +34,19 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
 
   const running: RoleServer[] = [];
   const urls = new Map<RoleName, string>();
+  // announced once every role listens: a failed start prints no role line
+  const lines: string[] = [];
   const started = (role: RoleName, server: RoleServer): void => {
     running.push(server);
     urls.set(role, server.url);
-    announce(JSON.stringify({ role, url: server.url }));
+    lines.push(JSON.stringify({ role, url: server.url }));
   };
 
   try {
     // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
       const starter = ROLE_STARTERS[role];
-      if (starter) started(role, await starter(roleContext));
+      if (starter) started(role, await listening(role, config, () => starter(roleContext)));
     }
     const ctx = httpContext(config, deps, urls);
     for (const role of config.roles) {
@@ -52,10 +54,10 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls });
       // registered before listen, so a failed listen still closes it
       running.push({ url: '', close: closeOnDrain(app) });
-      await app.listen({ host: config.host, port: config.ports[role] });
+      await listening(role, config, () => app.listen({ host: config.host, port: config.ports[role] }));
       const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
-      announce(JSON.stringify({ role, url }));
+      lines.push(JSON.stringify({ role, url }));
     }
   } catch (err) {
     await Promise.allSettled(running.map((r) => r.close()));
@@ -69,6 +71,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 
+  for (const line of lines) announce(line);
   logger.info({ roles: config.roles, dataDir: config.dataDir, signingKid: keys.signing.kid }, 'platform started');
   return {
     urls,
@@ -78,6 +81,28 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       await deps.close();
     },
   };
+}
+
+const PORT_VARIABLES: Readonly<Record<RoleName, string>> = {
+  api: 'RTC_API_PORT', token: 'RTC_TOKEN_PORT', signaling: 'RTC_SIGNALING_PORT', media: 'RTC_MEDIA_PORT',
+};
+
+/** A port another process holds, told in the operator's terms: which role, which variable to change. */
+export class PortInUseError extends Error {
+  constructor(role: RoleName, port: number) {
+    super(`${role} role: port ${port} is in use; set ${PORT_VARIABLES[role]}`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/** Runs a role's listen; a taken port becomes a PortInUseError. */
+async function listening<T>(role: RoleName, config: Config, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(role, config.ports[role]);
+    throw err;
+  }
 }
 
 /**
