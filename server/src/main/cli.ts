@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, DEFAULT_ROLES, loadConfig } from '../config.ts';
-import { createLogger } from '../log.ts';
 import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
 import { CommandError } from './client/http.ts';
 import { readPassword } from './client/password.ts';
-import { KEYS_USAGE, runKeysRotate } from './keys-command.ts';
-import { PortInUseError, startPlatform } from './serve.ts';
-import { runSubscriptionsCommand, SUBSCRIPTIONS_USAGE } from './subscriptions-command.ts';
 
-const USAGE = `usage: rtc <command> [flags]
+// the operator commands load the server (store, HTTP framework) only when they run: the client
+// commands start quickly
+const operator = async () => {
+  const [config, log, keys, serveModule, subscriptions] = await Promise.all([
+    import('../config.ts'), import('../log.ts'), import('./keys-command.ts'), import('./serve.ts'), import('./subscriptions-command.ts'),
+  ]);
+  return { ...config, ...log, ...keys, ...serveModule, ...subscriptions };
+};
+
+const usage = async (): Promise<string> => {
+  const { DEFAULT_ROLES, KEYS_USAGE, SUBSCRIPTIONS_USAGE } = await operator();
+  return `usage: rtc <command> [flags]
 
 operator commands (run where the platform runs; configuration from RTC_* variables,
 see docs/operations/configuration.md):
@@ -22,6 +28,7 @@ ${CLIENT_USAGE}
 
   help [COMMAND], COMMAND --help   show this text
   --version      print the version`;
+};
 
 /** The version of the package this file belongs to (the nearest package.json above it). */
 function version(): string {
@@ -39,6 +46,7 @@ function version(): string {
 const OPERATOR_COMMANDS = new Set(['serve', 'keys', 'subscriptions']);
 
 async function serve(): Promise<void> {
+  const { createLogger, loadConfig, startPlatform } = await operator();
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   const platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
@@ -78,7 +86,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const known = command !== undefined && (OPERATOR_COMMANDS.has(command) || command in CLIENT_COMMANDS);
   // help asked anywhere on the line prints help and does nothing else (rtc serve --help starts nothing)
   if (command === 'help' || command === '--help' || command === '-h' || (known && (argv.includes('--help') || argv.includes('-h')))) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${await usage()}\n`);
     return 0;
   }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command];
@@ -93,6 +101,7 @@ async function main(argv: readonly string[]): Promise<number> {
     await serve();
     return -1;
   }
+  const { loadConfig, runKeysRotate, runSubscriptionsCommand } = await operator();
   if (command === 'subscriptions') {
     return runSubscriptionsCommand(argv.slice(1), loadConfig(process.env), { nowMs: () => Date.now() }, {
       out: (line) => process.stdout.write(`${line}\n`),
@@ -106,10 +115,10 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
   if (command === undefined) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${await usage()}\n`);
     return 2;
   }
-  process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${USAGE}\n`);
+  process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${await usage()}\n`);
   return 2;
 }
 
@@ -127,12 +136,13 @@ main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
-  (err: unknown) => {
+  async (err: unknown) => {
     if (err instanceof CommandError) {
       process.stderr.write(`rtc: ${err.message}\n`);
       process.exitCode = err.exitCode;
       return;
     }
+    const { ConfigError, PortInUseError } = await operator();
     if (err instanceof ConfigError || err instanceof PortInUseError) process.stderr.write(`rtc: ${err.message}\n`);
     // an operating-system refusal (port taken, file missing or unreadable) is the operator's to fix, not a bug
     else if (err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string') process.stderr.write(`rtc: ${err.message}\n`);

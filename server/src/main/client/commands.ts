@@ -23,6 +23,7 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   credentials list|create|rotate|revoke --project ID [APP_ID]
                  create: [--name N] [--scopes publisher,subscriber] [--ip-allowlist CIDR,…]
                  [--max-ttl S]; the App Secret is printed once, on create and rotate
+                 (--env prints it as export lines for eval)
   token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
                [--ttl S] [--turn] [--signaling]
   token revoke --handle rvk_…
@@ -207,6 +208,13 @@ async function projects(args: readonly string[], io: ClientIO): Promise<number> 
   throw new UsageError(`projects: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create)`);
 }
 
+/** `export` lines a shell can eval: the App ID and App Secret as the client commands read them. */
+function credentialEnv(c: unknown): string[] {
+  const r = isRecord(c) ? c : {};
+  const quote = (v: unknown): string => `'${String(v).replace(/'/g, `'\\''`)}'`;
+  return [`export RTC_APP_ID=${quote(r['app_id'])}`, `export RTC_APP_SECRET=${quote(r['app_secret'])}`];
+}
+
 function credentialLines(c: unknown): string[] {
   const r = isRecord(c) ? c : {};
   const lines = [`${String(r['app_id'])}  ${String(r['status'])}  ${Array.isArray(r['scopes']) ? r['scopes'].join(',') : ''}  ${String(r['name'])}`];
@@ -230,7 +238,8 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
   }
   if (sub === 'create') {
     const { values } = parseCommand(command, rest, {
-      ...base, name: { type: 'string' }, scopes: { type: 'string' }, 'ip-allowlist': { type: 'string' }, 'max-ttl': { type: 'string' },
+      ...base, env: { type: 'boolean' }, name: { type: 'string' }, scopes: { type: 'string' }, 'ip-allowlist': { type: 'string' },
+      'max-ttl': { type: 'string' },
     }, 0);
     const project = encodeURIComponent(required(command, values, 'project'));
     const list = (flag: string): string[] | undefined => str(values, flag)?.split(',').map((s) => s.trim()).filter(Boolean);
@@ -243,15 +252,15 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
         ...(maxTtl === undefined ? {} : { max_ttl_seconds: maxTtl }),
       },
     });
-    print(io, values['json'] === true, body, () => credentialLines(body));
+    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
     return 0;
   }
   if (sub === 'rotate' || sub === 'revoke') {
-    const { values, positionals } = parseCommand(command, rest, base, 1);
+    const { values, positionals } = parseCommand(command, rest, sub === 'rotate' ? { ...base, env: { type: 'boolean' } } : base, 1);
     const project = encodeURIComponent(required(command, values, 'project'));
     const appId = encodeURIComponent(positional(command, positionals, 0, 'APP_ID'));
     const body = await asCustomer(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
-    print(io, values['json'] === true, body, () => credentialLines(body));
+    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
     return 0;
   }
   throw new UsageError(`credentials: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create, rotate, revoke)`);
