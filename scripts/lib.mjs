@@ -136,7 +136,8 @@ export function walkthrough({ api, token }, rtc = `node ${ROOT}bin/rtc.mjs`) {
     `rtc login --email you@example.com --register   # signs in when the account exists`,
     `PROJECT=$(rtc projects create --name 'my app' | cut -d' ' -f1)`,
     `eval "$(rtc credentials create --project "$PROJECT" --env)"   # sets RTC_APP_ID, RTC_APP_SECRET (the secret is shown once)`,
-    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1 --signaling) && echo "$TOKEN_RESPONSE"`,
+    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1 --signaling)`,
+    `echo "$TOKEN_RESPONSE"   # media.grant and media.key go to the app; keep media.revocation_handle`,
     `rtc grant verify "$(echo "$TOKEN_RESPONSE" | node -pe 'JSON.parse(require("fs").readFileSync(0)).media.grant')" --url ${token}`,
     `# cut the user off: rtc token revoke --url ${token} --handle rvk_...   (media.revocation_handle above)`,
   ];
