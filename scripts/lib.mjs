@@ -128,15 +128,15 @@ export function buildIfStale() {
  * refusal (an empty variable then stops the next step with a message) rather than going on
  * with `undefined`.
  */
-export function walkthrough({ api, token }, rtc = `node ${ROOT}bin/rtc.mjs`) {
+export function walkthrough({ api, token, signaling }, rtc = `node '${ROOT}bin/rtc.mjs'`) {
   return [
     `rtc() { ${rtc} "$@"; }`,
     `export RTC_URL=${api}`,
     `export RTC_PASSWORD='a long password'   # unset it and rtc login asks without echo`,
     `rtc login --email you@example.com --register   # signs in when the account exists`,
     `PROJECT=$(rtc projects create --name 'my app' | cut -d' ' -f1)`,
-    `eval "$(rtc credentials create --project "$PROJECT" --env)"   # sets RTC_APP_ID, RTC_APP_SECRET (the secret is shown once)`,
-    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1 --signaling)`,
+    `eval "$(rtc credentials create --project "$PROJECT" --env)"   # sets RTC_APP_ID and RTC_APP_SECRET: the API returns the secret only this once`,
+    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1${signaling ? ' --signaling' : ''})`,
     `echo "$TOKEN_RESPONSE"   # media.grant and media.key go to the app; keep media.revocation_handle`,
     `rtc grant verify "$(echo "$TOKEN_RESPONSE" | node -pe 'JSON.parse(require("fs").readFileSync(0)).media.grant')" --url ${token}`,
     `# cut the user off: rtc token revoke --url ${token} --handle rvk_...   (media.revocation_handle above)`,

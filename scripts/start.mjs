@@ -31,7 +31,7 @@ The platform is running (data in ${process.env.RTC_DATA_DIR ?? './data'}). Logs 
   media:     ${urls.media ?? '(not started)'}    media server, WebSocket at /v1/media (media.sfu_host/sfu_port)
 
 A first credential, a token and its check, from another terminal (works on every run):
-${walkthrough({ api, token }).map((line) => `  ${line}`).join('\n')}
+${walkthrough({ api, token, signaling: urls.signaling }).map((line) => `  ${line}`).join('\n')}
 
 Stop with Ctrl-C (in-flight requests finish first).
 `);

@@ -32,8 +32,10 @@ describe('the walkthrough npm start prints', () => {
   });
 
   it('works when run twice', async () => {
-    const lib = await import(LIB) as { walkthrough: (urls: { api: string; token: string }, rtc: string) => string[] };
-    const script = lib.walkthrough({ api: server.api, token: server.token }, `${process.execPath} --import tsx ${CLI}`).join('\n');
+    const lib = await import(LIB) as { walkthrough: (urls: { api: string; token: string; signaling?: string }, rtc: string) => string[] };
+    const urls = { api: server.api, token: server.token, signaling: server.urls['signaling'] ?? '' };
+    const script = lib.walkthrough(urls, `${process.execPath} --import tsx ${CLI}`).join('\n');
+    assert.match(script, / --signaling\)$/m, 'the walkthrough asks for signaling when the role runs');
     const env = { PATH: process.env['PATH'] ?? '', HOME: tempDir(), XDG_CONFIG_HOME: tempDir() };
     for (const run of [1, 2]) {
       const res = await new Promise<{ code: number | null; out: string }>((resolve) => {
