@@ -41,7 +41,7 @@ export function ensureNodeModules() {
   if (nodeModulesCurrent()) return;
   const started = Date.now();
   process.stdout.write('installing npm dependencies (npm ci; the first time takes a minute or two)...\n');
-  must('npm', ['ci', '--no-audit', '--no-fund', '--progress=true', '--loglevel=http']);
+  must('npm', ['ci', '--no-audit', '--no-fund', '--progress=true', '--foreground-scripts']);
   writeFileSync(INSTALL_STAMP, `${lockDigest()}\n`);
   process.stdout.write(`installed in ${seconds(started)}\n`);
 }
