@@ -1,6 +1,8 @@
 // Shared steps of the npm scripts: install what the project needs, on a fresh machine too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,13 +22,33 @@ export function must(command, args, options = {}) {
   }
 }
 
-/** npm ci when node_modules is missing or older than the lockfile. */
+/** The digest of package-lock.json that node_modules was installed from, kept in node_modules. */
+const INSTALL_STAMP = `${ROOT}/node_modules/.rtc-install-stamp`;
+
+function lockDigest() {
+  return createHash('sha256').update(readFileSync(`${ROOT}/package-lock.json`)).digest('hex');
+}
+
+/** Whether node_modules was installed from the current package-lock.json. */
+export function nodeModulesCurrent() {
+  if (!existsSync(`${ROOT}/node_modules/.package-lock.json`)) return false;
+  if (existsSync(INSTALL_STAMP)) return readFileSync(INSTALL_STAMP, 'utf8').trim() === lockDigest();
+  // installed before stamps existed: trust npm's own marker when it is newer than the lockfile
+  return statSync(`${ROOT}/node_modules/.package-lock.json`).mtimeMs >= statSync(`${ROOT}/package-lock.json`).mtimeMs;
+}
+
+/** npm ci when node_modules does not match package-lock.json; a matching install is left alone. */
 export function ensureNodeModules() {
-  const marker = `${ROOT}/node_modules/.package-lock.json`;
-  const lock = `${ROOT}/package-lock.json`;
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  process.stdout.write('installing npm dependencies (npm ci)...\n');
-  must('npm', ['ci', '--no-audit', '--no-fund']);
+  if (nodeModulesCurrent()) return;
+  const started = Date.now();
+  process.stdout.write('installing npm dependencies (npm ci; the first time takes a minute or two)...\n');
+  must('npm', ['ci', '--no-audit', '--no-fund', '--progress=true', '--foreground-scripts']);
+  writeFileSync(INSTALL_STAMP, `${lockDigest()}\n`);
+  process.stdout.write(`installed in ${seconds(started)}\n`);
+}
+
+function seconds(sinceMs) {
+  return `${((Date.now() - sinceMs) / 1000).toFixed(1)} s`;
 }
 
 /** Installs Debian packages that provide the named commands, when missing and when root. */
@@ -57,6 +79,8 @@ const BUILT_PACKAGES = [{ name: '@rtc/protocol', dir: 'protocol' }];
  * Node resolves a bare import from dist/ through dist/node_modules first.
  */
 export function build() {
+  const started = Date.now();
+  process.stdout.write('building dist/ (tsc)...\n');
   must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.build.json']);
   for (const { name, dir } of BUILT_PACKAGES) {
     const manifest = JSON.parse(readFileSync(`${ROOT}/${dir}/package.json`, 'utf8'));
@@ -71,6 +95,57 @@ export function build() {
     rmSync(link, { force: true, recursive: true });
     symlinkSync(`${'../'.repeat(name.split('/').length)}${dir}`, link, 'dir');
   }
+  writeFileSync(BUILD_STAMP, `${new Date().toISOString()}\n`);
+  process.stdout.write(`built in ${seconds(started)}\n`);
+}
+
+/** Written last by build(): dist/ is complete and as new as this file. */
+const BUILD_STAMP = `${ROOT}/dist/.build-stamp`;
+/** What the build reads: a change to any of them makes dist/ stale. */
+const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'protocol/package.json', 'tsconfig.json',
+  'tsconfig.build.json', 'package-lock.json'];
+
+function newestMtimeMs(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtimeMs(`${path}/${entry}`));
+  return newest;
+}
+
+/** Whether dist/ was built after the last change to every build input. */
+export function buildCurrent() {
+  if (!existsSync(BUILD_STAMP)) return false;
+  const built = statSync(BUILD_STAMP).mtimeMs;
+  return BUILD_INPUTS.every((input) => newestMtimeMs(`${ROOT}/${input}`) <= built);
+}
+
+/** build() unless dist/ is current. */
+export function buildIfStale() {
+  if (buildCurrent()) return;
+  build();
+}
+
+/**
+ * The first steps after start, as shell lines that work every time they are run: `rtc login
+ * --register` signs in to an account that exists already, and a failed step prints the API's
+ * refusal (an empty variable then stops the next step with a message) rather than going on
+ * with `undefined`.
+ */
+export function walkthrough({ api, token, signaling }, rtc = `node '${ROOT}bin/rtc.mjs'`) {
+  return [
+    `rtc() { ${rtc} "$@"; }`,
+    `export RTC_URL=${api}`,
+    `export RTC_PASSWORD='a long password'   # unset it and rtc login asks without echo`,
+    `rtc login --email you@example.com --register   # signs in when the account exists`,
+    `PROJECT=$(rtc projects create --name 'my app' | cut -d' ' -f1)`,
+    `eval "$(rtc credentials create --project "$PROJECT" --env)"   # sets RTC_APP_ID and RTC_APP_SECRET: the API returns the secret only this once`,
+    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1${signaling ? ' --signaling' : ''})`,
+    `echo "$TOKEN_RESPONSE"   # media.grant and media.key go to the app; keep media.revocation_handle`,
+    `rtc grant verify "$(echo "$TOKEN_RESPONSE" | node -pe 'JSON.parse(require("fs").readFileSync(0)).media.grant')" --url ${token}`,
+    `# cut the user off: rtc token revoke --url ${token} --handle rvk_...   (media.revocation_handle above)`,
+  ];
 }
 
 /**
@@ -93,4 +168,17 @@ export function buildPackage(dir) {
 
 export function packageJson() {
   return JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8'));
+}
+
+/**
+ * Passes SIGINT, SIGTERM and SIGHUP on to the child and exits with the child's code once it has
+ * ended (128 + signal number when a signal ended it), so that stopping this process stops the child.
+ */
+export function forwardSignals(child) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    });
+  }
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : 1)));
 }

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   issuer_unavailable: 502,
+  /** no TURN relay is configured: permanent for that platform, never retried (docs/reference/errors.md) */
   turn_unavailable: 502,
   signaling_unavailable: 502,
   unavailable: 503,

@@ -177,7 +177,9 @@ describe('loadConfig', () => {
     ['a role list of commas only', { RTC_ROLES: ' , ' }, /^RTC_ROLES must name at least one role$/],
     ['only the TLS certificate', { RTC_TLS_CERT_FILE: '/nonexistent/cert.pem' }, /^RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together$/],
     ['only the TLS key', { RTC_TLS_KEY_FILE: '/nonexistent/key.pem' }, /^RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together$/],
-    ['TLS files that cannot be read', { RTC_TLS_CERT_FILE: '/nonexistent/cert.pem', RTC_TLS_KEY_FILE: '/nonexistent/key.pem' }, /cannot be read: ENOENT/],
+    // the key file is readable (this file): the one problem names the certificate's variable and path
+    ['a TLS file that cannot be read', { RTC_TLS_CERT_FILE: '/nonexistent/cert.pem', RTC_TLS_KEY_FILE: new URL(import.meta.url).pathname },
+      /^RTC_TLS_CERT_FILE: \/nonexistent\/cert\.pem cannot be read: ENOENT$/],
     ['a trusted proxy that is not a CIDR', { RTC_TRUST_PROXY: '10.0.0.0/8,nonsense' }, /^RTC_TRUST_PROXY: "nonsense" is not an IPv4 or IPv6 CIDR$/],
     ['an unknown log level', { RTC_LOG_LEVEL: 'verbose' }, /^RTC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/],
     ['a signaling URL that is not http(s)', { RTC_SIGNALING_PUBLIC_URL: 'ftp://x' }, /^RTC_SIGNALING_PUBLIC_URL must be an http\(s\) URL$/],

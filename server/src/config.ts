@@ -96,7 +96,7 @@ const DEFAULT_PORTS: Record<RoleName, number> = { api: 8080, token: 8081, signal
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 // roles that exist in this build; the others are refused with a clear message
 const AVAILABLE_ROLES: readonly RoleName[] = ['api', 'token', 'signaling', 'media'];
-const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
+export const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
 const DEFAULT_DATABASE_POOL_SIZE = 10;
 
 /** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
@@ -151,11 +151,17 @@ export function loadConfig(env: Env): Config {
   if (Boolean(certFile) !== Boolean(keyFile)) {
     problems.push('RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE must be set together');
   } else if (certFile && keyFile) {
-    try {
-      tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
-    } catch (err) {
-      problems.push(`RTC_TLS_CERT_FILE/RTC_TLS_KEY_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
+    const read = (variable: string, path: string): Buffer | undefined => {
+      try {
+        return readFileSync(path);
+      } catch (err) {
+        problems.push(`${variable}: ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+        return undefined;
+      }
+    };
+    const cert = read('RTC_TLS_CERT_FILE', certFile);
+    const key = read('RTC_TLS_KEY_FILE', keyFile);
+    if (cert && key) tls = { cert, key };
     // checked here, so a bad pair is a listed problem rather than a failure to listen
     if (tls && !isKeyPair(tls.cert, tls.key)) {
       problems.push('RTC_TLS_CERT_FILE/RTC_TLS_KEY_FILE must hold a PEM certificate and its private key');

@@ -16,16 +16,17 @@ export const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'speaker
 
 export interface CliResult { code: number | null; stdout: string; stderr: string }
 
-/** Runs the `rtc` command to its end with only the given environment. */
-export function runCli(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs the `rtc` command to its end with only the given environment (and `input` on its standard input). */
+export function runCli(args: readonly string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
     const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('error', reject);
     child.on('close', (code) => {

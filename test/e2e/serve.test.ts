@@ -71,7 +71,7 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
     });
   }
 
-  it('exits with code 1 naming the address when a port is taken', async () => {
+  it('exits with code 1 naming the role and the variable when a port is taken', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as AddressInfo;
@@ -80,7 +80,7 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
         RTC_DATA_DIR: tempDir(), RTC_ROLES: 'api,token', RTC_API_PORT: '0', RTC_TOKEN_PORT: String(port),
       });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, new RegExp(`^rtc: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}$`, 'm'));
+      assert.match(result.stderr, new RegExp(`^rtc: token role: port ${port} is in use; set RTC_TOKEN_PORT$`, 'm'));
       assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace was printed');
     } finally {
       blocker.close();

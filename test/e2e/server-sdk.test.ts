@@ -201,21 +201,32 @@ describe('server SDK: TokenClient against the real token API', () => {
   });
 
   describe('502: retried with exponential backoff and full jitter, then surfaced', () => {
-    const turnRequest = { room_id: 'r', user_id: 'u', role: 'host', turn: true } as const;
+    // this platform runs no signaling role: signaling_unavailable is its real 502
+    const unavailableRequest = { room_id: 'r', user_id: 'u', role: 'host', signaling: true } as const;
 
-    it('makes maxAttempts attempts with growing, jittered waits, then throws turn_unavailable', async () => {
+    it('does not retry turn_unavailable: without TURN configured every attempt gets the same answer', async () => {
+      const { client, sleeps } = recordingClient({
+        baseUrl: server.token, appId: customer.appId, appSecret: customer.appSecret, retry: { maxAttempts: 4 },
+      });
+      const err = await rejectsWith(client.issue({ room_id: 'r', user_id: 'u', role: 'host', turn: true }), TokenApiError);
+      assert.equal(err.code, 'turn_unavailable');
+      assert.equal(err.attempts, 1);
+      assert.deepEqual(sleeps, []);
+    });
+
+    it('makes maxAttempts attempts with growing, jittered waits, then throws signaling_unavailable', async () => {
       const { client, sleeps, events } = recordingClient({
         baseUrl: server.token, appId: customer.appId, appSecret: customer.appSecret,
         retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 10_000 },
         random: draws(0.8, 0.6, 0.9),
       });
-      const err = await rejectsWith(client.issue(turnRequest), TokenApiError);
-      assert.equal(err.code, 'turn_unavailable');
+      const err = await rejectsWith(client.issue(unavailableRequest), TokenApiError);
+      assert.equal(err.code, 'signaling_unavailable');
       assert.equal(err.status, 502);
       assert.equal(err.attempts, 4);
       const responses = events.filter((e) => e.type === 'response');
       assert.equal(responses.length, 4);
-      assert.ok(responses.every((e) => e.status === 502 && e.code === 'turn_unavailable'));
+      assert.ok(responses.every((e) => e.status === 502 && e.code === 'signaling_unavailable'));
       // full jitter: draw * min(maxDelayMs, base * 2^(n-1)) -> 0.8*200, 0.6*400, 0.9*800
       assert.deepEqual(sleeps, [160, 240, 720]);
       assert.ok(sleeps[0]! < sleeps[1]! && sleeps[1]! < sleeps[2]!, 'the waits grow');
@@ -227,7 +238,7 @@ describe('server SDK: TokenClient against the real token API', () => {
         baseUrl: server.api, appId: customer.appId, appSecret: customer.appSecret,
         retry: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 500 },
       });
-      const err = await rejectsWith(client.issue(turnRequest), TokenApiError);
+      const err = await rejectsWith(client.issue(unavailableRequest), TokenApiError);
       assert.equal(err.attempts, 5);
       assert.equal(sleeps.length, 4);
       sleeps.forEach((ms, i) => assert.ok(ms >= 0 && ms < Math.min(500, 100 * 2 ** i), `wait ${i + 1}: ${ms}`));
@@ -239,7 +250,7 @@ describe('server SDK: TokenClient against the real token API', () => {
         retry: { maxAttempts: 10, baseDelayMs: 1000, maxDelayMs: 60_000, maxElapsedMs: 2500 },
         random: draws(0.999),
       });
-      const err = await rejectsWith(client.issue(turnRequest), TokenApiError);
+      const err = await rejectsWith(client.issue(unavailableRequest), TokenApiError);
       // waits of 999 and 1998 ms: the second would end at 2997 ms, past the 2500 ms budget
       assert.deepEqual(sleeps, [999]);
       assert.equal(err.attempts, 2);
@@ -247,7 +258,7 @@ describe('server SDK: TokenClient against the real token API', () => {
 
     it('does not retry when maxAttempts is 1', async () => {
       const { client, sleeps } = recordingClient({ baseUrl: server.token, appId: customer.appId, appSecret: customer.appSecret, retry: { maxAttempts: 1 } });
-      const err = await rejectsWith(client.issue(turnRequest), TokenApiError);
+      const err = await rejectsWith(client.issue(unavailableRequest), TokenApiError);
       assert.equal(err.attempts, 1);
       assert.deepEqual(sleeps, []);
     });
@@ -262,10 +273,10 @@ describe('server SDK: TokenClient against the real token API', () => {
           signal?.throwIfAborted();
         },
       });
-      await assert.rejects(client.issue(turnRequest, { signal: controller.signal }), /the caller gave up/);
+      await assert.rejects(client.issue(unavailableRequest, { signal: controller.signal }), /the caller gave up/);
       assert.equal(events.filter((e) => e.type === 'request').length, 1);
       // an aborted signal is refused before any request
-      await assert.rejects(client.issue(turnRequest, { signal: controller.signal }), /the caller gave up/);
+      await assert.rejects(client.issue(unavailableRequest, { signal: controller.signal }), /the caller gave up/);
       assert.equal(events.filter((e) => e.type === 'request').length, 1);
     });
   });

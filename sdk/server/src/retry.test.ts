@@ -80,6 +80,12 @@ describe('decideRetry', () => {
     }
   });
 
+  it('never retries 502 turn_unavailable: a platform without TURN answers the same every time', () => {
+    assert.deepEqual(decideRetry({ kind: 'status', status: 502, retryAfterSec: undefined, code: 'turn_unavailable' }, 1, 0, policy, half),
+      { retry: false, why: 'final' });
+    assert.equal(decideRetry({ kind: 'status', status: 502, retryAfterSec: undefined, code: 'issuer_unavailable' }, 1, 0, policy, half).retry, true);
+  });
+
   it('waits exactly Retry-After on 429 when it is within maxRetryAfterSec', () => {
     assert.deepEqual(decideRetry({ kind: 'status', status: 429, retryAfterSec: 10 }, 1, 0, policy, half),
       { retry: true, delayMs: 10_000, basis: 'retry-after' });

@@ -8,7 +8,8 @@
  * - `429 rate_limited` is retried after its `Retry-After` when that is at most `maxRetryAfterSec`;
  *   a longer `Retry-After` is surfaced at once as a `TokenApiError` carrying `retryAfterSec`.
  *   A `Retry-After` on a 502/503/504 is honoured the same way.
- * - Every other answer (400, 401, 403, 404, 413, 415, 500) is final.
+ * - Every other answer (400, 401, 403, 404, 413, 415, 500) is final, and so is `502
+ *   turn_unavailable`: the platform has no TURN relay, and asking again changes nothing.
  * - At most `maxAttempts` attempts (the first included) and at most `maxElapsedMs` for the whole
  *   call, waits and attempts included: a wait that would end past the budget is not started, and
  *   each attempt's timeout is cut to what is left of it.
@@ -102,8 +103,14 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 
 /** What went wrong with one attempt, as far as retrying is concerned. */
 export type AttemptFailure =
-  | { readonly kind: 'status'; readonly status: number; readonly retryAfterSec: number | undefined }
+  | { readonly kind: 'status'; readonly status: number; readonly retryAfterSec: number | undefined; readonly code?: string | undefined }
   | { readonly kind: 'network' };
+
+/**
+ * 502 codes that no retry can change: `turn_unavailable` answers when the platform has no TURN
+ * relay configured, and asking again gets the same answer (docs/reference/errors.md).
+ */
+export const FINAL_CODES: ReadonlySet<string> = new Set(['turn_unavailable']);
 
 export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number; readonly basis: 'backoff' | 'retry-after' }
@@ -130,7 +137,7 @@ export function decideRetry(
   let basis: 'backoff' | 'retry-after' = 'backoff';
   if (failure.kind === 'network') {
     delayMs = backoffDelayMs(policy, attempt, random);
-  } else if (!isRetryableStatus(failure.status)) {
+  } else if (!isRetryableStatus(failure.status) || (failure.code !== undefined && FINAL_CODES.has(failure.code))) {
     return { retry: false, why: 'final' };
   } else if (failure.retryAfterSec !== undefined) {
     // the server said when: never earlier, and never longer than the caller accepts to wait

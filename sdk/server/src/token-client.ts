@@ -414,7 +414,7 @@ export class TokenClient {
         : 'the body is not an error object of the token API';
       error = new TokenResponseError(status, problem, details);
     }
-    return { ok: false, failure: { kind: 'status', status, retryAfterSec }, error };
+    return { ok: false, failure: { kind: 'status', status, retryAfterSec, code: errorBody?.error }, error };
   }
 
   #emit(event: TokenClientEvent): void {

@@ -31,6 +31,7 @@ const extensionSchema = z.strictObject({
   tags: z.array(z.string().regex(SLUG).max(32)).max(10),
   runs_on: z.enum(['client', 'server']),
   status: z.enum(['ga', 'beta']),
+  availability: z.enum(['available', 'planned']),
   pricing: pricingSchema,
 });
 

@@ -1,20 +1,52 @@
-import { ConfigError, loadConfig } from '../config.ts';
-import { createLogger } from '../log.ts';
-import { KEYS_USAGE, runKeysRotate } from './keys-command.ts';
-import { startPlatform } from './serve.ts';
-import { runSubscriptionsCommand, SUBSCRIPTIONS_USAGE } from './subscriptions-command.ts';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
+import { CommandError } from './client/http.ts';
+import { readPassword } from './client/password.ts';
 
-const USAGE = `usage: rtc <command>
+// the operator commands load the server (store, HTTP framework) only when they run: the client
+// commands start quickly
+const operator = async () => {
+  const [config, log, keys, serveModule, subscriptions] = await Promise.all([
+    import('../config.ts'), import('../log.ts'), import('./keys-command.ts'), import('./serve.ts'), import('./subscriptions-command.ts'),
+  ]);
+  return { ...config, ...log, ...keys, ...serveModule, ...subscriptions };
+};
 
-commands:
-  serve          start every configured role (RTC_ROLES, default api,token)
+const usage = async (): Promise<string> => {
+  const { DEFAULT_ROLES, KEYS_USAGE, SUBSCRIPTIONS_USAGE } = await operator();
+  return `usage: rtc <command> [flags]
+
+operator commands (run where the platform runs; configuration from RTC_* variables,
+see docs/operations/configuration.md):
+  serve          start every configured role (RTC_ROLES, default ${DEFAULT_ROLES.join(',')})
 ${KEYS_USAGE}
 ${SUBSCRIPTIONS_USAGE}
-  help           show this text
 
-Configuration comes from RTC_* environment variables (see docs/operations/configuration.md).`;
+client commands (talk to a running platform over its public HTTP API, see docs/reference/cli.md):
+${CLIENT_USAGE}
+
+  help [COMMAND], COMMAND --help   show this text
+  --version      print the version`;
+};
+
+/** The version of the package this file belongs to (the nearest package.json above it). */
+function version(): string {
+  for (let dir = new URL('./', import.meta.url); dir.pathname !== '/'; dir = new URL('../', dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'rtc-platform' && manifest.version) return manifest.version;
+    } catch {
+      // not here: one directory up
+    }
+  }
+  return 'unknown';
+}
+
+const OPERATOR_COMMANDS = new Set(['serve', 'keys', 'subscriptions']);
 
 async function serve(): Promise<void> {
+  const { createLogger, loadConfig, startPlatform } = await operator();
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   const platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
@@ -47,10 +79,29 @@ async function serve(): Promise<void> {
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, sub] = argv;
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const known = command !== undefined && (OPERATOR_COMMANDS.has(command) || command in CLIENT_COMMANDS);
+  // help asked anywhere on the line prints help and does nothing else (rtc serve --help starts nothing)
+  if (command === 'help' || command === '--help' || command === '-h' || (known && (argv.includes('--help') || argv.includes('-h')))) {
+    process.stdout.write(`${await usage()}\n`);
+    return 0;
+  }
+  const client = command === undefined ? undefined : CLIENT_COMMANDS[command];
+  if (client) return client(argv.slice(1), clientIO());
   if (command === 'serve') {
+    try {
+      parseArgs({ args: argv.slice(1), options: {}, strict: true, allowPositionals: false });
+    } catch (err) {
+      process.stderr.write(`rtc: serve: ${(err as Error).message.split('\n')[0] ?? ''} (serve takes no flags: it reads RTC_* variables)\n`);
+      return 2;
+    }
     await serve();
     return -1;
   }
+  const { loadConfig, runKeysRotate, runSubscriptionsCommand } = await operator();
   if (command === 'subscriptions') {
     return runSubscriptionsCommand(argv.slice(1), loadConfig(process.env), { nowMs: () => Date.now() }, {
       out: (line) => process.stdout.write(`${line}\n`),
@@ -63,20 +114,36 @@ async function main(argv: readonly string[]): Promise<number> {
       err: (line) => process.stderr.write(`${line}\n`),
     });
   }
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    process.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+  if (command === undefined) {
+    process.stdout.write(`${await usage()}\n`);
+    return 2;
   }
-  process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${USAGE}\n`);
+  process.stderr.write(`rtc: unknown command ${JSON.stringify(argv.join(' '))}\n\n${await usage()}\n`);
   return 2;
+}
+
+function clientIO(): ClientIO {
+  return {
+    env: process.env,
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    readPassword,
+    nowSec: () => Math.floor(Date.now() / 1000),
+  };
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
-  (err: unknown) => {
-    if (err instanceof ConfigError) process.stderr.write(`rtc: ${err.message}\n`);
+  async (err: unknown) => {
+    if (err instanceof CommandError) {
+      process.stderr.write(`rtc: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+      return;
+    }
+    const { ConfigError, PortInUseError } = await operator();
+    if (err instanceof ConfigError || err instanceof PortInUseError) process.stderr.write(`rtc: ${err.message}\n`);
     // an operating-system refusal (port taken, file missing or unreadable) is the operator's to fix, not a bug
     else if (err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string') process.stderr.write(`rtc: ${err.message}\n`);
     else process.stderr.write(`rtc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -43,12 +43,14 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   const running: RoleServer[] = [];
   const urls = new Map<RoleName, string>();
   let admin: RoleServer | undefined;
-  // with the admin listener on, every role line names it too
+  // announced once every role listens, a failed start prints no role line; with the admin
+  // listener on, every role line names it too
+  const lines: string[] = [];
   const roleLine = (role: RoleName, url: string): string => JSON.stringify(admin ? { role, url, admin: admin.url } : { role, url });
   const started = (role: RoleName, server: RoleServer): void => {
     running.push(server);
     urls.set(role, server.url);
-    announce(roleLine(role, server.url));
+    lines.push(roleLine(role, server.url));
   };
 
   try {
@@ -59,7 +61,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
       const starter = ROLE_STARTERS[role];
-      if (starter) started(role, await starter(roleContext));
+      if (starter) started(role, await listening(role, config, () => starter(roleContext)));
     }
     const ctx = { ...httpContext(config, deps, urls), metrics: metrics.tokens, readiness };
     for (const role of config.roles) {
@@ -67,10 +69,10 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls, listener: config.listeners[role] });
       // registered before listen, so a failed listen still closes it
       running.push({ url: '', close: closeOnDrain(app) });
-      await app.listen({ host: config.host, port: config.ports[role] });
+      await listening(role, config, () => app.listen({ host: config.host, port: config.ports[role] }));
       const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
-      announce(roleLine(role, url));
+      lines.push(roleLine(role, url));
     }
   } catch (err) {
     await Promise.allSettled(running.map((r) => r.close()));
@@ -86,6 +88,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   purge.unref();
 
   readiness.started();
+  for (const line of lines) announce(line);
   logger.info({ roles: config.roles, dataDir: config.dataDir, signingKid: keys.signing.kid, admin: admin?.url }, 'platform started');
   return {
     urls,
@@ -98,6 +101,28 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       await deps.close();
     },
   };
+}
+
+const PORT_VARIABLES: Readonly<Record<RoleName, string>> = {
+  api: 'RTC_API_PORT', token: 'RTC_TOKEN_PORT', signaling: 'RTC_SIGNALING_PORT', media: 'RTC_MEDIA_PORT',
+};
+
+/** A port another process holds, told in the operator's terms: which role, which variable to change. */
+export class PortInUseError extends Error {
+  constructor(role: RoleName, port: number) {
+    super(`${role} role: port ${port} is in use; set ${PORT_VARIABLES[role]}`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/** Runs a role's listen; a taken port becomes a PortInUseError. */
+async function listening<T>(role: RoleName, config: Config, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(role, config.ports[role]);
+    throw err;
+  }
 }
 
 /**

@@ -191,6 +191,7 @@ export const extensionSchema = z.strictObject({
   tags: z.array(z.string()),
   runs_on: z.enum(['client', 'server']),
   status: z.enum(['ga', 'beta']),
+  availability: z.enum(['available', 'planned']).meta({ description: 'planned: listed and priced, but this platform does not run it yet (docs/billing.md)' }),
   pricing: z.discriminatedUnion('model', [
     z.strictObject({ model: z.literal('free') }),
     z.strictObject({ model: z.literal('per_1000_minutes'), currency: z.string(), unit_price_minor: int }),

@@ -1,0 +1,381 @@
+/**
+ * The `rtc` commands for people: they talk to a running platform over its public HTTP API only
+ * (docs/reference/cli.md).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type Auth, type StoredSession } from './http.ts';
+import { verifyGrant } from './grant-verify.ts';
+
+export interface ClientIO {
+  readonly env: NodeJS.ProcessEnv;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+  /** The password: asked on the terminal without echo, or read from standard input. */
+  readonly readPassword: (prompt: string) => Promise<string>;
+  readonly nowSec: () => number;
+}
+
+export const CLIENT_USAGE = `  login --url URL --email E [--register]
+                 sign in to the customer API (password from RTC_PASSWORD, standard input or a
+                 prompt); --register creates the account first when it does not exist yet
+  logout         end the session and forget it
+  projects list | projects create --name NAME
+  credentials list|create|rotate|revoke --project ID [APP_ID]
+                 create: [--name N] [--scopes publisher,subscriber] [--ip-allowlist CIDR,…]
+                 [--max-ttl S]; the App Secret is printed once, on create and rotate
+                 (--env prints it as export lines for eval)
+  token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
+               [--ttl S] [--turn] [--signaling]
+  token revoke --handle rvk_…
+  rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT | rooms end ROOM
+                 token, token revoke and rooms authenticate with --app-id/--app-secret
+                 (or RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL)
+  grant verify GRANT --url TOKEN_URL
+                 check a media grant or signaling token against the JWKS of TOKEN_URL
+  Every client command takes --json for machine-readable output.`;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
+
+const JSON_FLAG: Options = { json: { type: 'boolean' } };
+const URL_FLAG: Options = { url: { type: 'string' } };
+const APP_FLAGS: Options = { ...URL_FLAG, 'app-id': { type: 'string' }, 'app-secret': { type: 'string' } };
+
+/** util.parseArgs, strict: an unknown flag or a missing value is a UsageError naming it. */
+export function parseCommand(
+  command: string, args: readonly string[], options: Options, positionals: number,
+): { values: Values; positionals: string[] } {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: positionals > 0 }) as { values: Values; positionals: string[] };
+  } catch (err) {
+    throw new UsageError(`${command}: ${(err as Error).message.split('\n')[0] ?? 'bad arguments'}`);
+  }
+  if (parsed.positionals.length > positionals) {
+    throw new UsageError(`${command}: unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  }
+  return parsed;
+}
+
+function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function required(command: string, values: Values, name: string): string {
+  const v = str(values, name);
+  if (v === undefined || v === '') throw new UsageError(`${command}: --${name} is required`);
+  return v;
+}
+
+function positional(command: string, list: readonly string[], index: number, what: string): string {
+  const v = list[index];
+  if (v === undefined || v === '') throw new UsageError(`${command}: ${what} is required`);
+  return v;
+}
+
+function numbers(command: string, flag: string, text: string | undefined): number[] | undefined {
+  if (text === undefined) return undefined;
+  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!list.every((s) => /^\d+$/.test(s))) throw new UsageError(`${command}: --${flag} takes comma-separated stream numbers, e.g. 1,2`);
+  return list.map(Number);
+}
+
+function integer(command: string, flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${command}: --${flag} takes a whole number of seconds`);
+  return Number(text);
+}
+
+function print(io: ClientIO, json: boolean, value: unknown, human: () => readonly string[]): void {
+  if (json) io.out(JSON.stringify(value, null, 2));
+  else for (const line of human()) io.out(line);
+}
+
+/** `--url`, then RTC_URL, then the URL of the stored session. */
+function baseUrl(command: string, values: Values, io: ClientIO): string {
+  const url = str(values, 'url') || io.env['RTC_URL'] || readSession(io.env)?.url;
+  if (!url) throw new UsageError(`${command}: --url is required (or set RTC_URL, or run rtc login)`);
+  return url;
+}
+
+function appAuth(command: string, values: Values, io: ClientIO): Auth {
+  const user = str(values, 'app-id') || io.env['RTC_APP_ID'];
+  const password = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
+  if (!user || !password) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
+  return { basic: { user, password } };
+}
+
+function sessionOf(body: unknown, url: string, email: string, nowSec: number): StoredSession {
+  if (!isRecord(body) || typeof body['access_token'] !== 'string' || typeof body['refresh_token'] !== 'string') {
+    throw new CommandError('the API answered without a session');
+  }
+  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : 0;
+  return { url, email, access_token: body['access_token'], refresh_token: body['refresh_token'], access_expires_at: nowSec + expiresIn };
+}
+
+/** Calls the customer API as the stored session, refreshing its access token when it ran out. */
+async function asCustomer(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<unknown> {
+  let session = readSession(io.env);
+  if (!session) throw new CommandError('not logged in: run rtc login --url URL --email E');
+  const refresh = async (current: StoredSession): Promise<StoredSession> => {
+    try {
+      const next = sessionOf(await callApi(current.url, '/v1/auth/refresh', { body: { refresh_token: current.refresh_token } }),
+        current.url, current.email, io.nowSec());
+      writeSession(io.env, next);
+      return next;
+    } catch (err) {
+      if (err instanceof CommandError && 'status' in err) throw new CommandError('the session has ended: run rtc login again');
+      throw err;
+    }
+  };
+  if (session.access_expires_at - 30 <= io.nowSec()) session = await refresh(session);
+  try {
+    return await callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+  } catch (err) {
+    if (!(err instanceof CommandError && 'status' in err && err.status === 401)) throw err;
+    session = await refresh(session);
+    return callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+  }
+}
+
+async function login(args: readonly string[], io: ClientIO): Promise<number> {
+  const { values } = parseCommand('login', args, { ...URL_FLAG, ...JSON_FLAG, email: { type: 'string' }, register: { type: 'boolean' } }, 0);
+  const url = baseUrl('login', values, io);
+  const email = required('login', values, 'email');
+  const password = io.env['RTC_PASSWORD'] || await io.readPassword(`password for ${email}: `);
+  if (!password) throw new UsageError('login: no password (set RTC_PASSWORD, pipe it on standard input or type it at the prompt)');
+  let body: unknown;
+  let created = false;
+  if (values['register'] === true) {
+    try {
+      body = await callApi(url, '/v1/auth/register', { body: { email, password } });
+      created = true;
+    } catch (err) {
+      // an account that exists already: sign in to it
+      if (!(err instanceof CommandError && 'code' in err && err.code === 'conflict')) throw err;
+    }
+  }
+  body ??= await callApi(url, '/v1/auth/login', { body: { email, password } });
+  writeSession(io.env, sessionOf(body, url, email, io.nowSec()));
+  print(io, values['json'] === true, { logged_in: true, created, email, url }, () => [
+    `${created ? 'account created; ' : ''}logged in to ${url} as ${email} (session kept in ${sessionFile(io.env)})`,
+  ]);
+  return 0;
+}
+
+async function logout(args: readonly string[], io: ClientIO): Promise<number> {
+  parseCommand('logout', args, JSON_FLAG, 0);
+  const session = readSession(io.env);
+  if (!session) {
+    io.out('not logged in');
+    return 0;
+  }
+  try {
+    await callApi(session.url, '/v1/auth/logout', { method: 'POST', auth: { bearer: session.access_token } });
+  } catch (err) {
+    // a session the API no longer knows is as good as ended; anything else is reported after forgetting it
+    if (!(err instanceof CommandError && 'status' in err && err.status === 401)) {
+      removeSession(io.env);
+      throw err;
+    }
+  }
+  removeSession(io.env);
+  io.out('logged out');
+  return 0;
+}
+
+function projectLine(p: unknown): string {
+  const r = isRecord(p) ? p : {};
+  return `${String(r['id'])}  ${r['archived'] === true ? 'archived' : 'active  '}  ${String(r['name'])}`;
+}
+
+async function projects(args: readonly string[], io: ClientIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'list') {
+    const { values } = parseCommand('projects list', rest, JSON_FLAG, 0);
+    const body = await asCustomer(io, '/v1/projects');
+    const list = isRecord(body) && Array.isArray(body['projects']) ? body['projects'] : [];
+    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no projects'] : list.map(projectLine)));
+    return 0;
+  }
+  if (sub === 'create') {
+    const { values } = parseCommand('projects create', rest, { ...JSON_FLAG, name: { type: 'string' } }, 0);
+    const body = await asCustomer(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
+    print(io, values['json'] === true, body, () => [projectLine(body)]);
+    return 0;
+  }
+  throw new UsageError(`projects: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create)`);
+}
+
+/** `export` lines a shell can eval: the App ID and App Secret as the client commands read them. */
+function credentialEnv(c: unknown): string[] {
+  const r = isRecord(c) ? c : {};
+  const quote = (v: unknown): string => `'${String(v).replace(/'/g, `'\\''`)}'`;
+  return [`export RTC_APP_ID=${quote(r['app_id'])}`, `export RTC_APP_SECRET=${quote(r['app_secret'])}`];
+}
+
+function credentialLines(c: unknown): string[] {
+  const r = isRecord(c) ? c : {};
+  const lines = [`${String(r['app_id'])}  ${String(r['status'])}  ${Array.isArray(r['scopes']) ? r['scopes'].join(',') : ''}  ${String(r['name'])}`];
+  if (typeof r['app_secret'] === 'string') {
+    lines.push(`app_secret: ${r['app_secret']}`, 'The App Secret is shown this once: keep it in your secret store.');
+  }
+  return lines;
+}
+
+async function credentials(args: readonly string[], io: ClientIO): Promise<number> {
+  const [sub, ...rest] = args;
+  const command = `credentials ${sub ?? ''}`.trim();
+  const base = { ...JSON_FLAG, project: { type: 'string' } } satisfies Options;
+  if (sub === 'list') {
+    const { values } = parseCommand(command, rest, base, 0);
+    const project = encodeURIComponent(required(command, values, 'project'));
+    const body = await asCustomer(io, `/v1/projects/${project}/credentials`);
+    const list = isRecord(body) && Array.isArray(body['credentials']) ? body['credentials'] : [];
+    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no credentials'] : list.flatMap(credentialLines)));
+    return 0;
+  }
+  if (sub === 'create') {
+    const { values } = parseCommand(command, rest, {
+      ...base, env: { type: 'boolean' }, name: { type: 'string' }, scopes: { type: 'string' }, 'ip-allowlist': { type: 'string' },
+      'max-ttl': { type: 'string' },
+    }, 0);
+    const project = encodeURIComponent(required(command, values, 'project'));
+    const list = (flag: string): string[] | undefined => str(values, flag)?.split(',').map((s) => s.trim()).filter(Boolean);
+    const maxTtl = integer(command, 'max-ttl', str(values, 'max-ttl'));
+    const body = await asCustomer(io, `/v1/projects/${project}/credentials`, {
+      body: {
+        scopes: list('scopes') ?? ['publisher', 'subscriber'],
+        ...(str(values, 'name') === undefined ? {} : { name: str(values, 'name') }),
+        ...(list('ip-allowlist') === undefined ? {} : { ip_allowlist: list('ip-allowlist') }),
+        ...(maxTtl === undefined ? {} : { max_ttl_seconds: maxTtl }),
+      },
+    });
+    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
+    return 0;
+  }
+  if (sub === 'rotate' || sub === 'revoke') {
+    const { values, positionals } = parseCommand(command, rest, sub === 'rotate' ? { ...base, env: { type: 'boolean' } } : base, 1);
+    const project = encodeURIComponent(required(command, values, 'project'));
+    const appId = encodeURIComponent(positional(command, positionals, 0, 'APP_ID'));
+    const body = await asCustomer(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
+    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
+    return 0;
+  }
+  throw new UsageError(`credentials: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create, rotate, revoke)`);
+}
+
+async function token(args: readonly string[], io: ClientIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'create') {
+    const { values } = parseCommand('token create', rest, {
+      ...APP_FLAGS, ...JSON_FLAG, room: { type: 'string' }, user: { type: 'string' }, role: { type: 'string' },
+      publish: { type: 'string' }, subscribe: { type: 'string' }, 'subscribe-room': { type: 'boolean' },
+      ttl: { type: 'string' }, turn: { type: 'boolean' }, signaling: { type: 'boolean' },
+    }, 0);
+    const c = 'token create';
+    const publish = numbers(c, 'publish', str(values, 'publish'));
+    const subscribe = numbers(c, 'subscribe', str(values, 'subscribe'));
+    const ttl = integer(c, 'ttl', str(values, 'ttl'));
+    const request = {
+      room_id: required(c, values, 'room'),
+      user_id: required(c, values, 'user'),
+      role: required(c, values, 'role'),
+      ...(publish === undefined ? {} : { publish_streams: publish }),
+      ...(subscribe === undefined ? {} : { subscribe_streams: subscribe }),
+      ...(values['subscribe-room'] === true ? { subscribe_room: true } : {}),
+      ...(ttl === undefined ? {} : { ttl_seconds: ttl }),
+      ...(values['turn'] === true ? { turn: true } : {}),
+      ...(values['signaling'] === true ? { signaling: true } : {}),
+    };
+    const url = baseUrl(c, values, io);
+    const body = await callApi(url, '/v1/rtc/tokens', { body: request, auth: appAuth(c, values, io) });
+    io.out(JSON.stringify(body, null, 2));
+    return 0;
+  }
+  if (sub === 'revoke') {
+    const { values } = parseCommand('token revoke', rest, { ...APP_FLAGS, ...JSON_FLAG, handle: { type: 'string' } }, 0);
+    const c = 'token revoke';
+    const handle = required(c, values, 'handle');
+    const body = await callApi(baseUrl(c, values, io), '/v1/rtc/tokens/revoke', { body: { revocation_handle: handle }, auth: appAuth(c, values, io) });
+    print(io, values['json'] === true, body, () => ['revoked']);
+    return 0;
+  }
+  throw new UsageError(`token: unknown subcommand ${JSON.stringify(sub ?? '')} (create, revoke)`);
+}
+
+function participantLine(p: unknown): string {
+  const r = isRecord(p) ? p : {};
+  const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : '-');
+  return `  ${String(r['participant_id'])}  user=${String(r['user_id'])}  role=${String(r['role'])}  publish=${list(r['publish_streams'])}  `
+    + `subscribe=${r['subscribe_room'] === true ? 'room' : list(r['subscribe_streams'])}`;
+}
+
+function roomLines(room: unknown, withParticipants: boolean): string[] {
+  const r = isRecord(room) ? room : {};
+  const people = Array.isArray(r['participants']) ? r['participants'] : [];
+  const started = typeof r['started_at'] === 'number' ? new Date(r['started_at'] * 1000).toISOString() : '?';
+  const head = `${String(r['room_id'])}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${String(r['media_node'])}  started=${started}`;
+  return withParticipants ? [head, ...people.map(participantLine)] : [head];
+}
+
+async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
+  const [sub, ...rest] = args;
+  const command = `rooms ${sub ?? ''}`.trim();
+  const flags = { ...APP_FLAGS, ...JSON_FLAG } satisfies Options;
+  const call = (values: Values, path: string, method?: 'POST'): Promise<unknown> =>
+    callApi(baseUrl(command, values, io), path, { ...(method ? { method } : {}), auth: appAuth(command, values, io) });
+  const room = (positionals: readonly string[]): string => encodeURIComponent(positional(command, positionals, 0, 'ROOM'));
+  if (sub === 'list') {
+    const { values } = parseCommand(command, rest, flags, 0);
+    const body = await call(values, '/v1/rtc/rooms');
+    const list = isRecord(body) && Array.isArray(body['rooms']) ? body['rooms'] : [];
+    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no live rooms'] : list.flatMap((r) => roomLines(r, false))));
+    return 0;
+  }
+  if (sub === 'show') {
+    const { values, positionals } = parseCommand(command, rest, flags, 1);
+    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}`);
+    print(io, values['json'] === true, body, () => roomLines(body, true));
+    return 0;
+  }
+  if (sub === 'remove') {
+    const { values, positionals } = parseCommand(command, rest, flags, 2);
+    const participant = encodeURIComponent(positional(command, positionals, 1, 'PARTICIPANT'));
+    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/participants/${participant}/remove`, 'POST');
+    print(io, values['json'] === true, body, () => ['removed']);
+    return 0;
+  }
+  if (sub === 'end') {
+    const { values, positionals } = parseCommand(command, rest, flags, 1);
+    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/end`, 'POST');
+    const count = isRecord(body) ? String(body['participants']) : '?';
+    print(io, values['json'] === true, body, () => [`ended (${count} participants disconnected)`]);
+    return 0;
+  }
+  throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end)`);
+}
+
+async function grant(args: readonly string[], io: ClientIO): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'verify') throw new UsageError(`grant: unknown subcommand ${JSON.stringify(sub ?? '')} (verify)`);
+  const { values, positionals } = parseCommand('grant verify', rest, { ...URL_FLAG, ...JSON_FLAG }, 1);
+  const jws = positional('grant verify', positionals, 0, 'GRANT');
+  const jwks = await callApi(baseUrl('grant verify', values, io), '/.well-known/jwks.json');
+  const verified = verifyGrant(jws, jwks, io.nowSec());
+  const c = verified.claims;
+  const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : 'none');
+  print(io, values['json'] === true, { valid: true, kid: verified.kid, typ: verified.type, expires_in: verified.expiresIn, claims: c }, () => [
+    `valid ${verified.type} signed by ${verified.kid}`,
+    `lifetime left: ${verified.expiresIn} s (expires ${new Date(Number(c['exp']) * 1000).toISOString()})`,
+    `room: ${String(c['room'])}  user: ${String(c['sub'])}  role: ${String(c['role'])}`,
+    `publish streams: ${list(c['pub'])}  subscribe: ${c['sub_room'] === true ? 'whole room' : list(c['subs'])}`,
+    JSON.stringify(c, null, 2),
+  ]);
+  return 0;
+}
+
+export const CLIENT_COMMANDS: Readonly<Record<string, (args: readonly string[], io: ClientIO) => Promise<number>>> = {
+  login, logout, projects, credentials, token, rooms, grant,
+};

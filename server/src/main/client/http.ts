@@ -1,0 +1,136 @@
+/** What the client commands share: the HTTP call over fetch, API errors in the API's words, the stored session. */
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** A refusal the command reports as `rtc: <message>` with exit code 1. */
+export class CommandError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.name = 'CommandError';
+    this.exitCode = exitCode;
+  }
+}
+
+/** Bad usage: unknown flag, missing argument; exit code 2. */
+export class UsageError extends CommandError {
+  constructor(message: string) {
+    super(message, 2);
+    this.name = 'UsageError';
+  }
+}
+
+/** An error answer of the API: its code and message, verbatim. */
+export class ApiResponseError extends CommandError {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'ApiResponseError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export type Auth = { readonly bearer: string } | { readonly basic: { readonly user: string; readonly password: string } } | undefined;
+
+export interface CallOptions {
+  readonly method?: 'GET' | 'POST' | 'PATCH';
+  readonly auth?: Auth;
+  readonly body?: unknown;
+}
+
+/** Calls the public HTTP API; returns the parsed JSON body of a 2xx answer, throws ApiResponseError otherwise. */
+export async function callApi(baseUrl: string, path: string, options: CallOptions = {}): Promise<unknown> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const auth = options.auth;
+  if (auth && 'bearer' in auth) headers['authorization'] = `Bearer ${auth.bearer}`;
+  if (auth && 'basic' in auth) {
+    headers['authorization'] = `Basic ${Buffer.from(`${auth.basic.user}:${auth.basic.password}`).toString('base64')}`;
+  }
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const url = new URL(path, `${baseUrl.replace(/\/+$/, '')}/`).toString();
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new CommandError(`cannot reach ${new URL(url).origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (!res.ok) {
+    const record = isRecord(body) ? body : {};
+    const code = typeof record['error'] === 'string' ? record['error'] : `http_${res.status}`;
+    const message = typeof record['message'] === 'string' ? record['message'] : (text.slice(0, 200) || res.statusText);
+    throw new ApiResponseError(res.status, code, message);
+  }
+  return body;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A customer-API session as `rtc login` keeps it. */
+export interface StoredSession {
+  readonly url: string;
+  readonly email: string;
+  readonly access_token: string;
+  readonly refresh_token: string;
+  /** Seconds since the epoch when access_token stops working. */
+  readonly access_expires_at: number;
+}
+
+/** `$XDG_CONFIG_HOME/rtc`, else `~/.config/rtc`. */
+export function configDir(env: NodeJS.ProcessEnv): string {
+  const xdg = env['XDG_CONFIG_HOME'];
+  return join(xdg && xdg.startsWith('/') ? xdg : join(env['HOME'] || homedir(), '.config'), 'rtc');
+}
+
+export function sessionFile(env: NodeJS.ProcessEnv): string {
+  return join(configDir(env), 'session.json');
+}
+
+export function readSession(env: NodeJS.ProcessEnv): StoredSession | undefined {
+  let text: string;
+  try {
+    text = readFileSync(sessionFile(env), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isRecord(parsed) && typeof parsed['url'] === 'string' && typeof parsed['access_token'] === 'string'
+      && typeof parsed['refresh_token'] === 'string' && typeof parsed['access_expires_at'] === 'number') {
+      return parsed as unknown as StoredSession;
+    }
+  } catch {
+    // unreadable: treated as no session
+  }
+  return undefined;
+}
+
+/** Writes the session readable by its owner only (directory 0700, file 0600). */
+export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): void {
+  const dir = configDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = sessionFile(env);
+  writeFileSync(file, `${JSON.stringify(session, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+export function removeSession(env: NodeJS.ProcessEnv): void {
+  rmSync(sessionFile(env), { force: true });
+}

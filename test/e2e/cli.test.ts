@@ -1,0 +1,117 @@
+/** The `rtc` client commands run as real processes against `rtc serve` in a child process. */
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { newLogin } from '../helpers/customer.ts';
+import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { runCli, useTempDirs } from './serve-helpers.ts';
+
+describe('rtc client commands against a running platform', () => {
+  const tempDir = useTempDirs();
+  let server: RunningServer;
+  let env: Record<string, string>;
+  const { email, password } = newLogin();
+
+  before(async () => {
+    server = await startServer();
+    env = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('logs in with the password on standard input, manages projects and credentials, issues, verifies and revokes a token', async () => {
+    // --register creates the account; the password comes from standard input, never echoed
+    const first = await runCli(['login', '--url', server.api, '--email', email, '--register'], env, `${password}\n`);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /account created; logged in/);
+    // a second run signs in to the existing account (RTC_PASSWORD this time)
+    const again = await runCli(['login', '--url', server.api, '--email', email, '--register', '--json'], { ...env, RTC_PASSWORD: password });
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(JSON.parse(again.stdout), { logged_in: true, created: false, email, url: server.api });
+
+    const file = join(env['XDG_CONFIG_HOME']!, 'rtc', 'session.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { refresh_token: string; access_token: string };
+    for (const out of [first, again]) {
+      assert.ok(!out.stdout.includes(stored.refresh_token) && !out.stderr.includes(stored.refresh_token));
+      assert.ok(!out.stdout.includes(password) && !out.stderr.includes(password));
+    }
+
+    const created = await runCli(['projects', 'create', '--name', 'cli app', '--json'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const project = (JSON.parse(created.stdout) as { id: string }).id;
+    const listed = await runCli(['projects', 'list'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`${project}\\s+active\\s+cli app`));
+
+    const cred = await runCli(['credentials', 'create', '--project', project, '--name', 'backend', '--json'], env);
+    assert.equal(cred.code, 0, cred.stderr);
+    const { app_id: appId, app_secret: appSecret } = JSON.parse(cred.stdout) as { app_id: string; app_secret: string };
+    assert.match(appSecret, /^sk_/);
+    const creds = await runCli(['credentials', 'list', '--project', project], env);
+    assert.equal(creds.code, 0, creds.stderr);
+    assert.match(creds.stdout, new RegExp(`${appId}\\s+active\\s+publisher,subscriber\\s+backend`));
+    assert.ok(!creds.stdout.includes(appSecret), 'list never shows the App Secret');
+
+    const appEnv = { ...env, RTC_APP_ID: appId, RTC_APP_SECRET: appSecret };
+    const issued = await runCli(['token', 'create', '--url', server.token, '--room', 'room-1', '--user', 'user-1', '--role', 'speaker',
+      '--publish', '1,2', '--subscribe-room', '--ttl', '600'], appEnv);
+    assert.equal(issued.code, 0, issued.stderr);
+    const response = JSON.parse(issued.stdout) as { media: { grant: string; revocation_handle: string }; publish_streams: number[] };
+    assert.deepEqual(response.publish_streams, [1, 2]);
+
+    const verified = await runCli(['grant', 'verify', response.media.grant, '--url', server.token], env);
+    assert.equal(verified.code, 0, verified.stderr);
+    assert.match(verified.stdout, /^valid rtc-grant\+jwt signed by /);
+    assert.match(verified.stdout, /lifetime left: (59\d|600) s/);
+    assert.match(verified.stdout, /publish streams: 1,2 {2}subscribe: whole room/);
+    assert.match(verified.stdout, /"aud": "rtc-media"/);
+
+    const tampered = `${response.media.grant.slice(0, -4)}AAAA`;
+    const bad = await runCli(['grant', 'verify', tampered, '--url', server.token], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /rtc: grant verify: bad signature/);
+
+    const revoked = await runCli(['token', 'revoke', '--url', server.token, '--handle', response.media.revocation_handle], appEnv);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout.trim(), 'revoked');
+
+    const rotated = await runCli(['credentials', 'rotate', appId, '--project', project, '--json'], env);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.notEqual((JSON.parse(rotated.stdout) as { app_secret: string }).app_secret, appSecret);
+    // the old secret stopped working: the API's refusal in its own words, exit code 1
+    const refused = await runCli(['token', 'create', '--url', server.token, '--room', 'r', '--user', 'u', '--role', 'speaker'], appEnv);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^rtc: invalid_credentials: /);
+
+    const revokedCred = await runCli(['credentials', 'revoke', appId, '--project', project], env);
+    assert.equal(revokedCred.code, 0, revokedCred.stderr);
+    assert.match(revokedCred.stdout, new RegExp(`${appId}\\s+revoked`));
+
+    const out = await runCli(['logout'], env);
+    assert.equal(out.code, 0, out.stderr);
+    const afterLogout = await runCli(['projects', 'list'], env);
+    assert.equal(afterLogout.code, 1);
+    assert.match(afterLogout.stderr, /not logged in/);
+  });
+
+  it('reports a wrong password in the API\'s words with exit code 1', async () => {
+    const res = await runCli(['login', '--url', server.api, '--email', email], { ...env, RTC_PASSWORD: 'not the password' });
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /^rtc: invalid_credentials: /);
+  });
+
+  it('reports room commands\' arguments and the API\'s answer', async () => {
+    const missing = await runCli(['rooms', 'show', '--url', server.api], { ...env, RTC_APP_ID: 'app_x', RTC_APP_SECRET: 'sk_x' });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /rtc: rooms show: ROOM is required/);
+    const noAuth = await runCli(['rooms', 'list', '--url', server.api], env);
+    assert.equal(noAuth.code, 2);
+    assert.match(noAuth.stderr, /--app-id and --app-secret are required/);
+    const res = await runCli(['rooms', 'end', 'room-1', '--url', server.api], { ...env, RTC_APP_ID: 'app_x', RTC_APP_SECRET: 'sk_x' });
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /^rtc: [a-z_]+: /);
+  });
+});

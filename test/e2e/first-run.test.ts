@@ -1,0 +1,141 @@
+/** The first run, piece by piece: the printed walkthrough, signals through npm start's process, a taken port, shutdown with pipes, TLS paths. */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { CLI, runCli, useTempDirs } from './serve-helpers.ts';
+
+const LIB = pathToFileURL(join(ROOT, 'scripts/lib.mjs')).href;
+const PORTS_0 = { RTC_API_PORT: '0', RTC_TOKEN_PORT: '0', RTC_SIGNALING_PORT: '0', RTC_MEDIA_PORT: '0' };
+
+function exited(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe('the walkthrough npm start prints', () => {
+  const tempDir = useTempDirs();
+  let server: RunningServer;
+  before(async () => {
+    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('works when run twice', async () => {
+    const lib = await import(LIB) as { walkthrough: (urls: { api: string; token: string; signaling?: string }, rtc: string) => string[] };
+    const urls = { api: server.api, token: server.token, signaling: server.urls['signaling'] ?? '' };
+    const script = lib.walkthrough(urls, `${process.execPath} --import tsx ${CLI}`).join('\n');
+    assert.match(script, / --signaling\)$/m, 'the walkthrough asks for signaling when the role runs');
+    const env = { PATH: process.env['PATH'] ?? '', HOME: tempDir(), XDG_CONFIG_HOME: tempDir() };
+    for (const run of [1, 2]) {
+      const res = await new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn('bash', ['-e', '-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+        child.stderr.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+        child.on('close', (code) => resolve({ code, out }));
+      });
+      assert.equal(res.code, 0, `run ${run}:\n${res.out}`);
+      assert.match(res.out, run === 1 ? /account created; logged in/ : /^logged in/m);
+      assert.match(res.out, /^valid rtc-grant\+jwt signed by /m, `run ${run}:\n${res.out}`);
+      assert.doesNotMatch(res.out, /undefined/);
+    }
+  });
+});
+
+describe('rtc serve as npm start runs it', () => {
+  const tempDir = useTempDirs();
+  it('stops with the process that started it: SIGTERM to the parent ends the server', async () => {
+    // the parent is what scripts/start.mjs is: it starts rtc serve and forwards signals to it
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', `
+      import { spawn } from 'node:child_process';
+      import { forwardSignals } from ${JSON.stringify(LIB)};
+      const child = spawn(process.execPath, ['--import', 'tsx', ${JSON.stringify(CLI)}, 'serve'], { stdio: ['ignore', 'inherit', 'ignore'] });
+      process.stdout.write(JSON.stringify({ pid: child.pid }) + '\\n');
+      forwardSignals(child);
+    `], { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', RTC_ROLES: 'api', RTC_DATA_DIR: tempDir(), ...PORTS_0 }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let serverPid = 0;
+    const exit = new Promise<number | null>((resolve) => parent.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: parent.stdout }).on('line', (line) => {
+        const parsed = JSON.parse(line) as { pid?: number; role?: string };
+        if (parsed.pid) serverPid = parsed.pid;
+        if (parsed.role === 'api') resolve();
+      });
+      parent.on('exit', () => reject(new Error('the parent ended before the server listened')));
+    });
+    parent.kill('SIGTERM');
+    assert.equal(await exit, 0, 'the parent exits with the server\'s code');
+    assert.ok(serverPid > 0 && exited(serverPid), 'the server process is gone');
+  });
+
+  it('names the role and the variable of a port another process holds, and announces no role', async () => {
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const res = await runCli(['serve'], {
+        ...PORTS_0, RTC_HOST: '127.0.0.1', RTC_ROLES: 'token,api', RTC_API_PORT: String(port), RTC_DATA_DIR: tempDir(),
+      });
+      assert.equal(res.code, 1, res.stderr);
+      assert.match(res.stderr, new RegExp(`^rtc: api role: port ${port} is in use; set RTC_API_PORT$`, 'm'));
+      assert.equal(res.stdout, '', 'no role line for a start that failed');
+      const after = res.stderr.slice(res.stderr.indexOf('is in use'));
+      assert.doesNotMatch(after, /listening/i);
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
+  });
+
+  it('ends on SIGTERM when standard output and error are pipes (spawnSync with a timeout)', () => {
+    const started = Date.now();
+    const res = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+      cwd: ROOT, timeout: 20_000, killSignal: 'SIGTERM',
+      env: { PATH: process.env['PATH'] ?? '', RTC_ROLES: 'api,token', RTC_DATA_DIR: tempDir(), RTC_LOG_LEVEL: 'debug', ...PORTS_0 },
+    });
+    assert.ok(Date.now() - started < 60_000, 'spawnSync returned');
+    assert.match(res.stdout.toString('utf8'), /"role":"token"/, `the server had started:\n${res.stderr.toString('utf8')}`);
+    assert.equal(res.signal, null, 'ended by its own handler, not by the signal');
+    assert.equal(res.status, 0);
+  });
+
+  it('ends on SIGTERM after the reader of its standard error went away', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env['PATH'] ?? '', RTC_ROLES: 'api', RTC_DATA_DIR: tempDir(), RTC_LOG_LEVEL: 'debug', ...PORTS_0 },
+    });
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.on('exit', (code, signal) => resolve({ code, signal }));
+    });
+    await new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.includes('"role":"api"')) resolve();
+      });
+    });
+    child.stderr.destroy();
+    child.kill('SIGTERM');
+    const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const result = await exit;
+    clearTimeout(kill);
+    assert.deepEqual(result, { code: 0, signal: null });
+  });
+
+  it('names the TLS file it cannot read', async () => {
+    const res = await runCli(['serve'], {
+      ...PORTS_0, RTC_DATA_DIR: tempDir(), RTC_TLS_CERT_FILE: '/nonexistent/cert.pem', RTC_TLS_KEY_FILE: '/nonexistent/key.pem',
+    });
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /RTC_TLS_CERT_FILE: \/nonexistent\/cert\.pem cannot be read: ENOENT/);
+    assert.match(res.stderr, /RTC_TLS_KEY_FILE: \/nonexistent\/key\.pem cannot be read: ENOENT/);
+  });
+});
