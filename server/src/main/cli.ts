@@ -49,20 +49,18 @@ async function serve(): Promise<void> {
   const { createLogger, loadConfig, startPlatform } = await operator();
   const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
-  const platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
-
+  type Platform = Awaited<ReturnType<typeof startPlatform>>;
+  let platform: Platform | undefined = undefined;
   let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+
+  const shutDown = (running: Platform): void => {
     const force = setTimeout(() => {
       logger.warn('grace period over: exiting with requests still open');
       logger.flush();
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    platform.close().then(
+    running.close().then(
       () => {
         logger.info('stopped');
         logger.flush(() => process.exit(0));
@@ -73,8 +71,18 @@ async function serve(): Promise<void> {
       },
     );
   };
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // a signal during the start is honoured once the start is over
+    if (platform) shutDown(platform);
+  };
+  // before the start: a signal that follows the role lines at once must find its handler
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
+  if (stopping) shutDown(platform);
 }
 
 async function main(argv: readonly string[]): Promise<number> {
