@@ -38,6 +38,17 @@ export interface Config {
   readonly limits: { readonly appPerMinute: number; readonly addressPerMinute: number };
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly shutdownGraceMs: number;
+  /** Webhook delivery (docs/reference/webhooks.md, docs/operations/configuration.md "Webhooks"). */
+  readonly webhooks: {
+    /** Endpoints on loopback, private and link-local addresses are accepted (development and tests only). */
+    readonly allowPrivate: boolean;
+    /** A PEM CA trusted for receivers besides the system's. */
+    readonly ca: Buffer | undefined;
+    /** The first retry's wait; each next one doubles (capped at an hour). */
+    readonly retryBaseMs: number;
+    /** One attempt's limit. */
+    readonly timeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -145,6 +156,20 @@ export function loadConfig(env: Env): Config {
     problems.push('RTC_TURN_SECRET and RTC_TURN_URIS must be set together');
   }
 
+  const allowPrivate = env['RTC_WEBHOOK_ALLOW_PRIVATE'] || 'false';
+  if (allowPrivate !== 'true' && allowPrivate !== 'false') problems.push('RTC_WEBHOOK_ALLOW_PRIVATE must be true or false');
+  let webhookCa: Buffer | undefined;
+  const caFile = env['RTC_WEBHOOK_CA_FILE'];
+  if (caFile) {
+    try {
+      webhookCa = readFileSync(caFile);
+      createSecureContext({ ca: webhookCa });
+    } catch (err) {
+      webhookCa = undefined;
+      problems.push(`RTC_WEBHOOK_CA_FILE cannot be read as a PEM certificate: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  }
+
   const config: Config = {
     roles: roles as RoleName[],
     host: env['RTC_HOST'] || '127.0.0.1',
@@ -166,6 +191,12 @@ export function loadConfig(env: Env): Config {
     },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: int('RTC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    webhooks: {
+      allowPrivate: allowPrivate === 'true',
+      ca: webhookCa,
+      retryBaseMs: int('RTC_WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
+      timeoutMs: int('RTC_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);

@@ -5,6 +5,7 @@ import type { Config, RoleName } from '../config.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
 import { nowSec } from '../services/deps.ts';
 import { startMediaRole } from './media-role.ts';
+import { startWebhookWorker } from './webhook-worker.ts';
 import { startSignaling } from './signaling-role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
@@ -63,6 +64,9 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     throw err;
   }
 
+  // after the store is open and the roles listen; stopped before the store closes
+  const webhooks = config.roles.includes('api') ? startWebhookWorker(config, deps, logger) : undefined;
+
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
@@ -75,6 +79,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     async close() {
       clearInterval(purge);
       await Promise.allSettled(running.map((r) => r.close()));
+      await webhooks?.stop();
       await deps.close();
     },
   };
