@@ -198,6 +198,8 @@ interface Fixtures {
   readonly freeProjectId: string;
   /** Archived and unarchived by their examples: an archive cuts off the tokens of its project (the signaling fixtures'). */
   readonly archivedProjectId: string;
+  /** An endpoint of the customer's project (deleted by the delete example, the last of its operations). */
+  readonly webhookId: string;
   /** Signaling tokens of one room: joiner (not joined yet), leaver, alice and bob, reader (joined). */
   readonly signaling: Readonly<Record<'joiner' | 'leaver' | 'alice' | 'bob' | 'reader', string>>;
 }
@@ -245,6 +247,8 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       requestId: subscription.json<{ id: string }>().id,
       freeProjectId: await project('free for a subscription request'),
       archivedProjectId: await project('archived by the archive example'),
+      webhookId: (await request(`${server.api}/v1/projects/${customer.projectId}/webhooks`,
+        { headers: bearer, body: { url: 'https://203.0.113.10/hook' } })).json<{ id: string }>().id,
       signaling: {
         joiner: await signalingToken('joiner', false),
         leaver: await signalingToken('leaver', true),
@@ -342,6 +346,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
   function call(op: Operation, body: unknown, extra: { query?: string; headers?: Record<string, string>; host?: Host } = {}): Promise<HttpResult> {
     const params: Record<string, string> = {
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
+      webhook_id: f.webhookId,
     };
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       assert.ok(params[name], `no fixture for path parameter ${name}`);

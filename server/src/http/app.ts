@@ -12,6 +12,7 @@ import { registerCredentialRoutes } from './routes/credentials.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRtcTokenRoutes } from './routes/rtc-tokens.ts';
 import { registerPublicKeyRoutes, registerTokenServiceRoutes } from './routes/token-service.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 
 export type HttpRole = 'api' | 'token';
 
@@ -39,6 +40,7 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
     registerAuthRoutes(app, ctx);
     registerProjectRoutes(app, ctx);
     registerCredentialRoutes(app, ctx);
+    registerWebhookRoutes(app, ctx);
     registerPublicRoutes(app, ctx);
     registerBillingRoutes(app, ctx);
     registerSubscriptionRoutes(app, ctx);
