@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
@@ -163,10 +164,12 @@ export function loadConfig(env: Env): Config {
   if (caFile) {
     try {
       webhookCa = readFileSync(caFile);
-      createSecureContext({ ca: webhookCa });
     } catch (err) {
+      problems.push(`RTC_WEBHOOK_CA_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    if (webhookCa && !isCertificate(webhookCa)) {
       webhookCa = undefined;
-      problems.push(`RTC_WEBHOOK_CA_FILE cannot be read as a PEM certificate: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+      problems.push('RTC_WEBHOOK_CA_FILE must hold a PEM certificate');
     }
   }
 
@@ -245,6 +248,15 @@ function isKeyPair(cert: Buffer, key: Buffer): boolean {
     return true;
   } catch {
     // the reason is not shown: it could quote the key material
+    return false;
+  }
+}
+
+function isCertificate(pem: Buffer): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
     return false;
   }
 }
