@@ -350,6 +350,8 @@ export interface DeliveryClaim {
   readonly limit: number;
   /** Endpoints that already have as many deliveries in flight as they may. */
   readonly excludeWebhookIds: readonly string[];
+  /** At most this many deliveries of one endpoint in this claim (the oldest due), so one endpoint cannot take every slot. */
+  readonly perWebhook: number;
 }
 
 /** The outcome of one attempt: `nextAttemptAt` set retries, `delivered` ends, neither: failed for good. */

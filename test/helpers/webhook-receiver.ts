@@ -14,6 +14,8 @@ export interface WebhookReceiver {
   readonly url: string;
   /** The secrets deliveries are verified with (set after the endpoint is created). */
   secrets: string[];
+  /** The status a verified delivery is answered with (default 204). */
+  answer: number;
   /** Every verified delivery, retries included, in arrival order. */
   readonly deliveries: ReceivedDelivery[];
   /** Deliveries whose signature or timestamp did not verify. */
@@ -43,7 +45,7 @@ export async function startWebhookReceiver(tls: { certFile: string; keyFile: str
         try {
           const event = verifyWebhook(Buffer.concat(chunks), req.headers, receiver.secrets);
           deliveries.push({ event, headers: req.headers });
-          res.writeHead(204).end();
+          res.writeHead(receiver.answer).end();
         } catch {
           refused += 1;
           res.writeHead(400).end();
@@ -63,6 +65,7 @@ export async function startWebhookReceiver(tls: { certFile: string; keyFile: str
   const receiver: WebhookReceiver = {
     url: `https://127.0.0.1:${port}/hook`,
     secrets: [],
+    answer: 204,
     deliveries,
     get refused() { return refused; },
     waitFor(predicate, what, timeoutMs = 30_000) {

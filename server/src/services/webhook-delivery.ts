@@ -122,8 +122,10 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDe
     const free = concurrency - total;
     if (free <= 0) return;
     const exclude = [...inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const jobs = await options.store.claimDeliveries({ nowMs: options.clock.nowMs(), leaseMs, owner, limit: free, excludeWebhookIds: exclude });
-    // claimed rows beyond an endpoint's share wait for the lease to end; the next claim skips them while it is full
+    // one more per endpoint and claim: an endpoint never has more than `perEndpoint` in flight
+    const jobs = await options.store.claimDeliveries({
+      nowMs: options.clock.nowMs(), leaseMs, owner, limit: free, excludeWebhookIds: exclude, perWebhook: 1,
+    });
     for (const job of jobs) {
       total += 1;
       inFlight.set(job.webhookId, (inFlight.get(job.webhookId) ?? 0) + 1);
@@ -137,7 +139,8 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDe
       });
       attempts.add(p);
     }
-    if (jobs.length === free) again = true;
+    // more may be due: claim again at once (an empty claim waits for the next poll or wake)
+    if (jobs.length > 0) again = true;
   };
 
   const attempt = async (job: DeliveryJob): Promise<void> => {
@@ -153,7 +156,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDe
         'user-agent': 'rtc-webhooks/1',
       },
       signal: abort.signal,
-    });
+    }).catch((): WebhookSendResult => ({ error: 'the request could not be sent' }));
     const now = options.clock.nowMs();
     const delivered = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
     // an attempt cut short by a stop is retried at once by whichever process claims it next

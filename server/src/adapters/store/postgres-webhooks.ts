@@ -111,15 +111,18 @@ export function postgresWebhookStore(pool: pg.Pool): WebhookStore {
     async claimDeliveries(c) {
       const found = await rows<JobRow>(`WITH due AS (
           SELECT id FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-            AND webhook_id <> ALL($5::text[])
+          WHERE id IN (SELECT id FROM (
+              SELECT id, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS n FROM webhook_deliveries
+              WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+                AND webhook_id <> ALL($5::text[])) ranked WHERE n <= $6)
+            AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $1)
           ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED),
         leased AS (
           UPDATE webhook_deliveries d SET lease_owner = $2, lease_until = $3 FROM due WHERE d.id = due.id
           RETURNING d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.created_at)
         SELECT l.id, l.webhook_id, l.event_id, w.url, l.body, w.secret, w.previous_secret, w.previous_secret_expires_at,
           l.attempts, l.created_at FROM leased l JOIN webhooks w ON w.id = l.webhook_id`,
-      [c.nowMs, c.owner, c.nowMs + c.leaseMs, c.limit, [...c.excludeWebhookIds]]);
+      [c.nowMs, c.owner, c.nowMs + c.leaseMs, c.limit, [...c.excludeWebhookIds], c.perWebhook]);
       return found.map((r) => toJob(r, c.nowMs));
     },
     async completeDelivery(id, owner, o) {

@@ -51,9 +51,12 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
     count: db.prepare<[string], number>('SELECT count(*) FROM webhooks WHERE project_id = ?').pluck(),
     insertDelivery: db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, body, status,
       attempts, next_attempt_at, created_at) VALUES (@id, @webhookId, @eventId, @eventType, @body, 'pending', 0, @at, @at)`),
-    due: db.prepare<{ now: number; limit: number; exclude: string }, { id: string }>(`SELECT id FROM webhook_deliveries
-      WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
-      AND webhook_id NOT IN (SELECT value FROM json_each(@exclude)) ORDER BY next_attempt_at LIMIT @limit`),
+    due: db.prepare<{ now: number; limit: number; exclude: string; perWebhook: number }, { id: string }>(`SELECT id FROM (
+        SELECT id, next_attempt_at, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, rowid) AS n
+        FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+        AND webhook_id NOT IN (SELECT value FROM json_each(@exclude)))
+      WHERE n <= @perWebhook ORDER BY next_attempt_at LIMIT @limit`),
     lease: db.prepare<{ id: string; owner: string; until: number }>(
       'UPDATE webhook_deliveries SET lease_owner = @owner, lease_until = @until WHERE id = @id'),
     job: db.prepare<[string], JobRow>(`SELECT d.id, d.webhook_id, d.event_id, w.url, d.body, w.secret, w.previous_secret,
@@ -106,7 +109,8 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
 
   // BEGIN IMMEDIATE: processes on one file take the write lock first, so two never lease one row
   const claim = db.transaction((c: Parameters<WebhookStore['claimDeliveries']>[0]) => {
-    const ids = q.due.all({ now: c.nowMs, limit: c.limit, exclude: JSON.stringify(c.excludeWebhookIds) }).map((r) => r.id);
+    const ids = q.due.all({ now: c.nowMs, limit: c.limit, exclude: JSON.stringify(c.excludeWebhookIds), perWebhook: c.perWebhook })
+      .map((r) => r.id);
     for (const id of ids) q.lease.run({ id, owner: c.owner, until: c.nowMs + c.leaseMs });
     return ids.map((id) => q.job.get(id)).filter((r): r is JobRow => r !== undefined).map((r) => toJob(r, c.nowMs));
   });

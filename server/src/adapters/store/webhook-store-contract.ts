@@ -34,7 +34,7 @@ export function describeWebhookStoreContract(stores: () => { readonly store: Sto
       return { id, projectId, type, body: JSON.stringify({ id, type }), recordedAt: T0, ...fields };
     };
     const claim = (s: Store, fields: Partial<Parameters<Store['claimDeliveries']>[0]> = {}) =>
-      s.claimDeliveries({ nowMs: T0, leaseMs: 30_000, owner: uid('own'), limit: 100, excludeWebhookIds: [], ...fields });
+      s.claimDeliveries({ nowMs: T0, leaseMs: 30_000, owner: uid('own'), limit: 100, excludeWebhookIds: [], perWebhook: 100, ...fields });
 
     it('keeps endpoints with their fields, updates and deletes them', async () => {
       const { store, other } = stores();
@@ -101,6 +101,11 @@ export function describeWebhookStoreContract(stores: () => { readonly store: Sto
       assert.equal(mine(await claim(store, { nowMs: T0 + 30_000, excludeWebhookIds: [w.id] })).length, 0, 'excluded');
       const again = mine(await claim(other, { nowMs: T0 + 30_000 }));
       assert.equal(again.length, 6, 'lease over: the other claims them again');
+      const w2 = await webhook(p);
+      for (let i = 0; i < 3; i++) await store.recordEvent(event(p, 'credential.rotated', { recordedAt: T0 + 40_000 + i }));
+      const fair = await claim(other, { nowMs: T0 + 50_000, perWebhook: 1 });
+      assert.deepEqual([fair.filter((j) => j.webhookId === w.id).length, fair.filter((j) => j.webhookId === w2.id).length], [1, 1],
+        'one per endpoint and claim, the oldest due');
       assert.deepEqual(mine(await claim(store, { nowMs: T0 + 2000, limit: 100 }))
         .map((j) => j.secrets.length), [], 'nothing due while leased');
     });

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { isPrivateAddress } from '../../core/webhook.ts';
-import type { WebhookSender, WebhookTargets } from '../../services/webhook-delivery.ts';
+import type { WebhookPost, WebhookSender, WebhookTargets } from '../../services/webhook-delivery.ts';
 
 export interface HttpsSenderOptions {
   /** Whole attempt, from connect to the end of the response (default 10 s). */
@@ -17,6 +17,7 @@ export interface HttpsSenderOptions {
 /** What a refused target is reported as, in the delivery log and by the customer API. */
 export const PRIVATE_TARGET = 'the endpoint resolves to a loopback, private or link-local address';
 const MAX_RESPONSE_BYTES = 64 * 1024;
+const STOPPED = 'the platform stopped during the attempt';
 
 /**
  * POSTs with node:https. The address check runs in the socket's own DNS look-up, so the address
@@ -41,8 +42,18 @@ export function createHttpsSender(options: HttpsSenderOptions): WebhookSender & 
     ...(options.ca && { ca: [...rootCertificates, options.ca.toString('utf8')] }),
   });
 
-  const send: WebhookSender = (post) => new Promise((resolve) => {
+  const send: WebhookSender = async (post) => {
+    const url = new URL(post.url);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // an address literal never goes through the look-up
+    if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) return { error: PRIVATE_TARGET };
+    if (post.signal.aborted) return { error: STOPPED };
+    return postOnce(url, post);
+  };
+
+  const postOnce = (url: URL, post: WebhookPost): ReturnType<WebhookSender> => new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const done = (result: Awaited<ReturnType<WebhookSender>>): void => {
       if (settled) return;
       settled = true;
@@ -50,13 +61,6 @@ export function createHttpsSender(options: HttpsSenderOptions): WebhookSender & 
       post.signal.removeEventListener('abort', onAbort);
       resolve(result);
     };
-    const url = new URL(post.url);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    // an address literal never goes through the look-up
-    if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-      done({ error: PRIVATE_TARGET });
-      return;
-    }
     const req = request(url, {
       method: 'POST', agent,
       headers: { ...post.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(post.body) },
@@ -69,13 +73,13 @@ export function createHttpsSender(options: HttpsSenderOptions): WebhookSender & 
       res.on('close', () => done({ statusCode: res.statusCode ?? 0 }));
       res.on('error', () => done({ statusCode: res.statusCode ?? 0 }));
     });
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       req.destroy();
       done({ error: `no answer within ${options.timeoutMs / 1000} s` });
     }, options.timeoutMs);
     const onAbort = (): void => {
       req.destroy();
-      done({ error: 'the platform stopped during the attempt' });
+      done({ error: STOPPED });
     };
     post.signal.addEventListener('abort', onAbort);
     // the code, never the message: it could quote the URL, whose query may hold a token of the receiver
