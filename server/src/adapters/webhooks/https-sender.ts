@@ -53,7 +53,7 @@ export function createHttpsSender(options: HttpsSenderOptions): WebhookSender & 
 
   const postOnce = (url: URL, post: WebhookPost): ReturnType<WebhookSender> => new Promise((resolve) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    // every call of done() comes from an event or timer, after all of these are set
     const done = (result: Awaited<ReturnType<WebhookSender>>): void => {
       if (settled) return;
       settled = true;
@@ -73,14 +73,14 @@ export function createHttpsSender(options: HttpsSenderOptions): WebhookSender & 
       res.on('close', () => done({ statusCode: res.statusCode ?? 0 }));
       res.on('error', () => done({ statusCode: res.statusCode ?? 0 }));
     });
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       req.destroy();
       done({ error: `no answer within ${options.timeoutMs / 1000} s` });
     }, options.timeoutMs);
-    const onAbort = (): void => {
+    function onAbort(): void {
       req.destroy();
       done({ error: STOPPED });
-    };
+    }
     post.signal.addEventListener('abort', onAbort);
     // the code, never the message: it could quote the URL, whose query may hold a token of the receiver
     req.on('error', (err: NodeJS.ErrnoException) =>
