@@ -129,7 +129,8 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
     async deleteWebhook(projectId, id) { return q.delete.run(projectId, id).changes === 1; },
     async countWebhooks(projectId) { return q.count.get(projectId) ?? 0; },
 
-    async recordEvent(event) { return record(event); },
+    // IMMEDIATE: the write lock before the read, so a process writing meanwhile makes this wait, not fail
+    async recordEvent(event) { return record.immediate(event); },
     async claimDeliveries(c) { return claim.immediate(c); },
     async completeDelivery(id, owner, o) {
       return q.complete.run({
