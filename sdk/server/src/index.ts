@@ -12,5 +12,5 @@ export type {
 export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
 export type {
-  VerifyWebhookOptions, WebhookErrorCode, WebhookEvent, WebhookEventData, WebhookEventType, WebhookHeaders,
+  ParticipantEventData, RoomEventData, VerifyWebhookOptions, WebhookErrorCode, WebhookEvent, WebhookEventData, WebhookEventType, WebhookHeaders,
 } from './webhook.ts';

@@ -1,11 +1,25 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+/** A media room's event: the room, and the media node that hosts it (null on a single node). */
+export interface RoomEventData {
+  readonly room_id: string;
+  readonly media_node: string | null;
+  readonly [key: string]: unknown;
+}
+
+/** A participant's event: the room's fields and who joined or left. */
+export interface ParticipantEventData extends RoomEventData {
+  readonly participant_id: string;
+  readonly user_id: string;
+  readonly role: string;
+}
+
 /** The data of each event type (docs/reference/webhooks.md, "Events"). */
 export interface WebhookEventData {
-  'participant.joined': { readonly room_id: string; readonly user_id: string; readonly [key: string]: unknown };
-  'participant.left': { readonly room_id: string; readonly user_id: string; readonly [key: string]: unknown };
-  'room.started': { readonly room_id: string; readonly [key: string]: unknown };
-  'room.finished': { readonly room_id: string; readonly [key: string]: unknown };
+  'participant.joined': ParticipantEventData;
+  'participant.left': ParticipantEventData;
+  'room.started': RoomEventData;
+  'room.finished': RoomEventData;
   'token.revoked': { readonly grant_id: string; readonly expires_at: number };
   'credential.rotated': { readonly app_id: string };
   'credential.revoked': { readonly app_id: string };
