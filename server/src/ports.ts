@@ -385,4 +385,6 @@ export interface WebhookStore {
   getDelivery(webhookId: string, id: string): Promise<DeliveryRecord | undefined>;
   /** An endpoint's deliveries, newest first. */
   listDeliveries(webhookId: string, page: PageRequest): Promise<DeliveryRecord[]>;
+  /** Drops delivered and failed deliveries recorded before `beforeMs` (pending ones stay); how many. */
+  purgeDeliveries(beforeMs: number): Promise<number>;
 }

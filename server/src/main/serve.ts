@@ -17,6 +17,8 @@ export interface RunningPlatform {
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
+/** Delivered and failed webhook deliveries stay in the delivery log this long (docs/reference/webhooks.md). */
+const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
 const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMediaRole, signaling: startSignaling };
@@ -70,6 +72,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
+    store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
+      .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 

@@ -138,6 +138,9 @@ export function postgresWebhookStore(pool: pg.Pool): WebhookStore {
         [webhookId, id]);
       return r && toDelivery(r);
     },
+    async purgeDeliveries(beforeMs) {
+      return (await pool.query(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, [beforeMs])).rowCount ?? 0;
+    },
     async listDeliveries(webhookId, page) {
       return (await rows<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1
         AND ($2::text IS NULL OR seq < (SELECT seq FROM webhook_deliveries WHERE id = $2 AND webhook_id = $1))

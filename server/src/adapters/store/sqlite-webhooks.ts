@@ -67,6 +67,7 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
       attempts = attempts + 1, last_status_code = @statusCode, last_error = @error, next_attempt_at = @next,
       delivered_at = @deliveredAt, lease_owner = NULL, lease_until = NULL
       WHERE id = @id AND lease_owner = @owner AND status = 'pending'`),
+    purge: db.prepare<[number]>(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`),
     delivery: db.prepare<[string, string], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND id = ?`),
     deliveries: db.prepare<{ webhookId: string; afterId: string | null; limit: number }, DeliveryRow>(
@@ -140,6 +141,7 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
       }).changes === 1;
     },
     async getDelivery(webhookId, id) { const r = q.delivery.get(webhookId, id); return r && toDelivery(r); },
+    async purgeDeliveries(beforeMs) { return q.purge.run(beforeMs).changes; },
     async listDeliveries(webhookId, page) {
       return q.deliveries.all({ webhookId, afterId: page.afterId ?? null, limit: page.limit }).map(toDelivery);
     },

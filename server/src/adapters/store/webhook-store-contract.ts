@@ -141,6 +141,8 @@ export function describeWebhookStoreContract(stores: () => { readonly store: Sto
       assert.deepEqual([byId.get(d3.id)?.status, byId.get(d3.id)?.lastStatusCode, byId.get(d3.id)?.nextAttemptAt], ['failed', null, null]);
       assert.deepEqual((await claim(other, { nowMs: T0 + 5000 })).filter((j) => j.webhookId === w.id).map((j) => [j.id, j.attempts]),
         [[d2.id, 1]], 'the retry is due again, with its attempt count');
+      assert.ok((await store.purgeDeliveries(T0 + 1)) >= 2);
+      assert.deepEqual((await other.listDeliveries(w.id, { limit: 10 })).map((d) => d.id), [d2.id], 'the pending one stays');
     });
 
     it('lists deliveries newest first, page by page, and drops them with their endpoint', async () => {
