@@ -260,6 +260,20 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the webhook settings, and refuses a CA file that is not a certificate', () => {
+    assert.deepEqual({ ...loadConfig({}).webhooks }, { allowPrivate: false, ca: undefined, retryBaseMs: 5000, timeoutMs: 10_000 });
+    const c = loadConfig({
+      RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100', RTC_WEBHOOK_TIMEOUT_MS: '2000',
+    });
+    assert.deepEqual({ ...c.webhooks }, { allowPrivate: true, ca: readFileSync(certFile), retryBaseMs: 100, timeoutMs: 2000 });
+    assert.match(problemsOf({ RTC_WEBHOOK_ALLOW_PRIVATE: 'yes' })[0] ?? '', /^RTC_WEBHOOK_ALLOW_PRIVATE must be true or false/);
+    assert.match(problemsOf({ RTC_WEBHOOK_CA_FILE: keyFile })[0] ?? '', /^RTC_WEBHOOK_CA_FILE must hold a PEM certificate/);
+    assert.match(problemsOf({ RTC_WEBHOOK_CA_FILE: join(dir, 'missing.pem') })[0] ?? '', /^RTC_WEBHOOK_CA_FILE cannot be read/);
+    assert.match(problemsOf({ RTC_WEBHOOK_RETRY_BASE_MS: '0' })[0] ?? '', /^RTC_WEBHOOK_RETRY_BASE_MS must be an integer/);
+    assert.deepEqual(loadConfig({ RTC_WEBHOOK_ALLOW_PRIVATE: '', RTC_WEBHOOK_CA_FILE: '', RTC_WEBHOOK_RETRY_BASE_MS: '', RTC_WEBHOOK_TIMEOUT_MS: '' }),
+      loadConfig({}));
+  });
+
   it('reports every problem at once, each named in the error message', () => {
     let caught: unknown;
     try {

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
@@ -45,6 +46,17 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Connection caps and HTTP timeouts of each role's listener (docs/operations/configuration.md, "Connections and timeouts"). */
   readonly listeners: Readonly<Record<RoleName, ListenerLimits>>;
+  /** Webhook delivery (docs/reference/webhooks.md, docs/operations/configuration.md "Webhooks"). */
+  readonly webhooks: {
+    /** Endpoints on loopback, private and link-local addresses are accepted (development and tests only). */
+    readonly allowPrivate: boolean;
+    /** A PEM CA trusted for receivers besides the system's. */
+    readonly ca: Buffer | undefined;
+    /** The first retry's wait; each next one doubles (capped at an hour). */
+    readonly retryBaseMs: number;
+    /** One attempt's limit. */
+    readonly timeoutMs: number;
+  };
 }
 
 /** What one role's listener admits, and how long it waits for a client. */
@@ -196,6 +208,21 @@ export function loadConfig(env: Env): Config {
   }
 
   const listeners = listenerLimits(int, problems);
+  const allowPrivate = env['RTC_WEBHOOK_ALLOW_PRIVATE'] || 'false';
+  if (allowPrivate !== 'true' && allowPrivate !== 'false') problems.push('RTC_WEBHOOK_ALLOW_PRIVATE must be true or false');
+  let webhookCa: Buffer | undefined;
+  const caFile = env['RTC_WEBHOOK_CA_FILE'];
+  if (caFile) {
+    try {
+      webhookCa = readFileSync(caFile);
+    } catch (err) {
+      problems.push(`RTC_WEBHOOK_CA_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    if (webhookCa && !isCertificate(webhookCa)) {
+      webhookCa = undefined;
+      problems.push('RTC_WEBHOOK_CA_FILE must hold a PEM certificate');
+    }
+  }
 
   const config: Config = {
     roles: roles as RoleName[],
@@ -220,6 +247,12 @@ export function loadConfig(env: Env): Config {
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: int('RTC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     listeners,
+    webhooks: {
+      allowPrivate: allowPrivate === 'true',
+      ca: webhookCa,
+      retryBaseMs: int('RTC_WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
+      timeoutMs: int('RTC_WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
@@ -313,6 +346,15 @@ function isKeyPair(cert: Buffer, key: Buffer): boolean {
     return true;
   } catch {
     // the reason is not shown: it could quote the key material
+    return false;
+  }
+}
+
+function isCertificate(pem: Buffer): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
     return false;
   }
 }

@@ -200,6 +200,8 @@ interface Fixtures {
   readonly freeProjectId: string;
   /** Archived and unarchived by their examples: an archive cuts off the tokens of its project (the signaling fixtures'). */
   readonly archivedProjectId: string;
+  /** An endpoint of the customer's project (deleted by the delete example, the last of its operations). */
+  readonly webhookId: string;
   /** Signaling tokens of one room: joiner (not joined yet), leaver, alice and bob, reader (joined). */
   readonly signaling: Readonly<Record<'joiner' | 'leaver' | 'alice' | 'bob' | 'reader', string>>;
   /** Media sessions of the room service examples: participant ids to remove, one per host. */
@@ -275,6 +277,8 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       requestId: subscription.json<{ id: string }>().id,
       freeProjectId: await project('free for a subscription request'),
       archivedProjectId: await project('archived by the archive example'),
+      webhookId: (await request(`${server.api}/v1/projects/${customer.projectId}/webhooks`,
+        { headers: bearer, body: { url: 'https://203.0.113.10/hook' } })).json<{ id: string }>().id,
       signaling: {
         joiner: await signalingToken('joiner', false),
         leaver: await signalingToken('leaver', true),
@@ -376,6 +380,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
       room_id: op.id === 'endRtcRoom' ? endRoomOf(host) : LIVE_ROOM,
       participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : f.liveParticipantId) ?? '',
+      webhook_id: f.webhookId,
     };
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       assert.ok(params[name], `no fixture for path parameter ${name}`);

@@ -83,6 +83,16 @@ describe('logs at trace level: no secret, and a request id for every response', 
     }), 200, 'rotate').json<CredentialBody>();
     keep('App Secret after rotation', rotated.app_secret);
     keep('base64 of app:secret after rotation', Buffer.from(`${appId}:${rotated.app_secret}`).toString('base64'));
+    // a webhook endpoint: the events below are recorded for it and attempted while the server runs
+    const hook = expect(await send('create webhook', `${api}/v1/projects/${projectId}/webhooks`, {
+      headers: auth, body: { url: 'https://203.0.113.10/hook' },
+    }), 201, 'webhook').json<{ id: string; secret: string }>();
+    keep('webhook secret at creation', hook.secret);
+    keep('webhook secret after rotation', expect(await send('rotate webhook secret',
+      `${api}/v1/projects/${projectId}/webhooks/${hook.id}/rotate-secret`, { method: 'POST', headers: auth }), 200, 'rotate webhook')
+      .json<{ secret: string }>().secret);
+    expect(await send('test webhook', `${api}/v1/projects/${projectId}/webhooks/${hook.id}/test`, { method: 'POST', headers: auth }),
+      202, 'test webhook');
 
     const handles: string[] = [];
     for (const host of [server.api, server.token]) {

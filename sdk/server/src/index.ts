@@ -11,3 +11,7 @@ export type {
   TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials, RevocationRequest, Role,
 } from '@rtc/protocol';
 export type { ErrorCode } from '@rtc/protocol';
+export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
+export type {
+  ParticipantEventData, RoomEventData, VerifyWebhookOptions, WebhookErrorCode, WebhookEvent, WebhookEventData, WebhookEventType, WebhookHeaders,
+} from './webhook.ts';

@@ -5,6 +5,9 @@ import { ID_PREFIX } from '@rtc/protocol';
 export const RECORD_ID_PREFIX = {
   quote: 'quo_',
   subscriptionRequest: 'sreq_',
+  webhook: 'wh_',
+  event: 'evt_',
+  delivery: 'dlv_',
 } as const;
 
 /** The kinds of id that `newId` mints, each behind its prefix. */
@@ -69,4 +72,9 @@ export function newAppSecret(): string {
 /** A bearer secret of the customer API (`cs_` access token or `rt_` refresh token). */
 export function newBearer(kind: 'session' | 'refresh'): string {
   return ID_PREFIX[kind] + randomBytes(32).toString('base64url');
+}
+
+/** A webhook signing secret: `whsec_` + 256 random bits (43 base64url characters). */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
 }

@@ -14,6 +14,7 @@ import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRtcRoomRoutes } from './routes/rtc-rooms.ts';
 import { registerRtcTokenRoutes } from './routes/rtc-tokens.ts';
 import { registerPublicKeyRoutes, registerTokenServiceRoutes } from './routes/token-service.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 
 export type HttpRole = 'api' | 'token';
 
@@ -45,6 +46,7 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
     registerAuthRoutes(app, ctx);
     registerProjectRoutes(app, ctx);
     registerCredentialRoutes(app, ctx);
+    registerWebhookRoutes(app, ctx);
     registerPublicRoutes(app, ctx);
     registerBillingRoutes(app, ctx);
     registerSubscriptionRoutes(app, ctx);

@@ -1,6 +1,7 @@
 import { createMemoryBus } from '../adapters/bus/memory.ts';
 import { createRedisBus } from '../adapters/bus/redis.ts';
 import { createSqliteBus } from '../adapters/bus/sqlite.ts';
+import { createWebhookTargets } from '../adapters/webhooks/https-sender.ts';
 import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
 import { createRedisLimiter } from '../adapters/limiter/redis.ts';
 import { createRedisMediaNodeDirectory } from '../adapters/media-nodes/redis.ts';
@@ -13,6 +14,7 @@ import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { createProjectEvents } from '../services/webhooks.ts';
 import { openKeys } from './open-keys.ts';
 import { openStore } from './open-store.ts';
 
@@ -43,6 +45,8 @@ export interface ComposeOptions {
 export interface Services extends ServiceDeps {
   /** With Redis: whether the request-path connection is up and the bus subscription in place (readiness). */
   readonly redisLive?: (() => boolean) | undefined;
+  /** `listener` runs when this process recorded a webhook event (the delivery worker wakes); returns the unsubscribe. */
+  onEventRecorded(listener: () => void): () => void;
   /** Closes the bus, the Redis connections and the store. */
   close(): Promise<void>;
 }
@@ -72,13 +76,23 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     if (shared) closers.push(shared.close);
     const bus = shared?.bus ?? openLocalBus(config, options);
     if (!shared) closers.push(() => bus.close());
+    const recorded = new Set<() => void>();
+    const webhookWake = (): void => {
+      for (const listener of recorded) listener();
+    };
     return {
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
       mediaNodes: shared?.mediaNodes,
       redisLive: shared?.live,
-      // no webhook delivery in this build: events are not kept
-      events: { record: async () => {} },
+      // durable: each event is in the store's outbox before record() resolves (docs/reference/webhooks.md)
+      events: createProjectEvents(store, clock, webhookWake),
+      webhookTargets: createWebhookTargets(config.webhooks.allowPrivate),
+      webhookWake,
+      onEventRecorded(listener) {
+        recorded.add(listener);
+        return () => recorded.delete(listener);
+      },
       passwords: options.passwords ?? createPasswordHasher(),
     };
   } catch (err) {

@@ -9,6 +9,7 @@ import { createReadiness } from '../services/readiness.ts';
 import { nowSec } from '../services/deps.ts';
 import { startAdminListener } from './admin.ts';
 import { startMediaRole } from './media-role.ts';
+import { startWebhookWorker } from './webhook-worker.ts';
 import { startSignaling } from './signaling-role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
@@ -20,6 +21,8 @@ export interface RunningPlatform {
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
+/** Delivered and failed webhook deliveries stay in the delivery log this long (docs/reference/webhooks.md). */
+const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
 const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMediaRole, signaling: startSignaling };
@@ -81,9 +84,14 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     throw err;
   }
 
+  // after the store is open and the roles listen; stopped before the store closes
+  const webhooks = config.roles.includes('api') ? startWebhookWorker(config, deps, logger) : undefined;
+
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
+    store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
+      .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 
@@ -97,6 +105,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       readiness.shuttingDown();
       clearInterval(purge);
       await Promise.allSettled(running.map((r) => r.close()));
+      await webhooks?.stop();
       await admin?.close();
       await deps.close();
     },

@@ -119,6 +119,7 @@ export async function rotateCredential(deps: ServiceDeps, accountId: string, pro
   const secret = newAppSecret();
   const now = nowSec(deps.clock);
   const updated = await update(deps, appId, { secretHash: hashAppSecret(deps.keys.secretHashKey, secret), rotatedAt: now, updatedAt: now });
+  await deps.events.record({ projectId, type: 'credential.rotated', occurredAt: now, data: { app_id: appId } });
   return { ...credentialView(updated), app_secret: secret };
 }
 
@@ -127,5 +128,7 @@ export async function revokeCredential(deps: ServiceDeps, accountId: string, pro
   const credential = await getOwnCredential(deps, accountId, projectId, appId);
   if (credential.revokedAt !== null) return credentialView(credential);
   const now = nowSec(deps.clock);
-  return credentialView(await update(deps, appId, { revokedAt: now, updatedAt: now }));
+  const revoked = await update(deps, appId, { revokedAt: now, updatedAt: now });
+  await deps.events.record({ projectId, type: 'credential.revoked', occurredAt: now, data: { app_id: appId } });
+  return credentialView(revoked);
 }

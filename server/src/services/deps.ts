@@ -2,6 +2,7 @@ import type { LiveKeyRing } from '../core/keyring.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { PasswordHasher } from '../core/password.ts';
 import type { Clock, EventBus, Limiter, ProjectEvents, Store } from '../ports.ts';
+import type { WebhookTargets } from './webhook-delivery.ts';
 
 /** What the services need: ports and key material, chosen by the composition root. */
 export interface ServiceDeps {
@@ -16,6 +17,10 @@ export interface ServiceDeps {
   readonly events: ProjectEvents;
   /** The media nodes of a cluster (with Redis); undefined: the one media node of the config. */
   readonly mediaNodes?: MediaNodeDirectory | undefined;
+  /** Checks webhook endpoint URLs for private targets; undefined: only the URL's form is checked. */
+  readonly webhookTargets?: WebhookTargets | undefined;
+  /** Wakes this process's webhook delivery worker, if it runs one. */
+  readonly webhookWake?: (() => void) | undefined;
 }
 
 export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

@@ -61,6 +61,9 @@ export async function setArchived(deps: ServiceDeps, accountId: string, projectI
   if (cutoff) await deps.store.insertProjectCutoff(cutoff);
   const updated = await deps.store.updateProject(projectId, { archivedAt: archived ? now : null, updatedAt: now });
   if (!updated) throw notFound('project');
-  if (cutoff) await deps.bus.publish({ type: 'project.archived', ...cutoff });
+  if (cutoff) {
+    await deps.bus.publish({ type: 'project.archived', ...cutoff });
+    await deps.events.record({ projectId, type: 'project.archived', occurredAt: now, data: {} });
+  }
   return updated;
 }

@@ -15,8 +15,16 @@ export async function revokeByHandle(deps: ServiceDeps, projectId: string, handl
   }
   if (contents.expiresAt >= nowSec(deps.clock)) {
     const revocation = { grantId: contents.grantId.toString('base64url'), projectId, expiresAt: contents.expiresAt };
+    // one token.revoked event per grant: a repeated revoke records none (docs/reference/webhooks.md)
+    const first = !(await deps.store.isRevoked(revocation.grantId));
     await deps.store.insertRevocation(revocation);
     await deps.bus.publish({ type: 'grant.revoked', ...revocation });
+    if (first) {
+      await deps.events.record({
+        projectId, type: 'token.revoked', occurredAt: nowSec(deps.clock),
+        data: { grant_id: revocation.grantId, expires_at: revocation.expiresAt },
+      });
+    }
   }
   return { revoked: true };
 }

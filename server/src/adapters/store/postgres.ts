@@ -5,6 +5,7 @@ import {
   toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,
 } from './rows.ts';
+import { POSTGRES_WEBHOOK_MIGRATION, postgresWebhookStore } from './postgres-webhooks.ts';
 
 /**
  * Each entry moves the schema one version forward; `schema_migrations` records the versions applied.
@@ -127,6 +128,8 @@ const MIGRATIONS: readonly string[] = [
      node_id TEXT PRIMARY KEY,
      seen_at BIGINT NOT NULL
    );`,
+  // webhook endpoints and the outbox of their deliveries (docs/reference/webhooks.md)
+  POSTGRES_WEBHOOK_MIGRATION,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
@@ -199,6 +202,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     (await pool.query(text, [...values])).rowCount ?? 0;
 
   return {
+    ...postgresWebhookStore(pool),
     async ping() { await pool.query('SELECT 1'); },
     // a second close does nothing, as with SQLite (pg's pool refuses a second end)
     async close() {

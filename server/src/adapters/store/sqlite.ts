@@ -8,6 +8,7 @@ import {
   toLiveParticipant, type LiveParticipantRow, toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,
 } from './rows.ts';
+import { SQLITE_WEBHOOK_MIGRATION, sqliteWebhookStore } from './sqlite-webhooks.ts';
 
 // Each entry moves the schema one version forward; PRAGMA user_version records how far a file is.
 const MIGRATIONS: readonly string[] = [
@@ -126,6 +127,8 @@ const MIGRATIONS: readonly string[] = [
      node_id TEXT PRIMARY KEY,
      seen_at INTEGER NOT NULL
    );`,
+  // webhook endpoints and the outbox of their deliveries (docs/reference/webhooks.md)
+  SQLITE_WEBHOOK_MIGRATION,
 ];
 
 interface CredentialRow {
@@ -314,6 +317,7 @@ export function createSqliteStore(path: string): Store {
   });
 
   return {
+    ...sqliteWebhookStore(db),
     async ping() { q.ping.get(); },
     async close() { db.close(); },
 

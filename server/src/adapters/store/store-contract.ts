@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type {
   CredentialRecord, ProjectRecord, QuoteRecord, SessionRecord, Store, SubscriptionRequestRecord,
 } from '../../ports.ts';
+import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
 /** Where a store under test keeps its data: each call gives a new, empty database. */
 export interface StoreFixture {
@@ -436,6 +437,8 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         await assert.rejects(other.insertQuote(q));
       });
     });
+
+    describeWebhookStoreContract(() => ({ store, other }));
 
     describe('subscription requests', () => {
       it('allows one pending request per project, and a new one once it is decided', async () => {

@@ -4,6 +4,8 @@ import type { AccountView, SessionTokens } from '../../services/accounts.ts';
 import type { CredentialView, CredentialWithSecret } from '../../services/credentials.ts';
 import type { ProjectView } from '../../services/projects.ts';
 import type { ParticipantView, RoomView } from '../../services/rooms.ts';
+import type { DeliveryView, WebhookView, WebhookWithSecret } from '../../services/webhooks.ts';
+import { EVENT_TYPES } from '../../schemas/webhooks.ts';
 import { responseComponent } from './registry.ts';
 
 /**
@@ -145,3 +147,47 @@ export const credentialWithSecretSchema = responseComponent(z.strictObject({
 }) satisfies z.ZodType<CredentialWithSecret>, 'CredentialWithSecret');
 
 export const credentialListSchema = responseComponent(z.strictObject({ credentials: z.array(credentialSchema) }), 'CredentialList');
+
+const webhookFields = {
+  id: z.string().meta({ description: 'wh_ followed by 22 base64url characters' }),
+  project_id: z.string(),
+  url: z.string(),
+  description: z.string(),
+  event_types: z.array(z.enum(EVENT_TYPES)).meta({ description: 'empty: every type' }),
+  enabled: z.boolean(),
+  created_at: time,
+  updated_at: time,
+  previous_secret_expires_at: time.nullable()
+    .meta({ description: 'until when the secret before the last rotation still signs deliveries; null outside that period' }),
+};
+
+export const webhookSchema = responseComponent(z.strictObject(webhookFields) satisfies z.ZodType<WebhookView>, 'Webhook');
+
+export const webhookWithSecretSchema = responseComponent(z.strictObject({
+  ...webhookFields,
+  secret: z.string().meta({ description: 'whsec_…: the signing secret, shown only here' }),
+}) satisfies z.ZodType<WebhookWithSecret>, 'WebhookWithSecret');
+
+export const webhookListSchema = responseComponent(z.strictObject({ webhooks: z.array(webhookSchema) }), 'WebhookList');
+
+export const webhookTestSchema = responseComponent(z.strictObject({
+  event_id: z.string().meta({ description: 'evt_…: the id the receiver sees in rtc-webhook-id' }),
+}), 'WebhookTestEvent');
+
+export const deliverySchema = responseComponent(z.strictObject({
+  id: z.string().meta({ description: 'dlv_…' }),
+  event_id: z.string(),
+  event_type: z.enum(EVENT_TYPES),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.int().min(0),
+  last_status_code: z.int().nullable().meta({ description: 'the status of the last answer; null when none came' }),
+  last_error: z.string().nullable(),
+  next_attempt_at: time.nullable().meta({ description: 'null once delivered or failed' }),
+  delivered_at: time.nullable(),
+  created_at: time,
+}) satisfies z.ZodType<DeliveryView>, 'WebhookDelivery');
+
+export const deliveryListSchema = responseComponent(z.strictObject({
+  deliveries: z.array(deliverySchema),
+  next_cursor: z.string().nullable(),
+}), 'WebhookDeliveryList');
