@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Config, RoleName } from '../config.ts';
 import { createHttpApp, type HttpRole } from '../http/app.ts';
 import { openFileLimit, warnOverFileLimit } from '../http/connection-guard.ts';
-import { createMetrics } from '../metrics/metrics.ts';
+import { createMetrics, type WebhookOutcome } from '../metrics/metrics.ts';
+import type { DeliveryResult } from '../services/webhook-delivery.ts';
 import { createReadiness } from '../services/readiness.ts';
 import { nowSec } from '../services/deps.ts';
 import { startAdminListener } from './admin.ts';
@@ -19,6 +20,9 @@ export interface RunningPlatform {
   /** Stops accepting connections, lets in-flight requests finish, closes the store. */
   close(): Promise<void>;
 }
+
+/** A delivery attempt's result as the metrics name it: a failed attempt is retried, a last one abandoned. */
+const WEBHOOK_OUTCOME: Record<DeliveryResult['outcome'], WebhookOutcome> = { delivered: 'delivered', retry: 'failed', failed: 'abandoned' };
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 /** Delivered and failed webhook deliveries stay in the delivery log this long (docs/reference/webhooks.md). */
@@ -85,7 +89,9 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   }
 
   // after the store is open and the roles listen; stopped before the store closes
-  const webhooks = config.roles.includes('api') ? startWebhookWorker(config, deps, logger) : undefined;
+  const webhooks = config.roles.includes('api')
+    ? startWebhookWorker(config, deps, logger, { onDelivery: (result) => metrics.recordWebhookDelivery(WEBHOOK_OUTCOME[result.outcome]) })
+    : undefined;
 
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
