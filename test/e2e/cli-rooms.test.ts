@@ -1,0 +1,79 @@
+/** `rtc rooms` run as real processes against the room service API of a running platform with live media sessions. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { MediaSession } from '../../sdk/app/src/index.ts';
+import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { join, nextEvent, TokenIssuer } from './media-helpers.ts';
+import { runCli } from './serve-helpers.ts';
+
+interface RoomJson {
+  room_id: string;
+  media_node: string;
+  participants: { participant_id: string; user_id: string; role: string }[];
+}
+
+describe('rtc rooms against live media sessions', () => {
+  let server: RunningServer;
+  let issuer: TokenIssuer;
+  let env: Record<string, string>;
+  const sessions: MediaSession[] = [];
+
+  before(async () => {
+    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1' } });
+    issuer = await TokenIssuer.create(() => server.api);
+    env = { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: issuer.customer.appSecret };
+  });
+  after(async () => {
+    for (const s of sessions) await s.close();
+    await server.stop();
+  });
+
+  const rtc = (...args: string[]): ReturnType<typeof runCli> => runCli([...args, '--url', server.token], env);
+
+  it('lists and shows the live rooms, removes a participant and ends a room', async () => {
+    const empty = await rtc('rooms', 'list');
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.match(empty.stdout, /^no live rooms$/m);
+
+    const alice = await join(await issuer.issue({ room_id: 'cli-room', user_id: 'alice', role: 'speaker', publish_streams: [1] }));
+    const bob = await join(await issuer.issue({ room_id: 'cli-room', user_id: 'bob', role: 'audience', subscribe_room: true }));
+    const carol = await join(await issuer.issue({ room_id: 'other-room', user_id: 'carol', role: 'speaker' }));
+    sessions.push(alice, bob, carol);
+
+    const listed = await rtc('rooms', 'list', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const rooms = (JSON.parse(listed.stdout) as { rooms: RoomJson[] }).rooms;
+    assert.deepEqual(rooms.map((r) => [r.room_id, r.participants.length]).sort(), [['cli-room', 2], ['other-room', 1]]);
+    const human = await rtc('rooms', 'list');
+    assert.match(human.stdout, /^cli-room {2}2 participants {2}media=127\.0\.0\.1:\d+ {2}started=/m);
+
+    const shown = await rtc('rooms', 'show', 'cli-room', '--json');
+    assert.equal(shown.code, 0, shown.stderr);
+    const room = JSON.parse(shown.stdout) as RoomJson;
+    const bobId = room.participants.find((p) => p.user_id === 'bob')!.participant_id;
+
+    const bobClosed = nextEvent(bob, 'disconnected', 5000);
+    const removed = await rtc('rooms', 'remove', 'cli-room', bobId);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /^removed$/m);
+    assert.equal((await bobClosed).code, 4003);
+    assert.equal(alice.state, 'connected', 'the others stay');
+
+    const aliceClosed = nextEvent(alice, 'disconnected', 5000);
+    const ended = await rtc('rooms', 'end', 'cli-room');
+    assert.equal(ended.code, 0, ended.stderr);
+    assert.match(ended.stdout, /^ended \(1 participants disconnected\)$/m);
+    assert.equal((await aliceClosed).code, 4003);
+    assert.equal(carol.state, 'connected', 'another room is untouched');
+
+    const gone = await rtc('rooms', 'show', 'cli-room');
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /not_found/);
+  });
+
+  it('refuses a wrong App Secret in the API\'s words', async () => {
+    const res = await runCli(['rooms', 'list', '--url', server.token], { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: `sk_${'A'.repeat(43)}` });
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /invalid_credentials/);
+  });
+});
