@@ -33,6 +33,25 @@ export interface StartOptions {
   readonly maxOpenFiles?: number;
 }
 
+// servers still running when this test process ends (a file-level timeout, a crash) go with it:
+// a stopped test run leaves no server behind
+const children = new Set<ChildProcess>();
+const killChildren = (): void => {
+  for (const child of children) child.kill('SIGKILL');
+};
+const onSignal = (signal: NodeJS.Signals): void => {
+  killChildren();
+  process.kill(process.pid, signal);
+};
+let watching = false;
+function watchChildren(): void {
+  if (watching) return;
+  watching = true;
+  process.once('exit', killChildren);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+}
+
 /** Starts `rtc serve` as a child process on port 0 and waits for its role lines. */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rtc-test-'));
@@ -56,11 +75,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  watchChildren();
+  children.add(child);
   const chunks: string[] = [];
   child.stderr!.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
   const urls: Record<string, string> = {};
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
