@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startRedis, type RedisServer } from '../../../../test/helpers/redis.ts';
 import type { BusEvent } from '../../ports.ts';
+import { createRedisClient, redisReady } from '../redis-client.ts';
 import { createRedisBus, type RedisBus } from './redis.ts';
 
 const failOnError = (err: unknown): never => {
@@ -82,5 +83,33 @@ describe('Redis event bus (the cluster)', () => {
     const after = next(b, (e) => e.type === 'grant.revoked' && e.grantId === 'after-outage');
     await a.publish(revoked('after-outage'));
     await after;
+  });
+
+  it('ignores and reports what else is published on its channel, and keeps delivering', async () => {
+    const reported: unknown[] = [];
+    // a channel of its own: the other tests' buses must not hear the forged messages
+    const b = createRedisBus(redis.url, { channel: 'test:forged', onHandlerError: (err) => reported.push(err), onError: () => {} });
+    buses.push(b);
+    await b.ready();
+    const seen: BusEvent[] = [];
+    b.subscribe((event) => seen.push(event));
+    const raw = createRedisClient(redis.url, () => {});
+    try {
+      await redisReady(raw);
+      const forged = [
+        'null', 'not json', '{"origin":"x"}',
+        JSON.stringify({ origin: 'x', event: { type: 'grant.revoked', grantId: { a: 1 }, projectId: 'prj_1', expiresAt: '9e99' } }),
+        JSON.stringify({ origin: 'x', event: { type: 'participant.updated', projectId: 'p', roomId: 'r', participantId: 'q', publish: [-1], subscribe: [], subscribeRoom: true } }),
+        JSON.stringify({ origin: 'x', event: { type: 'something.else' } }),
+      ];
+      for (const message of forged) await raw.publish('test:forged', message);
+      const valid = next(b, (e) => e.type === 'grant.revoked' && e.grantId === 'after-garbage');
+      await raw.publish('test:forged', JSON.stringify({ origin: 'another-node', event: revoked('after-garbage') }));
+      await valid;
+      assert.deepEqual(seen, [revoked('after-garbage')], 'nothing forged reached the subscribers');
+      assert.equal(reported.length, forged.length);
+    } finally {
+      raw.disconnect();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BusEvent, EventBus } from '../../ports.ts';
 import { createRedisClient, reconnectDelay } from '../redis-client.ts';
+import { decodeEnvelope, encodeEnvelope } from './envelope.ts';
 import { createMemoryBus } from './memory.ts';
 
 export interface RedisBusOptions {
@@ -83,12 +84,10 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
     }, options.onError);
   });
   subscriber.on('message', (_channel: string, message: string) => {
-    let envelope: { origin: string; event: BusEvent };
-    try {
-      envelope = JSON.parse(message) as { origin: string; event: BusEvent };
-    } catch (err) {
-      // something else published on the channel: reported, never a crash of the process
-      options.onHandlerError(err);
+    const envelope = decodeEnvelope(message);
+    if (!envelope) {
+      // something else published on the channel: reported, never applied, never a crash
+      options.onHandlerError(new Error('a message on the event channel is not a platform event; ignored'));
       return;
     }
     if (envelope.origin !== origin) void local.publish(envelope.event);
@@ -109,7 +108,7 @@ export function createRedisBus(url: string, options: RedisBusOptions): RedisBus 
     reach: 'deployment',
     async publish(event) {
       await local.publish(event);
-      const message = JSON.stringify({ origin, event });
+      const message = encodeEnvelope(origin, event);
       if (pending.length === 0) {
         try {
           await publisher.publish(channel, message);
