@@ -33,6 +33,12 @@ describe('verifyWebhook', () => {
     assert.equal(verifyWebhook(Buffer.from(BODY), h, ['whsec_none', SECRET], { nowSeconds: now }).id, 'evt_1');
   });
 
+  it('refuses an empty secret rather than checking signatures anyone can make', () => {
+    for (const secret of ['', [], ['']] as const) {
+      assert.throws(() => verifyWebhook(BODY, headers(now, `v1=${sign('', now)}`), secret, { nowSeconds: now }), TypeError);
+    }
+  });
+
   it('refuses a wrong secret, an altered body, a stale or future timestamp, and missing headers', () => {
     assert.equal(code(() => verifyWebhook(BODY, headers(now, `v1=${sign('whsec_x', now)}`), SECRET, { nowSeconds: now })), 'ERR_WEBHOOK_SIGNATURE');
     assert.equal(code(() => verifyWebhook(`${BODY} `, headers(now, `v1=${sign(SECRET, now)}`), SECRET, { nowSeconds: now })), 'ERR_WEBHOOK_SIGNATURE');

@@ -105,6 +105,11 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 export function verifyWebhook(
   rawBody: string | Uint8Array, headers: WebhookHeaders, secret: string | readonly string[], options: VerifyWebhookOptions = {},
 ): WebhookEvent {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  // an empty secret (an unset variable, say) would accept events anyone can sign
+  if (!Array.isArray(secrets) || secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new TypeError('verifyWebhook: the secret must be a non-empty string (or a list of them)');
+  }
   const id = header(headers, 'rtc-webhook-id');
   const timestampText = header(headers, 'rtc-webhook-timestamp');
   const signatures = header(headers, 'rtc-webhook-signature');
@@ -120,7 +125,6 @@ export function verifyWebhook(
   }
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
-  const secrets = typeof secret === 'string' ? [secret] : secret;
   const given = signatures.split(' ').filter((s) => s.startsWith('v1=')).map((s) => Buffer.from(s.slice(3), 'hex'));
   let valid = false;
   for (const s of secrets) {

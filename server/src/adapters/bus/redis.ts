@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { BusEvent, EventBus } from '../../ports.ts';
+import type { EventBus } from '../../ports.ts';
 import { createRedisClient, reconnectDelay } from '../redis-client.ts';
 import { decodeEnvelope, encodeEnvelope } from './envelope.ts';
 import { createMemoryBus } from './memory.ts';
