@@ -30,6 +30,9 @@ test('endpoint URLs must be https without credentials or fragment', () => {
 
 test('private, loopback and link-local addresses are recognised', () => {
   for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fe80::1', 'fd00::1',
-    '::ffff:127.0.0.1', '0.0.0.0', '100.64.0.1']) assert.equal(isPrivateAddress(a), true, a);
+    '::ffff:127.0.0.1', '0.0.0.0', '100.64.0.1',
+    // IPv6 forms that carry an IPv4 address: IPv4-compatible, SIIT, local NAT64, 6to4, Teredo; old site-local
+    '::127.0.0.1', '::7f00:1', '::ffff:0:127.0.0.1', '64:ff9b:1::a9fe:a9fe', '2002:7f00:1::1', '2001:0:4136:e378::1', 'fec0::1',
+  ]) assert.equal(isPrivateAddress(a), true, a);
   for (const a of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
 });

@@ -60,7 +60,12 @@ for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
+// besides local ranges, every form that embeds an IPv4 address (IPv4-compatible, SIIT, NAT64, 6to4,
+// Teredo) could lead to a private IPv4 address behind a gateway
+for (const [net, prefix] of [
+  ['::', 96], ['::ffff:0:0:0', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32],
+] as const) {
   PRIVATE.addSubnet(net, prefix, 'ipv6');
 }
 
