@@ -1,5 +1,6 @@
 import type { AddressSet } from '../core/address.ts';
 import type { TokenMetrics } from '../metrics/metrics.ts';
+import type { Limiter } from '../ports.ts';
 import type { Readiness } from '../services/readiness.ts';
 import type { AddressLimits } from '../services/app-auth.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -13,6 +14,11 @@ export interface HttpContext {
   readonly trustProxy: AddressSet | undefined;
   /** Where the token routes count issued and refused tokens (docs/operations/metrics.md); undefined: not counted. */
   readonly metrics?: TokenMetrics | undefined;
+  /**
+   * A limiter of this process alone: the revoke endpoint counts with it while the shared one
+   * (Redis) is unreachable; undefined: not counted then.
+   */
+  readonly localLimiter?: Limiter | undefined;
   /** What `GET /ready` reports; undefined: ready while the store answers and the keys are loaded. */
   readonly readiness?: Readiness | undefined;
 }

@@ -168,6 +168,8 @@ export function httpContext(config: Config, deps: ServiceDeps, urls: ReadonlyMap
       signalingUrl: config.signaling.publicUrl ?? urls.get('signaling'),
     },
     limits: config.limits,
+    // counts the revoke endpoint while Redis is unreachable (docs/operations/scale-out.md)
+    localLimiter: createMemoryLimiter(deps.clock),
     trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
   };
 }

@@ -34,17 +34,18 @@ const NOT_COUNTED: LimitResult = Object.freeze({ ok: true, retryAfterSec: 0 });
 const isUnavailable = (err: unknown): boolean => err instanceof ApiError && err.code === 'unavailable';
 
 /**
- * The limits of the revoke endpoint: counted when the shared limiter (Redis) answers, not
- * counted when it cannot, so that a customer can always cut a user off (docs/operations/scale-out.md,
- * "Redis down"). Issuance, by contrast, is refused while the limits cannot be counted.
+ * The limits of the revoke endpoint: counted by the shared limiter (Redis) when it answers, and by
+ * `local`, this process's own, when it cannot, so that a customer can always cut a user off
+ * (docs/operations/scale-out.md, "Redis down") while the endpoint stays bounded. Issuance, by
+ * contrast, is refused while the shared limits cannot be counted.
  */
-export function revocationLimiter(limiter: Limiter): Limiter {
-  const orNotCounted = (err: unknown): LimitResult => {
-    if (isUnavailable(err)) return NOT_COUNTED;
-    throw err;
+export function revocationLimiter(shared: Limiter, local?: Limiter): Limiter {
+  const fallback = (use: (limiter: Limiter) => Promise<LimitResult>) => (err: unknown): Promise<LimitResult> | LimitResult => {
+    if (!isUnavailable(err)) throw err;
+    return local ? use(local) : NOT_COUNTED;
   };
   return {
-    hit: (key, max, windowSec) => limiter.hit(key, max, windowSec).catch(orNotCounted),
-    peek: (key, max, windowSec) => limiter.peek(key, max, windowSec).catch(orNotCounted),
+    hit: (key, max, windowSec) => shared.hit(key, max, windowSec).catch(fallback((l) => l.hit(key, max, windowSec))),
+    peek: (key, max, windowSec) => shared.peek(key, max, windowSec).catch(fallback((l) => l.peek(key, max, windowSec))),
   };
 }

@@ -62,7 +62,7 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): 
   }, gate);
 
   // a customer can revoke while the shared limiter is unreachable (docs/operations/scale-out.md, "Redis down")
-  const revokeCtx: HttpContext = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter) } };
+  const revokeCtx: HttpContext = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter) } };
   registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(revokeCtx, req);
     return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));

@@ -29,7 +29,7 @@ export const TOKEN_API = {
     summary: 'Revoke a token by its revocation handle',
     description: 'The media servers close the session within about one second and refuse the grant from then on. '
       + 'Revoking again is also 200. A handle of another project, or an altered one, is 404 unknown_handle. '
-      + 'Revocation works while a cluster\'s Redis is unreachable (its rate limits are then not counted).',
+      + 'Revocation works while a cluster\'s Redis is unreachable (its rate limits are then counted by each node alone).',
     auth: 'basic', body: requestComponent(revocationRequestSchema, 'RevocationRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { revocation_handle: 'rvk_AQ' },
     responses: { 200: { description: 'revoked (idempotent)', schema: revocationResultSchema } },
