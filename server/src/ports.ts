@@ -302,6 +302,11 @@ export interface EventBus {
    * they are published, so none is lost. Buses that cannot miss events never call it.
    */
   onResync(handler: () => void): () => void;
+  /**
+   * False while an event published now may not reach the other processes in time (cut off from
+   * Redis: it is kept and sent later); undefined: a bus that always reaches them.
+   */
+  live?(): boolean;
   close(): Promise<void>;
 }
 

@@ -135,6 +135,11 @@ export async function updateParticipant(
     throw new ApiError('scope_denied',
       `${patch.subscribe_room === true ? 'subscribe_room' : 'subscribe_streams'} needs the subscriber scope on the credential`);
   }
+  // a change the media node might only hear of much later would be answered as done while not
+  // enforced (docs/reference/room-api.md): refused until the bus reaches the nodes again
+  if (deps.bus.live?.() === false) {
+    throw new ApiError('unavailable', 'permission changes cannot reach the media nodes right now; retry shortly', { retryAfterSec: 1 });
+  }
   const updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
   if (!updated) throw participantNotFound();
   await deps.bus.publish({

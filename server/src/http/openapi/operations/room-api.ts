@@ -69,7 +69,8 @@ export const ROOM_API = {
     bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     example: { publish_streams: [], subscribe_room: true },
     responses: { 200: { description: 'the participant with its new permissions', schema: participantSchema } },
-    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found'],
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found',
+      [503, 'unavailable']],
   },
 } satisfies Record<string, Operation>;
 
