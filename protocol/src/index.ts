@@ -8,7 +8,7 @@ export {
 export { ROLES } from './wire.ts';
 export type {
   Role, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
-  RevocationRequest, GrantClaims,
+  RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export type { IdKind } from './ids.ts';

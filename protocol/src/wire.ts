@@ -79,3 +79,37 @@ export interface GrantClaims {
   readonly exp: number;
   readonly cnf: { readonly kid: string };
 }
+
+/** A participant joined on a media node, as the room service API shows it (docs/reference/room-api.md). */
+export interface RtcParticipant {
+  /** `pa_…`, given by the media server at join: name it to remove or update the participant. */
+  readonly participant_id: string;
+  readonly user_id: string;
+  readonly role: Role;
+  readonly publish_streams: readonly number[];
+  readonly subscribe_streams: readonly number[];
+  readonly subscribe_room: boolean;
+  /** Seconds since the Unix epoch. */
+  readonly joined_at: number;
+}
+
+/** A live room: at least one participant is joined. */
+export interface RtcRoom {
+  readonly room_id: string;
+  /** `host:port` of the media node that holds the room. */
+  readonly media_node: string;
+  /** When the room opened on its media node (seconds since the Unix epoch). */
+  readonly started_at: number;
+  /** Oldest join first. */
+  readonly participants: readonly RtcParticipant[];
+}
+
+/**
+ * Body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`: new permissions of a live
+ * participant; fields left out keep their value, and `subscribe_streams` replaces `subscribe_room`.
+ */
+export interface ParticipantPermissions {
+  readonly publish_streams?: readonly number[] | undefined;
+  readonly subscribe_streams?: readonly number[] | undefined;
+  readonly subscribe_room?: boolean | undefined;
+}

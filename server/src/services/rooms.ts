@@ -1,38 +1,20 @@
+import type { ParticipantPermissions, Role, RtcParticipant, RtcRoom } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { MEDIA_NODE_STALE_SECONDS } from '../core/presence.ts';
 import type { LiveParticipantRecord, Scopes } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
-/** A live participant as the room service API shows it (docs/reference/room-api.md). */
-export interface ParticipantView {
-  readonly participant_id: string;
-  readonly user_id: string;
-  readonly role: string;
-  readonly publish_streams: number[];
-  readonly subscribe_streams: number[];
-  readonly subscribe_room: boolean;
-  readonly joined_at: number;
-}
-
-/** A live room: one with at least one participant on a media node that is alive. */
-export interface RoomView {
-  readonly room_id: string;
-  readonly media_node: string;
-  readonly started_at: number;
-  readonly participants: ParticipantView[];
-}
-
+/** A live participant and a live room as the room service API shows them (docs/reference/room-api.md). */
+export type ParticipantView = RtcParticipant;
+export type RoomView = RtcRoom;
 /** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`. */
-export interface PermissionsPatch {
-  readonly publish_streams?: readonly number[] | undefined;
-  readonly subscribe_streams?: readonly number[] | undefined;
-  readonly subscribe_room?: boolean | undefined;
-}
+export type PermissionsPatch = ParticipantPermissions;
 
 const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   participant_id: p.participantId,
   user_id: p.userId,
-  role: p.role,
+  // the role of the grant the participant joined with: one of the token API's roles
+  role: p.role as Role,
   publish_streams: [...p.publishStreams],
   subscribe_streams: [...p.subscribeStreams],
   subscribe_room: p.subscribeRoom,
