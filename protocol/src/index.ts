@@ -19,6 +19,7 @@ export {
 export type { FrameHeader } from './media-frame.ts';
 export {
   MEDIA_PATH, MEDIA_KINDS, MAX_CLIENT_MESSAGE_BYTES, MAX_GRANT_CHARS, MAX_REQUEST_ID, NONCE_BYTES, KEY_BYTES, REPLAY_WINDOW, KEY_LABEL,
+  MAX_SDP_CHARS, MAX_RTC_TRACKS,
 } from './media-limits.ts';
 export type { MediaKind } from './media-limits.ts';
 export { MEDIA_CLOSE } from './media-close.ts';
@@ -26,10 +27,12 @@ export type { MediaCloseName } from './media-close.ts';
 export { parseJoin, parseClientControl, parseChallenge, parseServerControl } from './media-messages.ts';
 export type {
   ChallengeMessage, JoinMessage, ClientControl, ClientRequest, ParticipantInfo, StreamInfo, GrantFields, MediaLimits, RenewRefusal,
-  RequestErrorCode, ServerControl, ServerControlParse,
+  RequestErrorCode, ServerControl, ServerControlParse, RtcTrack, RtcTrackDirection,
 } from './media-messages.ts';
 export { parseGrantClaims } from './grant-claims.ts';
 export { SIGNALING_LEAVE_REASONS, encodeSignalingEventData, parseSignalingEvent } from './signaling-events.ts';
 export type {
   SignalingParticipant, SignalingJoinResult, SignalingLeaveReason, SignalingEvent, SignalingEventType, SignalingEventData,
 } from './signaling-events.ts';
+export { E2EE_TRAILER_BYTES, E2EE_MARKER, E2EE_TAG_BYTES, clearBytes, encodeTrailer, decodeTrailer, e2eeNonce } from './e2ee-frame.ts';
+export type { E2eeTrailer } from './e2ee-frame.ts';

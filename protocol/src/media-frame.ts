@@ -7,7 +7,7 @@ export const PROTOCOL_VERSION = 1;
 export const HEADER_BYTES = 16;
 export const TAG_BYTES = 16;
 export const KIND_CODE = { control: 0, audio: 1, video: 2, data: 3 } as const;
-export const NONCE_LABEL = { clientControl: 1, serverControl: 2, streamFrame: 3 } as const;
+export const NONCE_LABEL = { clientControl: 1, serverControl: 2, streamFrame: 3, encodedFrame: 4 } as const;
 
 export interface FrameHeader {
   readonly kind: number;

@@ -32,3 +32,8 @@ export const KEY_LABEL = {
   clientToServer: 'rtc/media/c2s/v1',
   serverToClient: 'rtc/media/s2c/v1',
 } as const;
+
+/** Longest SDP in `rtc_offer` (the whole control message must stay within the 64 KiB message limit). */
+export const MAX_SDP_CHARS = 60_000;
+/** Most m-lines an `rtc_offer` may map: 8 published and 32 received streams. */
+export const MAX_RTC_TRACKS = 40;

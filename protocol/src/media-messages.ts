@@ -5,7 +5,7 @@
  * closes with protocol_error.
  */
 import { MAX_STREAM_ID } from './limits.ts';
-import { MAX_GRANT_CHARS, MAX_REQUEST_ID, MEDIA_KINDS, type MediaKind } from './media-limits.ts';
+import { MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MEDIA_KINDS, type MediaKind } from './media-limits.ts';
 import { ROLES, type Role } from './wire.ts';
 
 /** `challenge`: the server's first message, as text. */
@@ -30,7 +30,19 @@ export type ClientControl =
   | { readonly type: 'unpublish'; readonly id: number; readonly stream_id: number }
   | { readonly type: 'renew'; readonly id: number; readonly grant: string; readonly nonce: string; readonly proof: string }
   | { readonly type: 'ping'; readonly id: number }
-  | { readonly type: 'leave' };
+  | { readonly type: 'leave' }
+  /** An SDP offer for the session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media"). */
+  | { readonly type: 'rtc_offer'; readonly id: number; readonly sdp: string; readonly tracks: readonly RtcTrack[] };
+
+/** One audio or video m-line of an `rtc_offer`: which stream it sends or receives. */
+export interface RtcTrack {
+  readonly mid: string;
+  readonly stream_id: number;
+  /** `send`: the client publishes the stream on this m-line; `recv`: it receives it. */
+  readonly direction: RtcTrackDirection;
+}
+
+export type RtcTrackDirection = 'send' | 'recv';
 
 /** A client control message before the connection gives it its request id. */
 export type ClientRequest = ClientControl extends infer C ? (C extends { readonly id: number } ? Omit<C, 'id'> : C) : never;
@@ -71,7 +83,9 @@ export interface MediaLimits {
 export type RenewRefusal = 'invalid_grant' | 'expired' | 'revoked' | 'bad_proof' | 'identity_mismatch' | 'stale_challenge' | 'too_many_grants';
 
 /** `code` of an `error` reply. */
-export type RequestErrorCode = 'stream_not_allowed' | 'stream_in_use' | 'already_published' | 'not_published' | 'renew_refused';
+export type RequestErrorCode =
+  | 'stream_not_allowed' | 'stream_in_use' | 'already_published' | 'not_published' | 'renew_refused'
+  | 'rtc_invalid_offer' | 'rtc_unavailable';
 
 /** Control messages the server sends, sealed under the server-to-client key. */
 export type ServerControl =
@@ -96,6 +110,8 @@ export type ServerControl =
   | { readonly type: 'published'; readonly id: number; readonly stream_id: number; readonly kind: MediaKind; readonly epoch: number; readonly key: string }
   | { readonly type: 'unpublished'; readonly id: number; readonly stream_id: number }
   | ({ readonly type: 'renewed'; readonly id: number; readonly renew_nonce: string } & GrantFields)
+  /** The server's SDP answer to an `rtc_offer`; `refused` lists the mids it will neither send nor forward. */
+  | { readonly type: 'rtc_answer'; readonly id: number; readonly sdp: string; readonly refused: readonly string[] }
   | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
   /** The customer's server changed what this session may publish and receive (docs/protocol/media.md, "permissions"). */
   | {
@@ -120,7 +136,11 @@ const CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   renew: ['type', 'id', 'grant', 'nonce', 'proof'],
   ping: ['type', 'id'],
   leave: ['type'],
+  rtc_offer: ['type', 'id', 'sdp', 'tracks'],
 };
+
+const TRACK_FIELDS = ['mid', 'stream_id', 'direction'];
+const MID = /^[A-Za-z0-9_-]{1,16}$/;
 
 /** 32 bytes in canonical base64url: 43 characters, the last one without stray low bits. */
 const B64U_32 = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
@@ -196,9 +216,36 @@ export function parseClientControl(text: string): ClientControl | undefined {
       return isRequestId(id) ? { type: 'ping', id } : undefined;
     case 'leave':
       return { type: 'leave' };
+    case 'rtc_offer': {
+      const { sdp, tracks } = r;
+      const parsed = parseTracks(tracks);
+      return isRequestId(id) && typeof sdp === 'string' && sdp.length > 0 && sdp.length <= MAX_SDP_CHARS && parsed
+        ? { type: 'rtc_offer', id, sdp, tracks: parsed } : undefined;
+    }
     default:
       return undefined;
   }
+}
+
+/** The `tracks` of an `rtc_offer`: at most 40, mids unique, a stream id at most once per direction. */
+function parseTracks(value: unknown): RtcTrack[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_RTC_TRACKS) return undefined;
+  const mids = new Set<string>();
+  const streams = new Set<string>();
+  const tracks: RtcTrack[] = [];
+  for (const item of value as unknown[]) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
+    const t = item as Record<string, unknown>;
+    const keys = Object.keys(t);
+    if (keys.length !== TRACK_FIELDS.length || !keys.every((k) => TRACK_FIELDS.includes(k))) return undefined;
+    const { mid, stream_id, direction } = t;
+    if (typeof mid !== 'string' || !MID.test(mid) || !isStreamId(stream_id) || (direction !== 'send' && direction !== 'recv')) return undefined;
+    if (mids.has(mid) || streams.has(`${direction}:${stream_id}`)) return undefined;
+    mids.add(mid);
+    streams.add(`${direction}:${stream_id}`);
+    tracks.push({ mid, stream_id, direction });
+  }
+  return tracks;
 }
 
 /** Parses the server's `challenge`; undefined for anything else. */
@@ -252,6 +299,7 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   unpublished: (r) => isRequestId(r['id']) && isInteger(r['stream_id']),
   renewed: (r) => isRequestId(r['id']) && isBytes32(r['renew_nonce']) && hasGrantFields(r),
   pong: (r) => isRequestId(r['id']) && isInteger(r['server_time_ms']),
+  rtc_answer: (r) => isRequestId(r['id']) && isText(r['sdp']) && Array.isArray(r['refused']) && r['refused'].every(isText),
   permissions: (r) => Array.isArray(r['publish_streams']) && r['publish_streams'].every(isInteger)
     && Array.isArray(r['subscribe_streams']) && r['subscribe_streams'].every(isInteger) && typeof r['subscribe_room'] === 'boolean',
   error: (r) => isRequestId(r['id']) && isText(r['code']) && isText(r['message'])

@@ -13,6 +13,7 @@ export const MEDIA_ERROR_CODES = [
   'unauthorized', 'expired', 'revoked', 'protocol_error', 'replaced', 'timeout', 'room_full', 'rate_limited',
   'slow_consumer', 'going_away', 'message_too_big', 'internal_error', 'connection_failed', 'closed',
   'stream_not_allowed', 'stream_in_use', 'already_published', 'not_published', 'renew_refused', 'token_unavailable',
+  'rtc_invalid_offer', 'rtc_unavailable',
 ] as const;
 
 /**
