@@ -1,9 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { deepFreeze } from './core/freeze.ts';
+import type { RtcOptions } from './media/webrtc/options.ts';
 import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '@rtc/protocol';
 
 export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
@@ -37,6 +39,11 @@ export interface Config {
   readonly issuer: string;
   /** Where apps reach the media role (`media.sfu_host`/`sfu_port`); the port defaults to the bound one. */
   readonly media: { readonly publicHost: string; readonly publicPort: number | undefined };
+  /**
+   * WebRTC media of the media role (docs/operations/configuration.md, "WebRTC"): where it gathers
+   * ICE candidates and which address it announces; undefined with `RTC_MEDIA_WEBRTC=false`.
+   */
+  readonly rtc: RtcOptions | undefined;
   /** `signaling.url` of token responses; defaults to the bound signaling role of this process. */
   readonly signaling: { readonly publicUrl: string | undefined };
   /** TURN REST API credentials (coturn use-auth-secret); undefined: `turn: true` gets 502. */
@@ -207,6 +214,8 @@ export function loadConfig(env: Env): Config {
     problems.push('RTC_TURN_SECRET and RTC_TURN_URIS must be set together');
   }
 
+  const host = env['RTC_HOST'] || '127.0.0.1';
+  const rtc = rtcOptions(env, host, int, problems);
   const listeners = listenerLimits(int, problems);
   const allowPrivate = env['RTC_WEBHOOK_ALLOW_PRIVATE'] || 'false';
   if (allowPrivate !== 'true' && allowPrivate !== 'false') problems.push('RTC_WEBHOOK_ALLOW_PRIVATE must be true or false');
@@ -226,7 +235,7 @@ export function loadConfig(env: Env): Config {
 
   const config: Config = {
     roles: roles as RoleName[],
-    host: env['RTC_HOST'] || '127.0.0.1',
+    host,
     ports,
     admin: adminPort !== undefined ? { host: adminHost ?? '127.0.0.1', port: adminPort } : undefined,
     dataDir,
@@ -238,6 +247,7 @@ export function loadConfig(env: Env): Config {
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
     media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || 'localhost', publicPort },
+    rtc,
     signaling: { publicUrl: signalingUrl },
     turn,
     limits: {
@@ -357,4 +367,34 @@ function isCertificate(pem: Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/** `RTC_MEDIA_WEBRTC`, `RTC_MEDIA_UDP_PORT_MIN`/`MAX`, `RTC_MEDIA_ICE_ADDRESSES`, `RTC_MEDIA_ICE_IPV6`, `RTC_MEDIA_PUBLIC_IP`. */
+function rtcOptions(
+  env: NodeJS.ProcessEnv, host: string, int: (name: string, fallback: number, min: number, max: number) => number, problems: string[],
+): RtcOptions | undefined {
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name] || String(fallback);
+    if (raw !== 'true' && raw !== 'false') problems.push(`${name} must be true or false`);
+    return raw === 'true';
+  };
+  const enabled = flag('RTC_MEDIA_WEBRTC', true);
+  const ipv6 = flag('RTC_MEDIA_ICE_IPV6', false);
+  const min = env['RTC_MEDIA_UDP_PORT_MIN'] ? int('RTC_MEDIA_UDP_PORT_MIN', 0, 1, 65535) : undefined;
+  const max = env['RTC_MEDIA_UDP_PORT_MAX'] ? int('RTC_MEDIA_UDP_PORT_MAX', 0, 1, 65535) : undefined;
+  let portRange: readonly [number, number] | undefined;
+  if ((min === undefined) !== (max === undefined)) problems.push('RTC_MEDIA_UDP_PORT_MIN and RTC_MEDIA_UDP_PORT_MAX must be set together');
+  else if (min !== undefined && max !== undefined) {
+    if (max <= min) problems.push('RTC_MEDIA_UDP_PORT_MAX must be greater than RTC_MEDIA_UDP_PORT_MIN');
+    portRange = [min, max];
+  }
+  const addresses = (env['RTC_MEDIA_ICE_ADDRESSES'] ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  for (const address of addresses) {
+    if (isIP(address) === 0) problems.push(`RTC_MEDIA_ICE_ADDRESSES: ${JSON.stringify(address)} is not an IP address`);
+  }
+  const publicIp = env['RTC_MEDIA_PUBLIC_IP'] || undefined;
+  if (publicIp !== undefined && isIP(publicIp) === 0) problems.push('RTC_MEDIA_PUBLIC_IP must be an IP address');
+  if (!enabled) return undefined;
+  const includeLoopback = host === 'localhost' || host === '::1' || host.startsWith('127.') || host === '0.0.0.0' || host === '::';
+  return { portRange, addresses, includeLoopback, ipv6, publicIp };
 }

@@ -43,7 +43,7 @@ describe('the strict Prometheus text parser of the tests', () => {
     const metrics = createMetrics();
     metrics.tokens.issued(0.002);
     metrics.tokens.refused('invalid_request', 0.0005);
-    metrics.watchMedia({ sessionCount: 2, roomCount: 1, stats: { framesForwarded: 7, framesDropped: 1 } });
+    metrics.watchMedia({ sessionCount: 2, roomCount: 1, stats: { framesForwarded: 7, framesDropped: 1, rtpForwarded: 0 } });
     const families = parsePrometheusText(await metrics.registry.metrics());
     assert.equal(sampleValue(families, 'rtc_tokens_issued_total'), 1);
     assert.equal(sampleValue(families, 'rtc_tokens_refused_total', { code: 'invalid_request' }), 1);

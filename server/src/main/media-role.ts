@@ -26,6 +26,7 @@ export const startMediaRole: RoleStarter = async ({ config, deps, logger, metric
     events: deps.events,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onRevocationClose: metrics?.observeRevocationClose,
+    rtc: config.rtc,
   });
   metrics?.watchMedia(hub);
   // capped at accept like every role; the headers timeout is the time to the upgrade request, the

@@ -58,6 +58,7 @@ export interface ControlContext {
   readonly room: Room;
   send(message: ServerControl): void;
   renew(control: ClientControl & { readonly type: 'renew' }): void;
+  rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void;
   close(name: MediaCloseName): void;
   nowMs(): number;
 }
@@ -98,6 +99,8 @@ export function handleControl(ctx: ControlContext, control: ClientControl): void
     }
     case 'renew':
       return ctx.renew(control);
+    case 'rtc_offer':
+      return ctx.rtcOffer(control);
     case 'ping':
       ctx.send({ type: 'pong', id: control.id, server_time_ms: ctx.nowMs() });
       return;

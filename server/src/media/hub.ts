@@ -13,6 +13,7 @@ import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from '.
 import { RevocationIndex } from './revocation-index.ts';
 import { Room } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
+import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
@@ -33,6 +34,8 @@ export interface MediaHubOptions {
    * (bus event or store read) to the close of those sessions (docs/operations/metrics.md).
    */
   readonly onRevocationClose?: ((seconds: number) => void) | undefined;
+  /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: only WebSocket frames. */
+  readonly rtc?: RtcOptions | undefined;
 }
 
 const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -47,7 +50,8 @@ export class MediaHub implements SessionHost {
   readonly revocations = new RevocationIndex<Session>();
   private readonly cutoffs = new ProjectCutoffs();
   /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
-  readonly stats = { framesForwarded: 0, framesDropped: 0 };
+  readonly stats = { framesForwarded: 0, framesDropped: 0, rtpForwarded: 0 };
+  readonly rtc: RtcOptions | undefined;
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
     max_message_bytes: MAX_CLIENT_MESSAGE_BYTES,
@@ -76,6 +80,7 @@ export class MediaHub implements SessionHost {
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
+    this.rtc = options.rtc;
     this.events = options.events;
     this.logger = options.logger;
     this.store = options.store;

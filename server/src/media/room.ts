@@ -14,6 +14,10 @@ export interface Member {
   canSubscribe(streamId: number): boolean;
   sendControl(message: ServerControl): void;
   pushMedia(kind: number, message: Buffer): void;
+  /** Sends an RTP packet of a stream over the member's peer connection, if it receives it there; true if sent. */
+  forwardRtp(streamId: number, kind: MediaKind, packet: Buffer): boolean;
+  /** Asks the member, as the publisher of a stream, for a key frame of it. */
+  requestKeyFrame(streamId: number): void;
 }
 
 interface KeyGeneration {
@@ -37,6 +41,8 @@ export class Stream {
   previous: (KeyGeneration & { readonly until: number }) | undefined;
   rotationPending = false;
   live = true;
+  /** When the publisher was last asked for a key frame (ms): requests are sent at most every 250 ms. */
+  keyFrameAskedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(id: number, kind: MediaKind, publisher: Member) {
     this.id = id;

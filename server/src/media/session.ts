@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import {
   KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, PROTOCOL_VERSION,
-  type ClientControl, type GrantFields, type MediaCloseName, type MediaLimits, type RenewRefusal, type Role, type ServerControl,
+  type ClientControl, type MediaKind, type GrantFields, type MediaCloseName, type MediaLimits, type RenewRefusal, type Role, type ServerControl,
 } from '@rtc/protocol';
 import { b64u } from '../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
@@ -17,7 +17,10 @@ import {
   MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
 } from './limits.ts';
 import type { RevocationIndex } from './revocation-index.ts';
+import type { RtcOptions } from './webrtc/options.ts';
+import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
+import type { RtpPacket } from 'werift';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
 
@@ -29,7 +32,9 @@ export interface SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly limits: MediaLimits;
-  readonly stats: { framesForwarded: number; framesDropped: number };
+  readonly stats: { framesForwarded: number; framesDropped: number; rtpForwarded: number };
+  /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: `rtc_offer` is refused with `rtc_unavailable`. */
+  readonly rtc: RtcOptions | undefined;
   readonly revocations: RevocationIndex<Session>;
   nowMs(): number;
   /** Revoked, or cut off by its project's archive: asks the store when memory does not know. */
@@ -48,13 +53,15 @@ export interface SessionHost {
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
+const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
 
 /**
  * One media connection, from the challenge to the close (docs/protocol/media.md): its state, socket,
  * queue, timers and grants. The handshake checks are in handshake.ts, control messages in
  * control.ts, media frames in forwarding.ts.
  */
-export class Session implements Member {
+export class Session implements Member, PeerOwner {
   private state: State = 'handshake';
   private readonly host: SessionHost;
   private readonly ws: WebSocket;
@@ -75,6 +82,8 @@ export class Session implements Member {
   /** Every stream id a grant or a permission change of this session allowed it to publish. */
   private readonly mayHavePublished = new Set<number>();
   private readonly queue: SendQueue;
+  /** The session's WebRTC peer connection, from its first `rtc_offer` to the session's end. */
+  private peer: RtcPeer | undefined;
   /** Why the session ended: the close name, or `disconnected` when the client went away. */
   closeReason: MediaCloseName | 'disconnected' = 'disconnected';
   participantId = '';
@@ -175,6 +184,42 @@ export class Session implements Member {
     this.queue.pushMedia(kind, message);
   }
 
+  forwardRtp(streamId: number, kind: MediaKind, packet: Buffer): boolean {
+    return this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
+  }
+
+  requestKeyFrame(streamId: number): void {
+    if (this.state === 'joined') this.peer?.requestKeyFrame(streamId);
+  }
+
+  publishedKind(streamId: number): MediaKind | undefined {
+    return this.state === 'joined' ? this.published.get(streamId)?.kind : undefined;
+  }
+
+  /** RTP of a stream this session publishes: the same packet to every subscriber's peer connection. */
+  onRtp(streamId: number, packet: RtpPacket): void {
+    const stream = this.published.get(streamId);
+    if (!stream || stream.subscribers.size === 0) return;
+    const bytes = packet.serialize();
+    let sent = 0;
+    for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, bytes)) sent += 1;
+    this.host.stats.rtpForwarded += sent;
+  }
+
+  onKeyFrameRequest(streamId: number): void {
+    const stream = this.room?.streams.get(streamId);
+    if (!stream || !stream.subscribers.has(this)) return;
+    const now = this.host.nowMs();
+    if (now - stream.keyFrameAskedAtMs < KEY_FRAME_REQUEST_INTERVAL_MS) return;
+    stream.keyFrameAskedAtMs = now;
+    stream.publisher.requestKeyFrame(streamId);
+  }
+
+  /** Media can reach this session on these streams now: their publishers send a key frame at once. */
+  onReceiving(streamIds: readonly number[]): void {
+    for (const id of streamIds) this.onKeyFrameRequest(id);
+  }
+
   /** Closes with a documented code; the session leaves its room at once. */
   close(name: MediaCloseName): void {
     if (this.state === 'closed') return;
@@ -201,6 +246,8 @@ export class Session implements Member {
     clearTimeout(this.handshakeTimer);
     clearTimeout(this.expiryTimer);
     this.queue.clear();
+    // docs/protocol/media.md, "Binding to the session": the peer connection ends with the session
+    this.peer?.close();
     if (wasJoined && this.room) {
       this.room.remove(this);
       for (const grantId of this.liveGrants.keys()) this.host.revocations.remove(grantId, this);
@@ -307,6 +354,7 @@ export class Session implements Member {
         room: this.room!,
         send: (m) => this.sendControl(m),
         renew: (c) => this.renew(c),
+        rtcOffer: (c) => this.rtcOffer(c),
         close: (name) => this.close(name),
         nowMs: () => this.host.nowMs(),
       }, control);
@@ -315,6 +363,23 @@ export class Session implements Member {
     if (result === 'forwarded') this.host.stats.framesForwarded += 1;
     else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
+  }
+
+  private rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void {
+    const options = this.host.rtc;
+    if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
+    this.peer ??= new RtcPeer(this, options);
+    this.peer.answer(control.sdp, control.tracks).then(
+      (result) => {
+        if (this.state !== 'joined') return;
+        if (!result.ok) return this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer is not an SDP offer the server can answer'));
+        this.sendControl({ type: 'rtc_answer', id: control.id, sdp: result.sdp, refused: result.refused });
+      },
+      (err: unknown) => {
+        this.host.logger.warn({ err }, 'media: answering a WebRTC offer failed');
+        this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer could not be answered'));
+      },
+    );
   }
 
   private renew(control: ClientControl & { readonly type: 'renew' }): void {

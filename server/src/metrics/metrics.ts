@@ -37,7 +37,7 @@ export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 export interface MediaMetricsSource {
   readonly sessionCount: number;
   readonly roomCount: number;
-  readonly stats: { readonly framesForwarded: number; readonly framesDropped: number };
+  readonly stats: { readonly framesForwarded: number; readonly framesDropped: number; readonly rtpForwarded: number };
 }
 
 export interface SignalingMetricsSource {
@@ -96,6 +96,8 @@ export function createMetrics(): PlatformMetrics {
         () => source.stats.framesForwarded);
       counterOf(registry, 'rtc_media_frames_dropped_total', 'Media frames dropped on arrival (late, replayed, or crossed an unpublish)',
         () => source.stats.framesDropped);
+      counterOf(registry, 'rtc_media_rtp_packets_forwarded_total', 'RTP packets sent on to subscribers over WebRTC (one per subscriber)',
+        () => source.stats.rtpForwarded);
     },
     watchSignaling(source) {
       gauge(registry, 'rtc_signaling_streams', 'Open signaling event streams', () => source.openStreams);
