@@ -31,6 +31,34 @@ describe('media messages', () => {
     });
   }
 
+  it('parses an rtc_offer with its tracks', () => {
+    const tracks = [{ mid: '0', stream_id: 1, direction: 'send' }, { mid: 'v1', stream_id: 1, direction: 'recv' }];
+    assert.deepEqual(parseClientControl(JSON.stringify({ type: 'rtc_offer', id: 4, sdp: 'v=0', tracks })),
+      { type: 'rtc_offer', id: 4, sdp: 'v=0', tracks });
+    assert.deepEqual(parseClientControl(JSON.stringify({ type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [] }))?.type, 'rtc_offer');
+  });
+
+  const track = { mid: '0', stream_id: 1, direction: 'send' };
+  const badOffers: [string, unknown][] = [
+    ['no tracks', { type: 'rtc_offer', id: 1, sdp: 'v=0' }],
+    ['an empty SDP', { type: 'rtc_offer', id: 1, sdp: '', tracks: [] }],
+    ['an SDP over 60000 characters', { type: 'rtc_offer', id: 1, sdp: 'v'.repeat(60_001), tracks: [] }],
+    ['41 tracks', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: Array.from({ length: 41 }, (_, i) => ({ ...track, mid: String(i), stream_id: i + 1 })) }],
+    ['a mid twice', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [track, { ...track, stream_id: 2 }] }],
+    ['a stream sent twice', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [track, { ...track, mid: '1' }] }],
+    ['a mid with a space', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, mid: 'a b' }] }],
+    ['a mid over 16 characters', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, mid: 'm'.repeat(17) }] }],
+    ['stream id 0', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, stream_id: 0 }] }],
+    ['another direction', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, direction: 'sendrecv' }] }],
+    ['an extra track field', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, kind: 'video' }] }],
+    ['a track that is not an object', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: ['0'] }],
+  ];
+  for (const [name, value] of badOffers) {
+    it(`refuses an rtc_offer with ${name}`, () => {
+      assert.equal(parseClientControl(JSON.stringify(value)), undefined);
+    });
+  }
+
   it('parses every client control message', () => {
     assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video"}'),
       { type: 'publish', id: 1, stream_id: 9, kind: 'video' });

@@ -66,6 +66,28 @@ describe('loadConfig', () => {
       maxConnections: 1024, maxConnectionsPerAddress: 512, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000,
     });
     assert.equal(c.admin, undefined);
+    assert.deepEqual(c.rtc, { portRange: undefined, addresses: [], includeLoopback: true, ipv6: false, publicIp: undefined });
+  });
+
+  it('reads the WebRTC settings of the media role', () => {
+    const c = loadConfig({
+      RTC_HOST: '10.0.0.5', RTC_MEDIA_UDP_PORT_MIN: '40000', RTC_MEDIA_UDP_PORT_MAX: '40100',
+      RTC_MEDIA_ICE_ADDRESSES: '10.0.0.5, 192.168.1.9', RTC_MEDIA_ICE_IPV6: 'true', RTC_MEDIA_PUBLIC_IP: '203.0.113.7',
+    });
+    assert.deepEqual(c.rtc, {
+      portRange: [40000, 40100], addresses: ['10.0.0.5', '192.168.1.9'], includeLoopback: false, ipv6: true, publicIp: '203.0.113.7',
+    });
+    assert.equal(loadConfig({ RTC_MEDIA_WEBRTC: 'false' }).rtc, undefined);
+  });
+
+  it('refuses WebRTC settings that cannot work', () => {
+    assert.deepEqual(problemsOf({ RTC_MEDIA_UDP_PORT_MIN: '40000' }), ['RTC_MEDIA_UDP_PORT_MIN and RTC_MEDIA_UDP_PORT_MAX must be set together']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_UDP_PORT_MIN: '40000', RTC_MEDIA_UDP_PORT_MAX: '40000' }),
+      ['RTC_MEDIA_UDP_PORT_MAX must be greater than RTC_MEDIA_UDP_PORT_MIN']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_ICE_ADDRESSES: '10.0.0.1,eth0' }), ['RTC_MEDIA_ICE_ADDRESSES: "eth0" is not an IP address']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_PUBLIC_IP: 'media.example.com' }), ['RTC_MEDIA_PUBLIC_IP must be an IP address']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WEBRTC: 'yes', RTC_MEDIA_ICE_IPV6: '1' }),
+      ['RTC_MEDIA_WEBRTC must be true or false', 'RTC_MEDIA_ICE_IPV6 must be true or false']);
   });
 
   it('treats an empty variable as unset', () => {

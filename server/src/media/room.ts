@@ -171,6 +171,8 @@ export class Room {
       if (allowed && !has) {
         stream.subscribers.add(member);
         member.sendControl(stream.keyMessage());
+        // a receiver that gets the stream back over WebRTC needs a key frame to show it
+        stream.publisher.requestKeyFrame(stream.id);
       } else if (!allowed && has) {
         stream.subscribers.delete(member);
         member.sendControl({ type: 'stream_unsubscribed', stream_id: stream.id });

@@ -18,6 +18,12 @@ export interface PeerOwner {
   onReceiving(streamIds: readonly number[]): void;
 }
 
+/**
+ * Most m-lines an offer may have. An offer keeps every m-line of the earlier ones, so this bounds
+ * the transceivers a session can make the server hold (docs/protocol/media.md, "Negotiation").
+ */
+export const MAX_MLINES = 64;
+
 export type AnswerResult = { readonly ok: true; readonly sdp: string; readonly refused: string[] } | { readonly ok: false };
 
 /** A received stream: the server-side sending transceiver and the kind its m-line carries. */
@@ -87,7 +93,7 @@ export class RtcPeer {
   private async apply(sdp: string, tracks: readonly RtcTrack[]): Promise<AnswerResult> {
     if (this.closed) return { ok: false };
     const scan = scanOffer(sdp);
-    if (!scan || !scan.fingerprint || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
+    if (!scan || !scan.fingerprint || scan.mlines > MAX_MLINES || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
     try {

@@ -6,6 +6,8 @@
 
 export interface OfferScan {
   readonly fingerprint: boolean;
+  /** Every m-line, of any kind. */
+  readonly mlines: number;
   /** Media kind of every audio and video m-line, by mid. */
   readonly kinds: ReadonlyMap<string, 'audio' | 'video'>;
 }
@@ -15,18 +17,20 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   const lines = sdp.split(/\r?\n/);
   if (lines[0] !== 'v=0') return undefined;
   let fingerprint = false;
+  let mlines = 0;
   let kind: string | undefined;
   const kinds = new Map<string, 'audio' | 'video'>();
   for (const line of lines) {
     if (line.startsWith('m=')) {
       kind = line.slice(2).split(' ', 1)[0];
+      mlines += 1;
     } else if (line.startsWith('a=fingerprint:sha-256 ')) {
       fingerprint = true;
     } else if (line.startsWith('a=mid:') && (kind === 'audio' || kind === 'video')) {
       kinds.set(line.slice('a=mid:'.length).trim(), kind);
     }
   }
-  return { fingerprint, kinds };
+  return { fingerprint, mlines, kinds };
 }
 
 /**

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { announce, scanOffer } from './sdp.ts';
+
+const OFFER = [
+  'v=0', 'o=- 1 2 IN IP4 127.0.0.1', 's=-', 't=0 0', 'a=group:BUNDLE 0 1 2',
+  'm=audio 9 UDP/TLS/RTP/SAVPF 111', 'a=mid:0', 'a=fingerprint:sha-256 AA:BB', 'a=sendonly',
+  'm=video 9 UDP/TLS/RTP/SAVPF 96', 'a=mid:1', 'a=recvonly',
+  'm=application 9 UDP/DTLS/SCTP webrtc-datachannel', 'a=mid:2', '',
+].join('\r\n');
+
+describe('SDP offer scan', () => {
+  it('finds the fingerprint, the m-lines and the kind of each audio and video mid', () => {
+    const scan = scanOffer(OFFER);
+    assert.equal(scan?.fingerprint, true);
+    assert.equal(scan?.mlines, 3);
+    assert.deepEqual([...scan!.kinds], [['0', 'audio'], ['1', 'video']]);
+  });
+
+  it('notices an offer without a SHA-256 fingerprint, and text that is no SDP', () => {
+    assert.equal(scanOffer(OFFER.replace('a=fingerprint:sha-256 AA:BB', 'a=fingerprint:sha-1 AA'))?.fingerprint, false);
+    assert.equal(scanOffer('hello'), undefined);
+  });
+});
+
+describe('announced address', () => {
+  const answer = [
+    'v=0', 'm=video 9 UDP/TLS/RTP/SAVPF 96',
+    'a=candidate:1 1 udp 2130706431 10.0.0.5 40001 typ host',
+    'a=candidate:2 1 udp 2130706431 127.0.0.1 40001 typ host',
+    'a=candidate:3 1 udp 1694498815 198.51.100.1 40001 typ srflx raddr 10.0.0.5 rport 40001',
+    '',
+  ].join('\r\n');
+
+  it('replaces host candidate addresses by the public address, once per port', () => {
+    const out = announce(answer, '203.0.113.7').split('\r\n');
+    assert.deepEqual(out.filter((l) => l.startsWith('a=candidate:')), [
+      'a=candidate:1 1 udp 2130706431 203.0.113.7 40001 typ host',
+      'a=candidate:3 1 udp 1694498815 198.51.100.1 40001 typ srflx raddr 10.0.0.5 rport 40001',
+    ]);
+  });
+
+  it('leaves the answer alone without a public address', () => {
+    assert.equal(announce(answer, undefined), answer);
+  });
+});
