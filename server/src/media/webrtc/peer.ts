@@ -46,6 +46,7 @@ export class RtcPeer {
   /** Streams the client receives, by stream id. */
   private receiving = new Map<number, Outbound>();
   private readonly watchedTracks = new WeakSet<MediaStreamTrack>();
+  private readonly watchedTransceivers = new WeakSet<RTCRtpTransceiver>();
   /** Publisher SSRC of each stream the client sends: key frame requests name it. */
   private readonly ssrcs = new Map<number, { readonly ssrc: number; readonly transceiver: RTCRtpTransceiver }>();
   private chain: Promise<unknown> = Promise.resolve();
@@ -179,6 +180,8 @@ export class RtcPeer {
 
   /** Key frame requests from the client arrive on the receiver of the transceiver that sends to it. */
   private watchRtcp(transceiver: RTCRtpTransceiver): void {
+    if (this.watchedTransceivers.has(transceiver)) return;
+    this.watchedTransceivers.add(transceiver);
     transceiver.receiver.onRtcp.subscribe((packet: RtcpPacket) => {
       if (packet.type !== RtcpPayloadSpecificFeedback.type) return;
       const { feedback } = packet;
