@@ -34,6 +34,14 @@ export async function connect(options: ConnectOptions): Promise<MediaSession> {
     maxDelayMs: positive(typeof options.reconnect === 'object' ? options.reconnect.maxDelayMs : undefined, 5000, 'reconnect.maxDelayMs'),
   };
   if (options.renewBeforeSeconds !== undefined && !(options.renewBeforeSeconds >= 0)) throw new TypeError('renewBeforeSeconds must be 0 or more');
+  const { webrtc } = options;
+  if (webrtc !== undefined && typeof webrtc !== 'boolean') {
+    if (typeof webrtc !== 'object' || webrtc === null) throw new TypeError('webrtc must be a boolean or an object');
+    if (webrtc.iceTransportPolicy !== undefined && webrtc.iceTransportPolicy !== 'all' && webrtc.iceTransportPolicy !== 'relay') {
+      throw new TypeError('webrtc.iceTransportPolicy must be "all" or "relay"');
+    }
+    if (webrtc.iceServers !== undefined && !Array.isArray(webrtc.iceServers)) throw new TypeError('webrtc.iceServers must be an array');
+  }
   const fixedUrl = options.url === undefined ? undefined : mediaUrl(options.url);
   const secure = options.secure ?? true;
   const settings: SessionSettings = {
@@ -45,6 +53,7 @@ export async function connect(options: ConnectOptions): Promise<MediaSession> {
     connectTimeoutMs: positive(options.connectTimeoutMs, 10_000, 'connectTimeoutMs'),
     keepaliveIntervalMs: positive(options.keepaliveIntervalMs, 15_000, 'keepaliveIntervalMs'),
     keepaliveTimeoutMs: positive(options.keepaliveTimeoutMs, 30_000, 'keepaliveTimeoutMs'),
+    webrtc,
   };
   const token = options.token ?? (await getToken!());
   // checked before any socket opens: a bad token is a caller mistake

@@ -6,8 +6,12 @@ export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {
   ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions,
-  DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike,
+  DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike, WebRtcOptions, RemoteTrack,
+  ConnectionQuality,
 } from './types.ts';
+export { LocalTrack } from './webrtc/local-track.ts';
+export type { PublishTrackOptions } from './webrtc/media.ts';
+export type { E2eeStats } from './webrtc/e2ee-worker.ts';
 export { SignalingClient, SignalingError } from './signaling.ts';
 export type {
   SignalingClientOptions, SignalingEvent, SignalingFetch, SignalingJoinResult, SignalingLeaveReason, SignalingParticipant,

@@ -8,8 +8,11 @@ import { Emitter } from './emitter.ts';
 import { fromB64u, toB64u, utf8 } from './encoding.ts';
 import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, errorForClose, type MediaErrorCode } from './errors.ts';
 import type {
-  FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebSocketConstructor,
+  FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebRtcOptions, WebSocketConstructor,
 } from './types.ts';
+import type { E2eeStats } from './webrtc/e2ee-worker.ts';
+import type { LocalTrack } from './webrtc/local-track.ts';
+import { SessionMedia, type PublishTrackOptions } from './webrtc/media.ts';
 
 /**
  * Largest frame payload: the server's 64 KiB message limit less header and tag.
@@ -32,6 +35,7 @@ export interface SessionSettings {
   readonly connectTimeoutMs: number;
   readonly keepaliveIntervalMs: number;
   readonly keepaliveTimeoutMs: number;
+  readonly webrtc: boolean | WebRtcOptions | undefined;
 }
 
 /**
@@ -147,6 +151,8 @@ export class MediaSession {
   private streamsById = new Map<number, RemoteStreamState>();
   private readonly local = new Map<number, LocalStream>();
   private readonly publishKeys = new Map<number, PublishKey>();
+  private grantPublishStreams: readonly number[] = [];
+  private readonly media: SessionMedia;
 
   /** @internal use `connect` */
   constructor(settings: SessionSettings, token: MediaToken) {
@@ -155,6 +161,18 @@ export class MediaSession {
     this.events = new Emitter<MediaSessionEvents>((err) => setTimeout(() => {
       throw err;
     }, 0));
+    this.media = new SessionMedia({
+      request: async (body) => {
+        const connection = this.connection;
+        if (this.currentState !== 'connected' || !connection) throw new MediaError('connection_failed', 'the session is not connected');
+        const reply = await connection.request(body);
+        if (reply.type === 'error') throw requestError(reply);
+        return reply;
+      },
+      publish: (streamId, kind) => this.requestPublish({ streamId, kind }),
+      unpublish: (streamId) => this.unpublishId(streamId),
+      emit: (type, payload) => this.events.emit(type, payload),
+    }, settings.webrtc);
   }
 
   get state(): SessionState {
@@ -221,6 +239,31 @@ export class MediaSession {
     return stream;
   }
 
+  /**
+   * Publishes a camera, microphone or screen track over WebRTC as a stream id of the grant's
+   * `publish_streams` (by default the first one not in use), encrypted end to end under its stream
+   * key. Browsers only; rejects with `rtc_unavailable` elsewhere.
+   */
+  publishTrack(track: MediaStreamTrack, options: PublishTrackOptions = {}): Promise<LocalTrack> {
+    const used = new Set(this.local.keys());
+    return this.media.publishTrack(track, options, this.grantPublishStreams.filter((id) => !used.has(id)));
+  }
+
+  /** Audio and video tracks this session publishes now. */
+  localTracks(): LocalTrack[] {
+    return this.media.localTracks();
+  }
+
+  /** Whether this session can carry audio and video over WebRTC (a browser, and not turned off). */
+  get webrtcEnabled(): boolean {
+    return this.media.enabled;
+  }
+
+  /** Frames encrypted, decrypted and dropped by the end-to-end encryption of audio and video. */
+  e2eeStats(): Promise<E2eeStats> {
+    return this.media.e2eeStats();
+  }
+
   /** Renews the grant now with a token from `getToken` (the SDK also does this on its own before expiry). */
   renew(): Promise<void> {
     if (!this.settings.getToken) return Promise.reject(new TypeError('renewal needs the getToken option'));
@@ -260,14 +303,18 @@ export class MediaSession {
   /** @internal */
   async unpublish(stream: LocalStream): Promise<void> {
     if (this.local.get(stream.streamId) === stream) this.local.delete(stream.streamId);
-    this.publishKeys.delete(stream.streamId);
+    await this.unpublishId(stream.streamId);
+  }
+
+  private async unpublishId(streamId: number): Promise<void> {
+    this.publishKeys.delete(streamId);
     const connection = this.connection;
     if (this.currentState === 'connected' && connection) {
-      await connection.request({ type: 'unpublish', stream_id: stream.streamId }).catch(() => undefined);
+      await connection.request({ type: 'unpublish', stream_id: streamId }).catch(() => undefined);
     }
   }
 
-  private async requestPublish(stream: LocalStream): Promise<void> {
+  private async requestPublish(stream: { readonly streamId: number; readonly kind: FrameKind }): Promise<void> {
     const connection = this.connection;
     if (this.currentState !== 'connected' || !connection) throw new MediaError('connection_failed', 'the session is not connected');
     const reply = await connection.request({ type: 'publish', stream_id: stream.streamId, kind: stream.kind });
@@ -282,6 +329,7 @@ export class MediaSession {
     this.connection = undefined;
     for (const stream of this.local.values()) stream.end(new MediaError('closed', 'the session is closed'));
     this.publishKeys.clear();
+    this.media.end();
   }
 
   private async openConnection(token: MediaToken): Promise<void> {
@@ -342,6 +390,8 @@ export class MediaSession {
     this.participantsById = participants;
     this.streamsById = streams;
     this.publishKeys.clear();
+    this.grantPublishStreams = joined.publish_streams;
+    this.media.attach(token);
     if (this.joinedOnce) {
       for (const [id, old] of previousStreams) {
         if (!sameStream(streams.get(id)?.info, old.info)) this.events.emit('streamRemoved', old.info);
@@ -355,6 +405,7 @@ export class MediaSession {
     this.joinedOnce = true;
     this.scheduleRenewal();
     this.startKeepalive(connection);
+    for (const state of streams.values()) if (state.current) this.media.remoteKey(state.info, state.current.epoch, state.current.key);
   }
 
   private async onServerMessage(message: ServerMessage): Promise<void> {
@@ -377,6 +428,7 @@ export class MediaSession {
         const state = await streamStateOf(message.stream);
         this.streamsById.set(state.info.streamId, state);
         this.events.emit('streamAdded', state.info);
+        if (state.current) this.media.remoteKey(state.info, state.current.epoch, state.current.key);
         return;
       }
       case 'stream_removed': {
@@ -384,22 +436,26 @@ export class MediaSession {
         if (message.participant_id === this.identity.participantId) {
           const own = this.local.get(streamId);
           this.publishKeys.delete(streamId);
+          const error = new MediaError('not_published', 'the server ended this stream');
           if (own) {
             this.local.delete(streamId);
-            const error = new MediaError('not_published', 'the server ended this stream');
             own.end(error);
             this.events.emit('localStreamEnded', { streamId, error });
           }
+          this.media.localEnded(streamId, error);
           return;
         }
         const state = this.streamsById.get(streamId);
         if (!state) return;
+        this.media.remoteGone(streamId);
         this.streamsById.delete(streamId);
         this.events.emit('streamRemoved', state.info);
         return;
       }
       case 'published': {
-        this.publishKeys.set(message.stream_id, { epoch: message.epoch, key: await keyOf(message.key), seq: 0 });
+        const key = await keyOf(message.key);
+        this.publishKeys.set(message.stream_id, { epoch: message.epoch, key, seq: 0 });
+        this.media.ownKey(message.stream_id, message.epoch, key);
         return;
       }
       case 'stream_key':
@@ -409,14 +465,17 @@ export class MediaSession {
         if (!state) return;
         state.current = undefined;
         state.previous = undefined;
+        this.media.remoteGone(message.stream_id);
         this.updateStream(state, false);
         return;
       }
       case 'renewed': {
         this.identity = { ...this.identity, role: message.role, expiresAt: message.expires_at };
+        this.grantPublishStreams = message.publish_streams;
         return;
       }
       case 'permissions': {
+        this.grantPublishStreams = message.publish_streams;
         this.events.emit('permissions', {
           publishStreams: [...message.publish_streams],
           subscribeStreams: [...message.subscribe_streams],
@@ -439,6 +498,7 @@ export class MediaSession {
       own.epoch = generation.epoch;
       own.key = generation.key;
       own.seq = 0;
+      this.media.ownKey(streamId, generation.epoch, generation.key);
       return;
     }
     const state = this.streamsById.get(streamId);
@@ -447,6 +507,7 @@ export class MediaSession {
     state.previous = state.current;
     state.current = { ...generation, window: new ReplayWindow(REPLAY_WINDOW) };
     if (!wasSubscribed) this.updateStream(state, true);
+    this.media.remoteKey(this.streamsById.get(streamId)?.info ?? state.info, generation.epoch, generation.key);
   }
 
   private updateStream(state: RemoteStreamState, subscribed: boolean): void {
@@ -504,6 +565,7 @@ export class MediaSession {
     const reply = await connection.request({ type: 'renew', grant: token.media.grant, nonce: toB64u(clientNonce), proof: toB64u(proof) });
     if (reply.type !== 'renewed') throw requestError(reply);
     this.token = token;
+    this.media.renewed(token);
     this.lifetimeSeconds = lifetimeOf(token, this.serverNowMs());
     this.events.emit('renewed', { expiresAt: this.identity.expiresAt });
     this.scheduleRenewal();
@@ -549,6 +611,7 @@ export class MediaSession {
     clearTimeout(this.renewTimer);
     this.connection = undefined;
     this.publishKeys.clear();
+    this.media.detach();
     const error = errorForClose(code, reason);
     const reconnect = this.settings.reconnect !== undefined && this.settings.getToken !== undefined && CLOSE_CODES[code]?.reconnect === true;
     if (!reconnect) {
@@ -589,6 +652,7 @@ export class MediaSession {
       // the state moved on while awaiting (a close, or a loss of the new connection)
       if (!this.stateIs('connected')) return;
       await this.republish();
+      await this.media.republish();
       this.events.emit('reconnected', { participantId: this.identity.participantId });
       return;
     }

@@ -31,6 +31,8 @@ export interface MediaToken {
   };
   readonly expires_at: number;
   readonly issued_at?: number;
+  /** TURN relay credentials (asked with `turn: true`): the peer connection's ICE servers. */
+  readonly turn?: { readonly username: string; readonly credential: string; readonly uris: readonly string[] };
 }
 
 /**
@@ -119,10 +121,68 @@ export interface ConnectOptions {
   readonly reconnect?: boolean | ReconnectOptions;
   /** Time allowed to open the socket and complete the join (default 10000). */
   readonly connectTimeoutMs?: number;
+  /**
+   * Audio and video over WebRTC (browsers): extra ICE servers besides the token's `turn`, and
+   * `iceTransportPolicy: 'relay'` to send every packet through TURN. `false` turns WebRTC off.
+   */
+  readonly webrtc?: boolean | WebRtcOptions;
   /** A ping every this many milliseconds (default 15000). */
   readonly keepaliveIntervalMs?: number;
   /** With nothing heard from the server for this long, the connection counts as lost (default 30000). */
   readonly keepaliveTimeoutMs?: number;
+}
+
+/**
+ * WebRTC settings of `connect`.
+ *
+ * @example
+ * ```ts
+ * await connect({ token, getToken, webrtc: { iceTransportPolicy: 'relay' } });
+ * ```
+ */
+export interface WebRtcOptions {
+  /** ICE servers used besides the token's `turn` credentials. */
+  readonly iceServers?: readonly { readonly urls: string | readonly string[]; readonly username?: string; readonly credential?: string }[];
+  /** `relay` sends every packet through TURN (the token must carry `turn`); default `all`. */
+  readonly iceTransportPolicy?: 'all' | 'relay';
+}
+
+/**
+ * An audio or video stream of another participant, received over WebRTC and decrypted: attach
+ * `track` to a `<video>` or `<audio>` element.
+ *
+ * @example
+ * ```ts
+ * session.on('trackSubscribed', (t: RemoteTrack) => {
+ *   const el = document.createElement(t.kind);
+ *   el.autoplay = true;
+ *   el.srcObject = new MediaStream([t.track]);
+ *   document.body.append(el);
+ * });
+ * ```
+ */
+export interface RemoteTrack {
+  readonly streamId: number;
+  readonly kind: 'audio' | 'video';
+  readonly participantId: string;
+  readonly userId: string;
+  readonly track: MediaStreamTrack;
+}
+
+/**
+ * How well audio and video flow, measured every two seconds while a peer connection exists.
+ *
+ * @example
+ * ```ts
+ * session.on('connectionQuality', (q: ConnectionQuality) => (bars.dataset.quality = q.quality));
+ * ```
+ */
+export interface ConnectionQuality {
+  readonly quality: 'excellent' | 'good' | 'poor' | 'lost';
+  /** Round-trip time to the media server, ms (undefined before it is measured). */
+  readonly rttMs: number | undefined;
+  /** Share of incoming packets lost over the last interval, 0 to 1. */
+  readonly packetLoss: number;
 }
 
 /**
@@ -225,6 +285,15 @@ export interface MediaSessionEvents {
   revoked: { readonly error: MediaError };
   expired: { readonly error: MediaError };
   disconnected: DisconnectInfo;
+  /** A remote audio or video track is ready to play. */
+  trackSubscribed: RemoteTrack;
+  /** A remote track ended: the stream was removed or is no longer allowed, or the connection was lost (a reconnection brings it back). */
+  trackUnsubscribed: RemoteTrack;
+  connectionQuality: ConnectionQuality;
+  /** Audio or video could not be negotiated for a change (the peer connection keeps what it had). */
+  mediaError: { readonly error: MediaError };
+  /** The peer connection's state (`new`, `connecting`, `connected`, `disconnected`, `failed`, `closed`). */
+  mediaConnectionState: { readonly state: string };
   /** A stream this session published ended without `LocalStream.close()` (server removal, or refused after a reconnection). */
   localStreamEnded: { readonly streamId: number; readonly error: MediaError };
 }

@@ -1,0 +1,218 @@
+/**
+ * A session's audio and video over WebRTC: the tracks it publishes, the remote streams it
+ * receives, and the peer connection of the current media connection (a new one after each
+ * reconnection). The session tells it what the server said; it tells the application through
+ * the session's events.
+ */
+import type { RtcTrack } from '@rtc/protocol';
+import type { ServerMessage } from '../connection.ts';
+import { MediaError } from '../errors.ts';
+import type { SecretKey } from '../crypto.ts';
+import type { MediaSessionEvents, MediaToken, RemoteStream, WebRtcOptions } from '../types.ts';
+import type { IceServer, MediaStreamTrackLike, MediaTrackKind } from './dom.ts';
+import { LocalTrack, type LocalTrackOwner } from './local-track.ts';
+import { Peer, webRtcAvailable, type PeerHost, type QualityReport, type ReceiveSlot } from './peer.ts';
+import type { E2eeStats } from './e2ee-worker.ts';
+
+/** What the media part asks of its session. */
+export interface MediaHost {
+  /** A request on the current connection; rejects with the server's error as a `MediaError`. */
+  request(body: { readonly type: 'rtc_offer'; readonly sdp: string; readonly tracks: readonly RtcTrack[] }): Promise<ServerMessage>;
+  /** `publish` on the server, resolving once its key is in hand. */
+  publish(streamId: number, kind: MediaTrackKind): Promise<void>;
+  unpublish(streamId: number): Promise<void>;
+  emit<K extends keyof MediaSessionEvents>(type: K, payload: MediaSessionEvents[K]): void;
+}
+
+export interface PublishTrackOptions {
+  /** A stream id of the grant's `publish_streams`; by default the first one not in use. */
+  readonly streamId?: number;
+}
+
+export class SessionMedia implements LocalTrackOwner {
+  private readonly host: MediaHost;
+  private readonly options: WebRtcOptions | undefined;
+  readonly enabled: boolean;
+  private peer: Peer | undefined;
+  private iceServers: readonly IceServer[] = [];
+  private readonly tracks = new Map<number, LocalTrack>();
+  /** Remote audio and video streams received, as they were when reception started. */
+  private readonly receiving = new Map<number, RemoteStream>();
+
+  constructor(host: MediaHost, options: boolean | WebRtcOptions | undefined) {
+    this.host = host;
+    this.enabled = options !== false && webRtcAvailable();
+    this.options = typeof options === 'object' ? options : undefined;
+  }
+
+  /** Tracks published now. */
+  localTracks(): LocalTrack[] {
+    return [...this.tracks.values()];
+  }
+
+  /** A new media connection: a new peer connection will carry its media. */
+  attach(token: MediaToken): void {
+    this.peer?.close();
+    this.iceServers = iceServersOf(token, this.options);
+    this.peer = this.enabled ? new Peer(this.peerHost(), {
+      iceServers: this.iceServers,
+      iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
+      gatheringTimeoutMs: 5000,
+      qualityIntervalMs: 2000,
+    }) : undefined;
+  }
+
+  /** The media connection is gone: so is its peer connection (remote tracks end). */
+  detach(): void {
+    this.peer?.close();
+    this.peer = undefined;
+  }
+
+  /** The session is closed for good. */
+  end(): void {
+    this.detach();
+    for (const track of this.tracks.values()) track.end();
+    this.tracks.clear();
+  }
+
+  /** A renewed token: its TURN credentials serve the next ICE gathering. */
+  renewed(token: MediaToken): void {
+    this.iceServers = iceServersOf(token, this.options);
+    this.peer?.updateIceServers(this.iceServers);
+  }
+
+  async publishTrack(track: MediaStreamTrack, options: PublishTrackOptions, grantStreams: readonly number[]): Promise<LocalTrack> {
+    const source = track as unknown as MediaStreamTrackLike;
+    if (typeof source !== 'object' || source === null || (source.kind !== 'audio' && source.kind !== 'video')) {
+      throw new TypeError('publishTrack needs an audio or video MediaStreamTrack');
+    }
+    if (source.readyState === 'ended') throw new TypeError('the track has ended');
+    if (!this.peer) throw new MediaError('rtc_unavailable', 'audio and video need a browser with WebRTC and a connected session');
+    const streamId = options.streamId ?? grantStreams.find((id) => !this.tracks.has(id));
+    if (streamId === undefined) throw new MediaError('stream_not_allowed', 'the grant has no publish stream left for this track');
+    if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
+    if (this.tracks.get(streamId)?.active) throw new MediaError('already_published', 'this stream is already published');
+    await this.host.publish(streamId, source.kind);
+    const local = new LocalTrack(this, streamId, source, source.kind);
+    this.tracks.set(streamId, local);
+    try {
+      await this.requirePeer().send(streamId, source);
+    } catch (err) {
+      this.tracks.delete(streamId);
+      local.end();
+      await this.host.unpublish(streamId).catch(() => undefined);
+      throw err;
+    }
+    return local;
+  }
+
+  /** @internal LocalTrackOwner */
+  async replaceTrack(track: LocalTrack, next: MediaStreamTrackLike): Promise<void> {
+    await this.requirePeer().replace(track.streamId, next);
+  }
+
+  /** @internal LocalTrackOwner */
+  async unpublishTrack(track: LocalTrack): Promise<void> {
+    if (this.tracks.get(track.streamId) !== track) return;
+    this.tracks.delete(track.streamId);
+    await this.peer?.stopSending(track.streamId).catch(() => undefined);
+    await this.host.unpublish(track.streamId).catch(() => undefined);
+  }
+
+  /** After a reconnection: publish every track again on the new connection. */
+  async republish(): Promise<void> {
+    for (const track of [...this.tracks.values()]) {
+      try {
+        await this.host.publish(track.streamId, track.kind);
+        await this.requirePeer().send(track.streamId, track.source);
+      } catch (err) {
+        this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
+      }
+    }
+  }
+
+  /** The server ended one of this session's streams. */
+  localEnded(streamId: number, error: MediaError): void {
+    const track = this.tracks.get(streamId);
+    if (!track) return;
+    this.tracks.delete(streamId);
+    track.end();
+    void this.peer?.stopSending(streamId).catch(() => undefined);
+    this.host.emit('localStreamEnded', { streamId, error });
+  }
+
+  /** The key of a stream this session publishes (after `published`, and at each rotation). */
+  ownKey(streamId: number, epoch: number, key: SecretKey): void {
+    this.peer?.key(streamId, epoch, key, true);
+  }
+
+  /** A stream this session may receive, with its current key: audio and video are received over WebRTC. */
+  remoteKey(stream: RemoteStream, epoch: number, key: SecretKey): void {
+    const peer = this.peer;
+    if (!peer || stream.kind === 'data') return;
+    peer.key(stream.streamId, epoch, key, false);
+    this.receiving.set(stream.streamId, stream);
+    peer.receive(stream.streamId, stream.kind).catch((err: unknown) => this.failed(err));
+  }
+
+  /** A stream removed or no longer allowed. */
+  remoteGone(streamId: number): void {
+    const peer = this.peer;
+    if (!peer) return;
+    peer.forget(streamId);
+    peer.stopReceiving(streamId).catch((err: unknown) => this.failed(err));
+  }
+
+  /** Frame counters of the encryption worker (zero before any audio or video). */
+  e2eeStats(): Promise<E2eeStats> {
+    return this.peer?.stats() ?? Promise.resolve({ encrypted: 0, decrypted: 0, dropped: 0 });
+  }
+
+  private requirePeer(): Peer {
+    if (!this.peer) throw new MediaError('connection_failed', 'the session is not connected');
+    return this.peer;
+  }
+
+  private failed(err: unknown): void {
+    // a negotiation that failed because the connection went away is not news: the reconnection renegotiates
+    if (err instanceof MediaError && (err.code === 'closed' || err.code === 'connection_failed')) return;
+    const error = err instanceof MediaError ? err : new MediaError('protocol_error', 'the WebRTC negotiation failed', { cause: err });
+    this.host.emit('mediaError', { error });
+  }
+
+  private peerHost(): PeerHost {
+    return {
+      offer: async (sdp, tracks) => {
+        const reply = await this.host.request({ type: 'rtc_offer', sdp, tracks });
+        if (reply.type !== 'rtc_answer') throw new MediaError('protocol_error', 'the server sent no answer');
+        return reply;
+      },
+      onTrack: (slot) => this.emitTrack('trackSubscribed', slot),
+      onTrackEnded: (slot) => this.emitTrack('trackUnsubscribed', slot),
+      onSendRefused: (streamId) => this.localEnded(streamId, new MediaError('stream_not_allowed', 'the server refused to receive this track')),
+      onQuality: (quality: QualityReport) => this.host.emit('connectionQuality', quality),
+      onState: (state) => this.host.emit('mediaConnectionState', { state }),
+    };
+  }
+
+  private emitTrack(type: 'trackSubscribed' | 'trackUnsubscribed', slot: ReceiveSlot): void {
+    const stream = this.receiving.get(slot.streamId);
+    if (type === 'trackUnsubscribed' && !this.peer?.receives(slot.streamId)) this.receiving.delete(slot.streamId);
+    this.host.emit(type, {
+      streamId: slot.streamId,
+      kind: slot.kind,
+      participantId: stream?.participantId ?? '',
+      userId: stream?.userId ?? '',
+      track: slot.track as unknown as MediaStreamTrack,
+    });
+  }
+}
+
+function iceServersOf(token: MediaToken, options: WebRtcOptions | undefined): IceServer[] {
+  const servers: IceServer[] = [];
+  if (token.turn && token.turn.uris.length > 0) {
+    servers.push({ urls: [...token.turn.uris], username: token.turn.username, credential: token.turn.credential });
+  }
+  for (const server of options?.iceServers ?? []) servers.push(server);
+  return servers;
+}

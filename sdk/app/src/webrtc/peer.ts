@@ -1,0 +1,384 @@
+/**
+ * The session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media"): one per joined
+ * media connection, negotiated with sealed `rtc_offer`/`rtc_answer` messages, the client always
+ * offering. Each audio or video m-line is a slot bound to one stream id, sending a local track or
+ * receiving a remote stream, with the frame encryption of the encryption worker on it.
+ */
+import type { RtcTrack } from '@rtc/protocol';
+import { MediaError } from '../errors.ts';
+import {
+  browserWebRtc, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind, type PeerConfiguration,
+  type PeerConnectionLike, type RtpTransceiverLike, type StatsReportLike,
+} from './dom.ts';
+import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, type WorkerCommand } from './e2ee-worker.ts';
+
+/** What the peer asks of its session. */
+export interface PeerHost {
+  /** Sends `rtc_offer` on the sealed connection; resolves with the reply. */
+  offer(sdp: string, tracks: readonly RtcTrack[]): Promise<{ readonly sdp: string; readonly refused: readonly string[] }>;
+  onTrack(slot: ReceiveSlot): void;
+  onTrackEnded(slot: ReceiveSlot): void;
+  onSendRefused(streamId: number): void;
+  onQuality(quality: QualityReport): void;
+  onState(state: string): void;
+}
+
+export interface PeerSettings {
+  readonly iceServers: readonly IceServer[];
+  readonly iceTransportPolicy: IceTransportPolicy;
+  /** How long to wait for ICE gathering before offering what is gathered (ms). */
+  readonly gatheringTimeoutMs: number;
+  readonly qualityIntervalMs: number;
+}
+
+/** How well media flows now, from the peer connection's statistics. */
+export interface QualityReport {
+  readonly quality: 'excellent' | 'good' | 'poor' | 'lost';
+  /** Round-trip time to the media server, ms (undefined before the first measurement). */
+  readonly rttMs: number | undefined;
+  /** Share of packets lost among those expected from the server since the last report, 0 to 1. */
+  readonly packetLoss: number;
+}
+
+interface Slot {
+  readonly index: number;
+  readonly kind: MediaTrackKind;
+  readonly direction: 'send' | 'recv';
+  readonly transceiver: RtpTransceiverLike;
+  streamId: number | undefined;
+}
+
+export interface ReceiveSlot {
+  readonly streamId: number;
+  readonly kind: MediaTrackKind;
+  readonly track: MediaStreamTrackLike;
+}
+
+/** Whether this environment can carry audio and video (a browser with encoded transforms). */
+export function webRtcAvailable(): boolean {
+  const web = browserWebRtc();
+  return typeof web.RTCPeerConnection === 'function' && typeof web.Worker === 'function' && typeof web.Blob === 'function';
+}
+
+const ICE_RESTART_AFTER_MS = 2000;
+
+export class Peer {
+  private readonly host: PeerHost;
+  private settings: PeerSettings;
+  private pc: PeerConnectionLike | undefined;
+  private worker: E2eeWorker | undefined;
+  private scriptTransform = false;
+  private readonly slots: Slot[] = [];
+  /** Recv slots whose track was announced to the application, by stream id. */
+  private readonly announced = new Map<number, Slot>();
+  /** Keys given before the worker existed, replayed to it; the last two per stream and direction. */
+  private readonly keyLog: WorkerCommand[] = [];
+  private negotiating: Promise<void> = Promise.resolve();
+  private dirty = false;
+  private restartIce = false;
+  private closed = false;
+  private qualityTimer: ReturnType<typeof setInterval> | undefined;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastCounts = { received: 0, lost: 0 };
+
+  constructor(host: PeerHost, settings: PeerSettings) {
+    this.host = host;
+    this.settings = settings;
+  }
+
+  /** New ICE servers (a renewed token's TURN credentials), used from the next ICE gathering on. */
+  updateIceServers(iceServers: readonly IceServer[]): void {
+    this.settings = { ...this.settings, iceServers };
+    this.pc?.setConfiguration(this.configuration());
+  }
+
+  /** Starts sending a track as `streamId` (already published with `publish`). */
+  send(streamId: number, track: MediaStreamTrackLike): Promise<void> {
+    const kind = kindOf(track);
+    const pc = this.connection();
+    const free = this.slots.find((s) => s.direction === 'send' && s.kind === kind && s.streamId === undefined);
+    if (free) {
+      free.streamId = streamId;
+      free.transceiver.direction = 'sendonly';
+      this.bind(free);
+      return free.transceiver.sender.replaceTrack(track).then(() => this.renegotiate());
+    }
+    const slot = this.addSlot(pc.addTransceiver(track, { direction: 'sendonly' }), kind, 'send', streamId);
+    this.protect(slot, 'encrypt');
+    return this.renegotiate();
+  }
+
+  /** Swaps the track of a sending stream (camera to screen, say) without renegotiation. */
+  async replace(streamId: number, track: MediaStreamTrackLike): Promise<void> {
+    const slot = this.slots.find((s) => s.direction === 'send' && s.streamId === streamId);
+    if (!slot) throw new MediaError('not_published', 'this stream is not sent');
+    if (kindOf(track) !== slot.kind) throw new TypeError(`the track must be ${slot.kind}`);
+    await slot.transceiver.sender.replaceTrack(track);
+  }
+
+  /** Stops sending a stream; its m-line stays, inactive, for a later track of the same kind. */
+  async stopSending(streamId: number): Promise<void> {
+    const slot = this.slots.find((s) => s.direction === 'send' && s.streamId === streamId);
+    if (!slot) return;
+    slot.streamId = undefined;
+    this.bind(slot);
+    this.post({ op: 'forget', streamId });
+    slot.transceiver.direction = 'inactive';
+    await slot.transceiver.sender.replaceTrack(null).catch(() => undefined);
+    await this.renegotiate();
+  }
+
+  /** Starts receiving a stream the session may receive. */
+  receive(streamId: number, kind: MediaTrackKind): Promise<void> {
+    if (this.slots.some((s) => s.direction === 'recv' && s.streamId === streamId)) return this.negotiating;
+    const free = this.slots.find((s) => s.direction === 'recv' && s.kind === kind && s.streamId === undefined);
+    if (free) {
+      free.streamId = streamId;
+      free.transceiver.direction = 'recvonly';
+      this.bind(free);
+      return this.renegotiate();
+    }
+    const slot = this.addSlot(this.connection().addTransceiver(kind, { direction: 'recvonly' }), kind, 'recv', streamId);
+    this.protect(slot, 'decrypt');
+    return this.renegotiate();
+  }
+
+  /** Whether a stream is received now. */
+  receives(streamId: number): boolean {
+    return this.slots.some((s) => s.direction === 'recv' && s.streamId === streamId);
+  }
+
+  /** Stops receiving a stream (removed, or no longer allowed). */
+  stopReceiving(streamId: number): Promise<void> {
+    const slot = this.slots.find((s) => s.direction === 'recv' && s.streamId === streamId);
+    if (!slot) return this.negotiating;
+    this.release(slot);
+    return this.renegotiate();
+  }
+
+  /** A stream key: `own` for a stream this session sends, else for one it receives. */
+  key(streamId: number, epoch: number, key: unknown, own: boolean): void {
+    const command: WorkerCommand = { op: 'key', streamId, epoch, key, own };
+    if (this.worker) {
+      this.worker.post(command);
+      return;
+    }
+    this.keyLog.push(command);
+    const same = this.keyLog.filter((c) => c.op === 'key' && c.streamId === streamId && c.own === own);
+    if (same.length > 2) this.keyLog.splice(this.keyLog.indexOf(same[0]!), 1);
+  }
+
+  forget(streamId: number): void {
+    this.post({ op: 'forget', streamId });
+    for (let i = this.keyLog.length - 1; i >= 0; i--) {
+      const c = this.keyLog[i]!;
+      if (c.op === 'key' && c.streamId === streamId) this.keyLog.splice(i, 1);
+    }
+  }
+
+  /** Frame counters of the encryption worker. */
+  stats(): Promise<E2eeStats> {
+    return this.worker?.stats() ?? Promise.resolve({ encrypted: 0, decrypted: 0, dropped: 0 });
+  }
+
+  /** The peer connection's own statistics (`RTCPeerConnection.getStats`). */
+  rtcStats(): Promise<StatsReportLike | undefined> {
+    return this.pc?.getStats() ?? Promise.resolve(undefined);
+  }
+
+  /** Ends the peer connection and every remote track. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.qualityTimer);
+    clearTimeout(this.restartTimer);
+    for (const slot of this.slots) if (slot.direction === 'recv' && slot.streamId !== undefined) this.release(slot);
+    this.pc?.close();
+    this.worker?.terminate();
+    this.host.onState('closed');
+  }
+
+  private connection(): PeerConnectionLike {
+    if (this.closed) throw new MediaError('closed', 'the session is closed');
+    if (this.pc) return this.pc;
+    const web = browserWebRtc();
+    if (!webRtcAvailable()) throw new MediaError('rtc_unavailable', 'this environment has no WebRTC (RTCPeerConnection and Worker)');
+    this.scriptTransform = typeof web.RTCRtpScriptTransform === 'function';
+    const pc = new web.RTCPeerConnection!(this.configuration());
+    const url = web.URL.createObjectURL!(new web.Blob!([e2eeWorkerSource()], { type: 'text/javascript' }));
+    this.worker = new E2eeWorker(new web.Worker!(url, { name: 'rtc-e2ee' }));
+    web.URL.revokeObjectURL?.(url);
+    for (const command of this.keyLog.splice(0)) this.worker.post(command);
+    pc.addEventListener('connectionstatechange', () => this.onConnectionState());
+    this.pc = pc;
+    this.qualityTimer = setInterval(() => void this.measure(), this.settings.qualityIntervalMs);
+    return pc;
+  }
+
+  private configuration(): PeerConfiguration {
+    return {
+      iceServers: this.settings.iceServers,
+      iceTransportPolicy: this.settings.iceTransportPolicy,
+      bundlePolicy: 'max-bundle',
+      rtcpMuxPolicy: 'require',
+      // Chromium without RTCRtpScriptTransform gives encoded frames only to a connection made for it
+      ...(this.scriptTransform ? {} : { encodedInsertableStreams: true }),
+    };
+  }
+
+  private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number): Slot {
+    const slot: Slot = { index: this.slots.length, kind, direction, transceiver, streamId };
+    this.slots.push(slot);
+    this.bind(slot);
+    return slot;
+  }
+
+  private bind(slot: Slot): void {
+    this.post({ op: 'bind', slot: slot.index, streamId: slot.streamId });
+  }
+
+  private post(command: WorkerCommand, transfer: readonly unknown[] = []): void {
+    this.worker?.post(command, transfer);
+  }
+
+  /** Puts the encryption worker on a slot's frames: never a frame in the clear, either way. */
+  private protect(slot: Slot, role: TransformOptions['role']): void {
+    const options: TransformOptions = { slot: slot.index, role, kind: slot.kind };
+    const end = role === 'encrypt' ? slot.transceiver.sender : slot.transceiver.receiver;
+    const web = browserWebRtc();
+    if (web.RTCRtpScriptTransform && this.worker) {
+      end.transform = new web.RTCRtpScriptTransform(this.worker.worker, options);
+      return;
+    }
+    if (typeof end.createEncodedStreams !== 'function') {
+      throw new MediaError('rtc_unavailable', 'this browser has no encoded transforms: media cannot be encrypted end to end');
+    }
+    const { readable, writable } = end.createEncodedStreams();
+    this.post({ op: 'streams', options, readable, writable }, [readable, writable]);
+  }
+
+  private release(slot: Slot): void {
+    const streamId = slot.streamId;
+    slot.streamId = undefined;
+    this.bind(slot);
+    if (!this.closed) slot.transceiver.direction = 'inactive';
+    if (streamId !== undefined && this.announced.get(streamId) === slot) {
+      this.announced.delete(streamId);
+      this.host.onTrackEnded({ streamId, kind: slot.kind, track: slot.transceiver.receiver.track });
+    }
+  }
+
+  /** Queues a negotiation; changes made while one runs are covered by the next. */
+  private renegotiate(): Promise<void> {
+    this.dirty = true;
+    this.negotiating = this.negotiating.then(() => (this.dirty && !this.closed ? this.negotiate() : undefined));
+    return this.negotiating;
+  }
+
+  private async negotiate(): Promise<void> {
+    this.dirty = false;
+    const pc = this.connection();
+    const iceRestart = this.restartIce;
+    this.restartIce = false;
+    await pc.setLocalDescription(await pc.createOffer(iceRestart ? { iceRestart: true } : {}));
+    await this.gathered(pc);
+    const sdp = pc.localDescription?.sdp;
+    if (sdp === undefined || this.closed) return;
+    const tracks: RtcTrack[] = [];
+    const inOffer = new Map<string, Slot>();
+    for (const slot of this.slots) {
+      const mid = slot.transceiver.mid;
+      if (mid === null || slot.streamId === undefined) continue;
+      inOffer.set(mid, slot);
+      tracks.push({ mid, stream_id: slot.streamId, direction: slot.direction });
+    }
+    const answer = await this.host.offer(sdp, tracks);
+    if (this.closed) return;
+    await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+    const refused = new Set(answer.refused);
+    for (const [mid, slot] of inOffer) {
+      const streamId = slot.streamId;
+      if (streamId === undefined) continue;
+      if (refused.has(mid)) {
+        if (slot.direction === 'send') this.host.onSendRefused(streamId);
+        continue;
+      }
+      if (slot.direction === 'recv' && this.announced.get(streamId) !== slot) {
+        this.announced.set(streamId, slot);
+        this.host.onTrack({ streamId, kind: slot.kind, track: slot.transceiver.receiver.track });
+      }
+    }
+  }
+
+  /** Waits for ICE gathering to complete (the server does not trickle), at most the configured time. */
+  private gathered(pc: PeerConnectionLike): Promise<void> {
+    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        if (pc.iceGatheringState !== 'complete' && !timedOut) return;
+        clearTimeout(timer);
+        pc.removeEventListener('icegatheringstatechange', done);
+        resolve();
+      };
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        done();
+      }, this.settings.gatheringTimeoutMs);
+      pc.addEventListener('icegatheringstatechange', done);
+    });
+  }
+
+  private onConnectionState(): void {
+    const state = this.pc?.connectionState ?? 'closed';
+    this.host.onState(state);
+    clearTimeout(this.restartTimer);
+    if (this.closed) return;
+    if (state === 'failed') {
+      this.iceRestart();
+    } else if (state === 'disconnected') {
+      // often back on its own within a second or two; otherwise a new path is negotiated
+      this.restartTimer = setTimeout(() => this.iceRestart(), ICE_RESTART_AFTER_MS);
+    }
+  }
+
+  private iceRestart(): void {
+    if (this.closed) return;
+    this.restartIce = true;
+    this.renegotiate().catch(() => undefined);
+  }
+
+  private async measure(): Promise<void> {
+    const report = await this.pc?.getStats().catch(() => undefined);
+    if (!report || this.closed) return;
+    let rttMs: number | undefined;
+    let received = 0;
+    let lost = 0;
+    report.forEach((stat) => {
+      if (stat['type'] === 'candidate-pair' && stat['nominated'] === true && typeof stat['currentRoundTripTime'] === 'number') {
+        rttMs = stat['currentRoundTripTime'] * 1000;
+      }
+      if (stat['type'] === 'inbound-rtp') {
+        received += typeof stat['packetsReceived'] === 'number' ? stat['packetsReceived'] : 0;
+        lost += typeof stat['packetsLost'] === 'number' ? stat['packetsLost'] : 0;
+      }
+    });
+    const newReceived = Math.max(0, received - this.lastCounts.received);
+    const newLost = Math.max(0, lost - this.lastCounts.lost);
+    this.lastCounts = { received, lost };
+    const packetLoss = newReceived + newLost === 0 ? 0 : newLost / (newReceived + newLost);
+    this.host.onQuality({ quality: qualityOf(this.pc?.connectionState ?? 'closed', rttMs, packetLoss), rttMs, packetLoss });
+  }
+}
+
+function qualityOf(state: string, rttMs: number | undefined, loss: number): QualityReport['quality'] {
+  if (state !== 'connected') return 'lost';
+  if (loss > 0.1 || (rttMs ?? 0) > 400) return 'poor';
+  if (loss > 0.02 || (rttMs ?? 0) > 150) return 'good';
+  return 'excellent';
+}
+
+function kindOf(track: MediaStreamTrackLike): MediaTrackKind {
+  if (track.kind !== 'audio' && track.kind !== 'video') throw new TypeError('the track must be an audio or video MediaStreamTrack');
+  return track.kind;
+}
