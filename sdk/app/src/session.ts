@@ -264,6 +264,14 @@ export class MediaSession {
     return this.media.e2eeStats();
   }
 
+  /**
+   * Statistics of the audio and video connection (those of `RTCPeerConnection.getStats()`, as plain
+   * objects: `inbound-rtp` with `framesDecoded` and `audioLevel`, `candidate-pair` with the round trip, ...).
+   */
+  getStats(): Promise<Readonly<Record<string, unknown>>[]> {
+    return this.media.rtcStats();
+  }
+
   /** Renews the grant now with a token from `getToken` (the SDK also does this on its own before expiry). */
   renew(): Promise<void> {
     if (!this.settings.getToken) return Promise.reject(new TypeError('renewal needs the getToken option'));

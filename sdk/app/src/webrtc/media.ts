@@ -29,6 +29,14 @@ export interface PublishTrackOptions {
   readonly streamId?: number;
 }
 
+/** m-lines a peer connection may reach before the next change starts a fresh one (the server takes 64 in all). */
+const MLINE_BUDGET = 56;
+
+interface KeyRecord {
+  readonly epoch: number;
+  readonly key: SecretKey;
+}
+
 export class SessionMedia implements LocalTrackOwner {
   private readonly host: MediaHost;
   private readonly options: WebRtcOptions | undefined;
@@ -38,6 +46,8 @@ export class SessionMedia implements LocalTrackOwner {
   private readonly tracks = new Map<number, LocalTrack>();
   /** Remote audio and video streams received, as they were when reception started. */
   private readonly receiving = new Map<number, RemoteStream>();
+  /** The last two keys of each stream, by direction: what a fresh peer connection's worker is given. */
+  private readonly keys = new Map<string, KeyRecord[]>();
 
   constructor(host: MediaHost, options: boolean | WebRtcOptions | undefined) {
     this.host = host;
@@ -53,13 +63,45 @@ export class SessionMedia implements LocalTrackOwner {
   /** A new media connection: a new peer connection will carry its media. */
   attach(token: MediaToken): void {
     this.peer?.close();
+    this.keys.clear();
     this.iceServers = iceServersOf(token, this.options);
-    this.peer = this.enabled ? new Peer(this.peerHost(), {
+    this.peer = this.enabled ? this.newPeer() : undefined;
+  }
+
+  private newPeer(): Peer {
+    return new Peer(this.peerHost(), {
       iceServers: this.iceServers,
       iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
       gatheringTimeoutMs: 5000,
       qualityIntervalMs: 2000,
-    }) : undefined;
+    });
+  }
+
+  /**
+   * m-lines only accumulate (each stream gets its own); near the server's limit, the next change
+   * starts a fresh peer connection carrying what is sent and received now.
+   */
+  private async roomFor(): Promise<Peer> {
+    const old = this.requirePeer();
+    if (old.mlines < MLINE_BUDGET) return old;
+    const receiving = [...this.receiving.values()];
+    const peer = this.newPeer();
+    this.peer = peer;
+    old.close();
+    for (const [id, records] of this.keys) {
+      for (const r of [...records].reverse()) peer.key(Number(id.slice(1)), r.epoch, r.key, id.startsWith('o'));
+    }
+    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source);
+    for (const stream of receiving) {
+      this.receiving.set(stream.streamId, stream);
+      void peer.receive(stream.streamId, stream.kind as MediaTrackKind);
+    }
+    return peer;
+  }
+
+  private remember(streamId: number, epoch: number, key: SecretKey, own: boolean): void {
+    const id = `${own ? 'o' : 'r'}${streamId}`;
+    this.keys.set(id, [{ epoch, key }, ...(this.keys.get(id) ?? []).filter((r) => r.epoch !== epoch)].slice(0, 2));
   }
 
   /** The media connection is gone: so is its peer connection (remote tracks end). */
@@ -96,7 +138,7 @@ export class SessionMedia implements LocalTrackOwner {
     const local = new LocalTrack(this, streamId, source, source.kind);
     this.tracks.set(streamId, local);
     try {
-      await this.requirePeer().send(streamId, source);
+      await (await this.roomFor()).send(streamId, source);
     } catch (err) {
       this.tracks.delete(streamId);
       local.end();
@@ -124,7 +166,7 @@ export class SessionMedia implements LocalTrackOwner {
     for (const track of [...this.tracks.values()]) {
       try {
         await this.host.publish(track.streamId, track.kind);
-        await this.requirePeer().send(track.streamId, track.source);
+        await (await this.roomFor()).send(track.streamId, track.source);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
       }
@@ -136,6 +178,7 @@ export class SessionMedia implements LocalTrackOwner {
     const track = this.tracks.get(streamId);
     if (!track) return;
     this.tracks.delete(streamId);
+    this.keys.delete(`o${streamId}`);
     track.end();
     void this.peer?.stopSending(streamId).catch(() => undefined);
     this.host.emit('localStreamEnded', { streamId, error });
@@ -143,6 +186,7 @@ export class SessionMedia implements LocalTrackOwner {
 
   /** The key of a stream this session publishes (after `published`, and at each rotation). */
   ownKey(streamId: number, epoch: number, key: SecretKey): void {
+    this.remember(streamId, epoch, key, true);
     this.peer?.key(streamId, epoch, key, true);
   }
 
@@ -150,15 +194,19 @@ export class SessionMedia implements LocalTrackOwner {
   remoteKey(stream: RemoteStream, epoch: number, key: SecretKey): void {
     const peer = this.peer;
     if (!peer || stream.kind === 'data') return;
+    this.remember(stream.streamId, epoch, key, false);
     peer.key(stream.streamId, epoch, key, false);
+    if (peer.receives(stream.streamId)) return;
     this.receiving.set(stream.streamId, stream);
-    peer.receive(stream.streamId, stream.kind).catch((err: unknown) => this.failed(err));
+    const kind = stream.kind;
+    this.roomFor().then((room) => room.receive(stream.streamId, kind)).catch((err: unknown) => this.failed(err));
   }
 
   /** A stream removed or no longer allowed. */
   remoteGone(streamId: number): void {
     const peer = this.peer;
     if (!peer) return;
+    this.keys.delete(`r${streamId}`);
     peer.forget(streamId);
     peer.stopReceiving(streamId).catch((err: unknown) => this.failed(err));
   }
@@ -166,6 +214,14 @@ export class SessionMedia implements LocalTrackOwner {
   /** Frame counters of the encryption worker (zero before any audio or video). */
   e2eeStats(): Promise<E2eeStats> {
     return this.peer?.stats() ?? Promise.resolve({ encrypted: 0, decrypted: 0, dropped: 0 });
+  }
+
+  /** The peer connection's statistics (`RTCPeerConnection.getStats()`), as plain objects. */
+  async rtcStats(): Promise<Readonly<Record<string, unknown>>[]> {
+    const report = await this.peer?.rtcStats();
+    const out: Readonly<Record<string, unknown>>[] = [];
+    report?.forEach((stat) => out.push(stat));
+    return out;
   }
 
   private requirePeer(): Peer {

@@ -92,20 +92,19 @@ export class Peer {
     this.pc?.setConfiguration(this.configuration());
   }
 
-  /** Starts sending a track as `streamId` (already published with `publish`). */
+  /**
+   * Starts sending a track as `streamId` (already published with `publish`). Every stream gets an
+   * m-line of its own: a browser and werift do not agree on an m-line brought back from inactive.
+   */
   send(streamId: number, track: MediaStreamTrackLike): Promise<void> {
-    const kind = kindOf(track);
-    const pc = this.connection();
-    const free = this.slots.find((s) => s.direction === 'send' && s.kind === kind && s.streamId === undefined);
-    if (free) {
-      free.streamId = streamId;
-      free.transceiver.direction = 'sendonly';
-      this.bind(free);
-      return free.transceiver.sender.replaceTrack(track).then(() => this.renegotiate());
-    }
-    const slot = this.addSlot(pc.addTransceiver(track, { direction: 'sendonly' }), kind, 'send', streamId);
+    const slot = this.addSlot(this.connection().addTransceiver(track, { direction: 'sendonly' }), kindOf(track), 'send', streamId);
     this.protect(slot, 'encrypt');
     return this.renegotiate();
+  }
+
+  /** How many m-lines the peer connection has (the server takes at most 64). */
+  get mlines(): number {
+    return this.slots.length;
   }
 
   /** Swaps the track of a sending stream (camera to screen, say) without renegotiation. */
@@ -116,7 +115,7 @@ export class Peer {
     await slot.transceiver.sender.replaceTrack(track);
   }
 
-  /** Stops sending a stream; its m-line stays, inactive, for a later track of the same kind. */
+  /** Stops sending a stream; its m-line stays, inactive. */
   async stopSending(streamId: number): Promise<void> {
     const slot = this.slots.find((s) => s.direction === 'send' && s.streamId === streamId);
     if (!slot) return;
@@ -130,14 +129,7 @@ export class Peer {
 
   /** Starts receiving a stream the session may receive. */
   receive(streamId: number, kind: MediaTrackKind): Promise<void> {
-    if (this.slots.some((s) => s.direction === 'recv' && s.streamId === streamId)) return this.negotiating;
-    const free = this.slots.find((s) => s.direction === 'recv' && s.kind === kind && s.streamId === undefined);
-    if (free) {
-      free.streamId = streamId;
-      free.transceiver.direction = 'recvonly';
-      this.bind(free);
-      return this.renegotiate();
-    }
+    if (this.receives(streamId)) return this.negotiating;
     const slot = this.addSlot(this.connection().addTransceiver(kind, { direction: 'recvonly' }), kind, 'recv', streamId);
     this.protect(slot, 'decrypt');
     return this.renegotiate();

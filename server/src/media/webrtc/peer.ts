@@ -1,9 +1,10 @@
 import type { MediaKind, RtcTrack } from '@rtc/protocol';
 import {
-  RTCPeerConnection, RtcpPayloadSpecificFeedback, type MediaStreamTrack, type RtcpPacket, type RtpPacket, type RTCRtpTransceiver,
+  RTCPeerConnection, RtcpPayloadSpecificFeedback, type MediaStreamTrack, type RTCDtlsTransport, type RtcpPacket, type RtpPacket,
+  type RTCRtpTransceiver,
 } from 'werift';
 import { peerConfig, type RtcOptions } from './options.ts';
-import { announce, scanOffer } from './sdp.ts';
+import { announce, keepInactiveOpen, scanOffer } from './sdp.ts';
 
 /** What a peer connection needs of its media session. */
 export interface PeerOwner {
@@ -46,7 +47,7 @@ export class RtcPeer {
   /** Streams the client receives, by stream id. */
   private receiving = new Map<number, Outbound>();
   private readonly watchedTracks = new WeakSet<MediaStreamTrack>();
-  private readonly watchedTransceivers = new WeakSet<RTCRtpTransceiver>();
+  private readonly watchedTransports = new WeakSet<RTCDtlsTransport>();
   /** Publisher SSRC of each stream the client sends: key frame requests name it. */
   private readonly ssrcs = new Map<number, { readonly ssrc: number; readonly transceiver: RTCRtpTransceiver }>();
   private chain: Promise<unknown> = Promise.resolve();
@@ -99,6 +100,7 @@ export class RtcPeer {
     const pc = this.pc ?? this.open();
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp });
+      this.watchRtcp(pc);
     } catch {
       // the stack refused it (no common codec, broken lines); a first offer leaves no connection behind
       if (fresh) {
@@ -146,7 +148,7 @@ export class RtcPeer {
     await pc.setLocalDescription(answer);
     if (this.closed) return { ok: false };
     if (this.connected && added.length > 0) this.owner.onReceiving(added);
-    return { ok: true, sdp: announce(pc.localDescription?.sdp ?? answer.sdp, this.options.publicIp), refused };
+    return { ok: true, sdp: announce(keepInactiveOpen(pc.localDescription?.sdp ?? answer.sdp, sdp), this.options.publicIp), refused };
   }
 
   private open(): RTCPeerConnection {
@@ -158,8 +160,6 @@ export class RtcPeer {
       this.watchedTracks.add(track);
       track.onReceiveRtp.subscribe((packet) => this.onRtp(transceiver, packet));
     };
-    pc.onTransceiverAdded.subscribe((transceiver) => this.watchRtcp(transceiver));
-    pc.onRemoteTransceiverAdded.subscribe((transceiver) => this.watchRtcp(transceiver));
     pc.connectionStateChange.subscribe((state) => {
       const was = this.connected;
       this.connected = state === 'connected' && !this.closed;
@@ -178,20 +178,25 @@ export class RtcPeer {
     this.owner.onRtp(streamId, packet);
   }
 
-  /** Key frame requests from the client arrive on the receiver of the transceiver that sends to it. */
-  private watchRtcp(transceiver: RTCRtpTransceiver): void {
-    if (this.watchedTransceivers.has(transceiver)) return;
-    this.watchedTransceivers.add(transceiver);
-    transceiver.receiver.onRtcp.subscribe((packet: RtcpPacket) => {
-      if (packet.type !== RtcpPayloadSpecificFeedback.type) return;
-      const { feedback } = packet;
-      const ssrc = transceiver.sender.ssrc;
-      const asked = ('fir' in feedback && feedback.fir.some((entry) => entry.ssrc === ssrc))
-        || (feedback.count === 1 && 'mediaSsrc' in feedback && feedback.mediaSsrc === ssrc);
-      if (!asked) return;
-      for (const [streamId, out] of this.receiving) {
-        if (out.transceiver === transceiver) this.owner.onKeyFrameRequest(streamId);
-      }
-    });
+  /**
+   * Key frame requests (PLI, FIR) from the client name the SSRC of the transceiver that sends to it.
+   * werift hands a feedback packet to whichever receiver owns the packet's sender SSRC, which is the
+   * client's own publishing SSRC when it publishes too; so every RTCP packet of the transport is read here.
+   */
+  private watchRtcp(pc: RTCPeerConnection): void {
+    for (const transport of pc.dtlsTransports) {
+      if (this.watchedTransports.has(transport)) continue;
+      this.watchedTransports.add(transport);
+      transport.onRtcp.subscribe((packet: RtcpPacket) => {
+        if (packet.type !== RtcpPayloadSpecificFeedback.type) return;
+        const { feedback } = packet;
+        const asked = 'fir' in feedback ? feedback.fir.map((entry) => entry.ssrc)
+          : feedback.count === 1 && 'mediaSsrc' in feedback ? [feedback.mediaSsrc] : [];
+        if (asked.length === 0) return;
+        for (const [streamId, out] of this.receiving) {
+          if (asked.includes(out.transceiver.sender.ssrc)) this.owner.onKeyFrameRequest(streamId);
+        }
+      });
+    }
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { announce, scanOffer } from './sdp.ts';
+import { announce, keepInactiveOpen, scanOffer } from './sdp.ts';
 
 const OFFER = [
   'v=0', 'o=- 1 2 IN IP4 127.0.0.1', 's=-', 't=0 0', 'a=group:BUNDLE 0 1 2',
@@ -42,5 +42,28 @@ describe('announced address', () => {
 
   it('leaves the answer alone without a public address', () => {
     assert.equal(announce(answer, undefined), answer);
+  });
+});
+
+describe('inactive m-lines of the answer', () => {
+  const offer = [
+    'v=0', 'a=group:BUNDLE 0 1', 'm=audio 9 UDP/TLS/RTP/SAVPF 111', 'a=mid:0', 'a=inactive',
+    'm=video 9 UDP/TLS/RTP/SAVPF 96', 'a=mid:1', 'a=recvonly', 'm=video 0 UDP/TLS/RTP/SAVPF 96', 'a=mid:2', 'a=inactive', '',
+  ].join('\r\n');
+  const answer = [
+    'v=0', 'a=group:BUNDLE 0 1 2', 'm=audio 0 UDP/TLS/RTP/SAVPF 111', 'a=inactive', 'a=mid:0',
+    'm=video 9 UDP/TLS/RTP/SAVPF 96', 'a=sendonly', 'a=mid:1', 'm=video 0 UDP/TLS/RTP/SAVPF 96', 'a=inactive', 'a=mid:2', '',
+  ].join('\r\n');
+
+  it('keeps open an m-line the offer kept open, and leaves one the offer rejected out of BUNDLE', () => {
+    const lines = keepInactiveOpen(answer, offer).split('\r\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('m=') || l.startsWith('a=group')), [
+      'a=group:BUNDLE 0 1', 'm=audio 9 UDP/TLS/RTP/SAVPF 111', 'm=video 9 UDP/TLS/RTP/SAVPF 96', 'm=video 0 UDP/TLS/RTP/SAVPF 96',
+    ]);
+  });
+
+  it('changes nothing when every m-line is active', () => {
+    const active = answer.replace('m=audio 0', 'm=audio 9').replace('a=group:BUNDLE 0 1 2', 'a=group:BUNDLE 0 1').replace(/\r\nm=video 0[^]*$/, '\r\n');
+    assert.equal(keepInactiveOpen(active, offer), active);
   });
 });

@@ -52,3 +52,35 @@ export function announce(sdp: string, publicIp: string | undefined): string {
     return [parts.join(' ')];
   }).join('\r\n');
 }
+
+/**
+ * werift answers an inactive m-line with port 0, which marks it rejected: the browser would then
+ * stop its transceiver and leave its mid out of the next offer's BUNDLE group, which werift still
+ * lists, and refuse that answer. An m-line the offer kept open stays open (port 9, inactive); one
+ * the offer itself rejected keeps port 0 and leaves the BUNDLE group.
+ */
+export function keepInactiveOpen(answer: string, offer: string): string {
+  const offeredPort = new Map<string, string>();
+  let port: string | undefined;
+  for (const line of offer.split(/\r?\n/)) {
+    if (line.startsWith('m=')) port = line.split(' ')[1];
+    else if (line.startsWith('a=mid:') && port !== undefined) offeredPort.set(line.slice('a=mid:'.length).trim(), port);
+  }
+  const sections = answer.split('\r\nm=');
+  const rejected = new Set<string>();
+  const out = sections.map((section, i) => {
+    if (i === 0) return section;
+    const mid = /\r\na=mid:([^\r\n]+)/.exec(section)?.[1]?.trim();
+    const [, answerPort] = section.split(' ', 2);
+    if (mid === undefined || answerPort !== '0') return section;
+    if (offeredPort.get(mid) === '0') {
+      rejected.add(mid);
+      return section;
+    }
+    return section.replace(/^(\S+) 0 /, '$1 9 ');
+  });
+  const joined = out.join('\r\nm=');
+  if (rejected.size === 0) return joined;
+  return joined.replace(/^a=group:BUNDLE (.*)$/m, (_line, mids: string) =>
+    `a=group:BUNDLE ${mids.split(' ').filter((m) => !rejected.has(m)).join(' ')}`);
+}
