@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { TokenResponse } from '@rtc/protocol';
+import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
+import { startCoturn, type Coturn } from '../helpers/coturn.ts';
+import type { RunningServer } from '../helpers/platform.ts';
+import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { WEBRTC_PAGE, type PageMeasure, type PageRtc } from './webrtc-page.ts';
+
+const CAMERA = 2;
+const MIC = 1;
+
+describe('audio and video between browsers over WebRTC (Chromium, fake camera and microphone)', () => {
+  let coturn: Coturn | undefined;
+  let server: RunningServer | undefined;
+  let issuer: TokenIssuer;
+  let site: PageSite | undefined;
+  let browser: Browser | undefined;
+
+  before(async () => {
+    const secret = 'turn-shared-secret-for-webrtc-tests';
+    coturn = await startCoturn({ secret });
+    server = await startMediaServer({
+      env: { RTC_TURN_SECRET: secret, RTC_TURN_URIS: `turn:${coturn.host}:${coturn.port}?transport=udp` },
+    });
+    const api = server.api;
+    issuer = await TokenIssuer.create(() => api);
+    site = await servePages({
+      '/': ['text/html; charset=utf-8', WEBRTC_PAGE],
+      '/sdk.js': ['text/javascript; charset=utf-8', await bundleSdk()],
+    });
+    browser = await launchChromium({ fakeMedia: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await site?.close();
+    await server?.stop();
+    await coturn?.stop();
+  });
+
+  const openPage = async (): Promise<Page> => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await page.goto(site!.url);
+    await page.waitForFunction(() => (globalThis as unknown as { rtc?: unknown }).rtc !== undefined);
+    return page;
+  };
+  const rtc = (page: Page): Promise<PageMeasure> => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure());
+  const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }) =>
+    page.evaluate(([t, w]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w), [token, webrtc] as const);
+  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]) =>
+    page.evaluate(([k, s]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s), [kinds, streamIds] as const);
+  /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
+  const until = async (page: Page, ok: (m: PageMeasure) => boolean, what: string, limitMs = 20_000): Promise<PageMeasure> => {
+    const deadline = Date.now() + limitMs;
+    for (;;) {
+      const m = await rtc(page);
+      if (ok(m)) return m;
+      if (Date.now() > deadline) assert.fail(`${what}: ${JSON.stringify(m)}`);
+      await page.waitForTimeout(100);
+    }
+  };
+  // stream ids are room-wide: each publisher of a room gets its own pair
+  let nextStream = 10;
+  const speaker = (room: string, user: string, extra: Record<string, unknown> = {}): Promise<TokenResponse> => {
+    nextStream += 2;
+    return issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [nextStream, nextStream + 1], subscribe_room: true, ...extra });
+  };
+  const closePage = (page: Page): Promise<void> => page.context().close();
+
+  /** Each remote video of `from` decoded and not black, each remote audio with energy, then more frames later. */
+  const seesAndHears = async (page: Page, from: string, what: string): Promise<void> => {
+    const first = await until(page, (m) => {
+      const video = m.remote.find((r) => r.kind === 'video' && r.userId === from);
+      const audio = m.remote.find((r) => r.kind === 'audio' && r.userId === from);
+      return video !== undefined && video.framesDecoded > 5 && video.brightness > 10 && audio !== undefined && audio.totalAudioEnergy > 0;
+    }, `${what} sees and hears ${from}`);
+    assert.deepEqual(first.events.filter((e) => e.startsWith('mediaError')), [], `${what}: renegotiations succeed`);
+    const decoded = first.remote.find((r) => r.kind === 'video' && r.userId === from)!.framesDecoded;
+    await until(page, (m) => (m.remote.find((r) => r.kind === 'video' && r.userId === from)?.framesDecoded ?? 0) > decoded + 5, `${what} keeps decoding ${from}`);
+  };
+
+  it('two pages each decode the other\'s video (not black) and hear the other\'s audio, encrypted end to end', async () => {
+    const [a, b] = [await openPage(), await openPage()];
+    try {
+      assert.deepEqual((await join(a, await issuer.issue({
+        room_id: 'call', user_id: 'alice', role: 'speaker', publish_streams: [MIC, CAMERA], subscribe_room: true,
+      }))).webrtc, true);
+      await join(b, await speaker('call', 'bob'));
+      assert.deepEqual(await publish(a, ['audio', 'video'], [MIC, CAMERA]), [
+        { ok: true, streamId: MIC, kind: 'audio' }, { ok: true, streamId: CAMERA, kind: 'video' }]);
+      // by default, the grant's first stream ids not in use
+      assert.deepEqual((await publish(b, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(a, 'bob', 'alice');
+      await seesAndHears(b, 'alice', 'bob');
+      const m = await rtc(b);
+      // every frame went through the encryption worker both ways, none dropped once keys were in place
+      assert.ok(m.e2ee && m.e2ee.encrypted > 10 && m.e2ee.decrypted > 10, JSON.stringify(m.e2ee));
+      assert.equal(m.candidateType, 'host');
+    } finally {
+      await closePage(a);
+      await closePage(b);
+    }
+  });
+
+  it('works with iceTransportPolicy "relay" through coturn, with the token\'s TURN credentials', async () => {
+    const [a, b] = [await openPage(), await openPage()];
+    try {
+      await join(a, await speaker('relay-call', 'carol', { turn: true }), { iceTransportPolicy: 'relay' });
+      await join(b, await speaker('relay-call', 'dave', { turn: true }), { iceTransportPolicy: 'relay' });
+      for (const p of [a, b]) assert.deepEqual((await publish(p, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(a, 'dave', 'carol');
+      await seesAndHears(b, 'carol', 'dave');
+      assert.equal((await rtc(a)).candidateType, 'relay');
+      assert.equal((await rtc(b)).candidateType, 'relay');
+    } finally {
+      await closePage(a);
+      await closePage(b);
+    }
+  });
+
+  it('gives no track of a stream outside the grant, and an audience page cannot publish', async () => {
+    const [pub, allowed, narrow, audience] = [await openPage(), await openPage(), await openPage(), await openPage()];
+    try {
+      await join(pub, await issuer.issue({ room_id: 'grants', user_id: 'erin', role: 'speaker', publish_streams: [MIC, CAMERA] }));
+      await join(allowed, await issuer.issue({ room_id: 'grants', user_id: 'frank', role: 'participant', subscribe_streams: [CAMERA, MIC] }));
+      // the narrow page may receive the microphone only
+      await join(narrow, await issuer.issue({ room_id: 'grants', user_id: 'grace', role: 'participant', subscribe_streams: [MIC] }));
+      await join(audience, await issuer.issue({ room_id: 'grants', user_id: 'heidi', role: 'audience', subscribe_room: true }));
+      await publish(pub, ['audio', 'video'], [MIC, CAMERA]);
+
+      const refused = await publish(audience, ['video']);
+      assert.equal(refused.length, 1);
+      assert.equal(refused[0]!.ok, false);
+      assert.equal(refused[0]!.code, 'stream_not_allowed');
+
+      await seesAndHears(allowed, 'erin', 'frank (both streams granted)');
+      await seesAndHears(audience, 'erin', 'heidi (audience, subscribe_room)');
+      const narrowView = await until(narrow, (m) => m.remote.some((r) => r.kind === 'audio' && r.totalAudioEnergy > 0), 'grace hears erin');
+      assert.deepEqual(narrowView.remote.map((r) => r.kind), ['audio']);
+      assert.ok(!narrowView.events.some((e) => e.startsWith(`trackSubscribed:${CAMERA}`)), narrowView.events.join());
+      // the audience page published nothing: erin has no track from it
+      assert.ok((await rtc(pub)).remote.every((r) => r.userId !== 'heidi'));
+    } finally {
+      for (const p of [pub, allowed, narrow, audience]) await closePage(p);
+    }
+  });
+
+  it('revoking one page stops its media and closes its session within a second while the others keep theirs', async () => {
+    const [a, b, c] = [await openPage(), await openPage(), await openPage()];
+    try {
+      await join(a, await speaker('revoke-call', 'ivan'));
+      const bToken = await speaker('revoke-call', 'judy');
+      await join(b, bToken);
+      await join(c, await speaker('revoke-call', 'mallory'));
+      for (const p of [a, b, c]) assert.deepEqual((await publish(p, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(b, 'ivan', 'judy');
+      await seesAndHears(c, 'ivan', 'mallory');
+      await seesAndHears(a, 'judy', 'ivan');
+
+      const revokedAt = Date.now();
+      await issuer.revoke(bToken);
+      const closed = await until(b, (m) => m.revokedAt !== undefined && m.sessionState === 'closed', 'judy revoked');
+      assert.ok(closed.revokedAt! - revokedAt < 1000, `revoked after ${Math.round(closed.revokedAt! - revokedAt)} ms`);
+      // its peer connection is gone: no remote track left, no statistics to read (measured after the event)
+      const bView = await rtc(b);
+      assert.deepEqual(bView.remote, []);
+      assert.deepEqual(bView.events.filter((e) => e.startsWith('trackUnsubscribed')).length, 4);
+      assert.equal(bView.inboundPackets, 0);
+      // the others lose judy's tracks and keep each other's media
+      await until(a, (m) => m.remote.every((r) => r.userId !== 'judy'), 'judy\'s tracks end at ivan');
+      await seesAndHears(a, 'mallory', 'ivan after the revocation');
+      await seesAndHears(c, 'ivan', 'mallory after the revocation');
+      // a newcomer's streams arrive on new m-lines after judy's went inactive
+      const d = await openPage();
+      try {
+        await join(d, await speaker('revoke-call', 'oscar'));
+        await publish(d, ['audio', 'video']);
+        await seesAndHears(a, 'oscar', 'ivan, after judy\'s m-lines went inactive');
+        await seesAndHears(d, 'ivan', 'oscar');
+      } finally {
+        await closePage(d);
+      }
+    } finally {
+      for (const p of [a, b, c]) await closePage(p);
+    }
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * A page for the WebRTC browser tests and benchmarks: joins with the bundled app SDK, publishes
+ * the fake camera and microphone, plays every remote track in a `<video>`/`<audio>` element, and
+ * measures what was really decoded. Its script runs in the page as it is written here.
+ */
+import type { TokenResponse } from '@rtc/protocol';
+
+export const WEBRTC_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>rtc webrtc test</title></head>
+<body><canvas id="probe" width="64" height="48"></canvas><script type="module">
+import * as sdk from './sdk.js';
+const state = { session: undefined, tracks: new Map(), events: [], revokedAt: undefined, disconnectedAt: undefined, published: [] };
+const now = () => performance.timeOrigin + performance.now();
+globalThis.rtc = {
+  state,
+  async join(token, webrtc) {
+    const session = await sdk.connect({ token, secure: false, reconnect: false, ...(webrtc ? { webrtc } : {}) });
+    state.session = session;
+    session.on('trackSubscribed', (t) => {
+      const el = document.createElement(t.kind);
+      el.autoplay = true;
+      el.playsInline = true;
+      el.srcObject = new MediaStream([t.track]);
+      document.body.append(el);
+      el.play().catch(() => undefined);
+      state.tracks.set(t.streamId, { ...t, el, at: now() });
+      state.events.push('trackSubscribed:' + t.streamId + ':' + t.kind + ':' + t.userId);
+    });
+    session.on('trackUnsubscribed', (t) => {
+      state.tracks.get(t.streamId)?.el.remove();
+      state.tracks.delete(t.streamId);
+      state.events.push('trackUnsubscribed:' + t.streamId);
+    });
+    session.on('revoked', () => { state.revokedAt = now(); });
+    session.on('disconnected', () => { state.disconnectedAt = now(); });
+    session.on('mediaError', (e) => state.events.push('mediaError:' + e.error.code + ':' + e.error.message + ':' + String(e.error.cause)));
+    session.on('localStreamEnded', (e) => state.events.push('localStreamEnded:' + e.streamId + ':' + e.error.code));
+    return { participantId: session.participantId, webrtc: session.webrtcEnabled };
+  },
+  async publish(kinds, streamIds) {
+    const media = await navigator.mediaDevices.getUserMedia({
+      video: kinds.includes('video') ? { width: 320, height: 240, frameRate: 15 } : false,
+      audio: kinds.includes('audio'),
+    });
+    const out = [];
+    for (const [i, kind] of kinds.entries()) {
+      const track = kind === 'video' ? media.getVideoTracks()[0] : media.getAudioTracks()[0];
+      try {
+        const local = await state.session.publishTrack(track, streamIds ? { streamId: streamIds[i] } : {});
+        state.published.push(local);
+        out.push({ ok: true, streamId: local.streamId, kind: local.kind });
+      } catch (err) {
+        out.push({ ok: false, code: err.code ?? String(err) });
+      }
+    }
+    return out;
+  },
+  /** What was decoded: per remote video, frames and the mean brightness of a canvas sample; per remote audio, the energy. */
+  async measure() {
+    const stats = state.session ? await state.session.getStats() : [];
+    const inbound = stats.filter((s) => s.type === 'inbound-rtp');
+    const pair = stats.find((s) => s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded');
+    const local = pair ? stats.find((s) => s.id === pair.localCandidateId) : undefined;
+    const remote = [];
+    for (const t of state.tracks.values()) {
+      const s = inbound.find((i) => i.trackIdentifier === t.track.id) ?? {};
+      let brightness = 0;
+      if (t.kind === 'video' && t.el.videoWidth > 0) {
+        const ctx = document.getElementById('probe').getContext('2d', { willReadFrequently: true });
+        ctx.drawImage(t.el, 0, 0, 64, 48);
+        const px = ctx.getImageData(0, 0, 64, 48).data;
+        let sum = 0;
+        for (let i = 0; i < px.length; i += 4) sum += px[i] + px[i + 1] + px[i + 2];
+        brightness = sum / (px.length / 4) / 3;
+      }
+      remote.push({
+        streamId: t.streamId, kind: t.kind, userId: t.userId, readyState: t.track.readyState,
+        framesDecoded: s.framesDecoded ?? 0, packetsReceived: s.packetsReceived ?? 0,
+        audioLevel: s.audioLevel ?? 0, totalAudioEnergy: s.totalAudioEnergy ?? 0, brightness,
+      });
+    }
+    const e2ee = state.session ? await state.session.e2eeStats() : undefined;
+    return {
+      remote, e2ee, candidateType: local?.candidateType,
+      inboundPackets: inbound.reduce((n, s) => n + (s.packetsReceived ?? 0), 0),
+      sessionState: state.session?.state, events: state.events, revokedAt: state.revokedAt, disconnectedAt: state.disconnectedAt,
+    };
+  },
+};
+</script></body></html>
+`;
+
+/** What `rtc.measure()` returns. */
+export interface PageMeasure {
+  readonly remote: readonly {
+    readonly streamId: number; readonly kind: string; readonly userId: string; readonly readyState: string;
+    readonly framesDecoded: number; readonly packetsReceived: number; readonly audioLevel: number;
+    readonly totalAudioEnergy: number; readonly brightness: number;
+  }[];
+  readonly e2ee: { readonly encrypted: number; readonly decrypted: number; readonly dropped: number } | undefined;
+  readonly candidateType: string | undefined;
+  readonly inboundPackets: number;
+  readonly sessionState: string | undefined;
+  readonly events: readonly string[];
+  readonly revokedAt: number | undefined;
+  readonly disconnectedAt: number | undefined;
+}
+
+/** The page's `rtc` object, as the tests call it through `page.evaluate`. */
+export interface PageRtc {
+  join(token: TokenResponse, webrtc?: { readonly iceTransportPolicy?: 'all' | 'relay' }): Promise<{ participantId: string; webrtc: boolean }>;
+  publish(kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]): Promise<{ ok: boolean; streamId?: number; kind?: string; code?: string }[]>;
+  measure(): Promise<PageMeasure>;
+}
