@@ -1,0 +1,250 @@
+/**
+ * The WebRTC part of the media protocol at the wire level (docs/protocol/media.md, sections 10 and
+ * 11), with a werift peer behind the raw protocol client: forwarding, grants, offers, binding, revocation.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TokenResponse } from '@rtc/protocol';
+import type { RunningServer } from '../helpers/platform.ts';
+import {
+  RtcOfferError, RtcTestClient, createLoopbackPeer, fingerprintLine, gatheredOffer, generateDtlsKeys, vp8Payload, waitFor, type RtcTrackSpec,
+} from '../helpers/webrtc-client.ts';
+import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+
+const send = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'send' });
+const recv = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'recv' });
+
+describe('WebRTC media protocol', () => {
+  let server: RunningServer;
+  let issuer: TokenIssuer;
+  let mediaUrl: string;
+  const clients: RtcTestClient[] = [];
+
+  const token = (room: string, user: string, body: Record<string, unknown>): Promise<TokenResponse> =>
+    issuer.issue({ room_id: room, user_id: user, role: 'speaker', ...body });
+
+  const client = async (t: TokenResponse): Promise<RtcTestClient> => {
+    const c = await RtcTestClient.join(mediaUrl, t);
+    clients.push(c);
+    return c;
+  };
+
+  /** A publisher of video streams with its send m-lines negotiated and connected. */
+  const publisher = async (room: string, streamIds: readonly number[]): Promise<RtcTestClient> => {
+    const pub = await client(await token(room, 'publisher', { publish_streams: streamIds }));
+    for (const id of streamIds) assert.equal((await pub.publish(id, 'video')).type, 'published');
+    const { refused } = await pub.negotiate(streamIds.map((id) => send(id)));
+    assert.deepEqual(refused, []);
+    await pub.waitConnected();
+    return pub;
+  };
+
+  /** A subscriber with receive m-lines for `streamIds`; resolves with it and the mids the server refused. */
+  const subscriber = async (room: string, user: string, body: Record<string, unknown>, streamIds: readonly number[]):
+    Promise<{ sub: RtcTestClient; refused: string[] }> => {
+    const sub = await client(await token(room, user, { role: 'audience', ...body }));
+    const { refused } = await sub.negotiate(streamIds.map((id) => recv(id)));
+    return { sub, refused };
+  };
+
+  /** Sends one video packet on each stream every poll until `done`; returns what was sent, by stream. */
+  const pump = async (pub: RtcTestClient, streams: readonly number[], done: () => boolean, what: string): Promise<Map<number, Buffer[]>> => {
+    const sent = new Map<number, Buffer[]>(streams.map((id) => [id, []]));
+    await waitFor(() => {
+      if (done()) return true;
+      for (const id of streams) {
+        const list = sent.get(id)!;
+        const payload = vp8Payload(200 + (list.length % 50));
+        list.push(payload);
+        pub.sendRtp(id, payload);
+      }
+      return false;
+    }, what);
+    return sent;
+  };
+
+  before(async () => {
+    server = await startMediaServer();
+    issuer = await TokenIssuer.create(() => server.api);
+    mediaUrl = server.urls['media']!;
+  });
+
+  after(async () => {
+    for (const c of clients) await c.close();
+    await server?.stop();
+  });
+
+  it('forwards a publisher\'s RTP payloads byte for byte to two subscribers, and a subscriber\'s PLI to the publisher', async () => {
+    const room = 'fanout';
+    const pub = await publisher(room, [1]);
+    const subs = [
+      await client(await token(room, 'sub-a', { role: 'audience', subscribe_room: true })),
+      await client(await token(room, 'sub-b', { role: 'audience', subscribe_streams: [1] })),
+    ];
+    for (const s of subs) {
+      assert.deepEqual((await s.negotiate([recv(1)])).refused, []);
+      await s.waitConnected();
+    }
+    const sent = (await pump(pub, [1], () => subs.every((x) => x.received(1).length >= 5), 'packets at both subscribers')).get(1)!;
+    // every payload received is one that was sent, unchanged, in order
+    for (const s of subs) {
+      const got = s.received(1);
+      const first = sent.findIndex((p) => p.equals(got[0]!));
+      assert.ok(first >= 0, 'the first received payload is one of the sent ones');
+      for (let i = 0; i < got.length; i++) assert.ok(got[i]!.equals(sent[first + i]!), `payload ${i} is byte-identical`);
+    }
+
+    // the server also asks for a key frame when a subscriber starts receiving, and asks at most every
+    // 250 ms per stream: count from here, and ask again until one passes
+    const before = pub.pliReceived(1);
+    let askedAt = 0;
+    await waitFor(() => {
+      if (pub.pliReceived(1) > before) return true;
+      if (Date.now() - askedAt > 300) {
+        askedAt = Date.now();
+        void subs[1]!.sendPli(1);
+      }
+      return false;
+    }, 'a PLI at the publisher');
+  });
+
+  it('refuses a receive m-line for a stream outside the subscriber\'s grant and sends nothing on it', async () => {
+    const room = 'grants';
+    const pub = await publisher(room, [2, 3]);
+    const allowed = await subscriber(room, 'allowed', { subscribe_streams: [2] }, [2]);
+    const denied = await subscriber(room, 'denied', { subscribe_room: false, subscribe_streams: [3] }, [2, 3]);
+    assert.deepEqual(allowed.refused, []);
+    assert.deepEqual(denied.refused, [denied.sub.mid(2, 'recv')]);
+    await allowed.sub.waitConnected();
+    await denied.sub.waitConnected();
+    // the denied subscriber's connection carries the stream it may receive: the refusal is per m-line
+    await pump(pub, [2, 3], () => allowed.sub.received(2).length >= 20 && denied.sub.received(3).length >= 20, 'packets of both streams');
+    assert.equal(denied.sub.received(2).length, 0);
+  });
+
+  it('refuses a send m-line for a stream the session does not publish, and an audience cannot publish', async () => {
+    const room = 'sending';
+    const speaker = await client(await token(room, 'speaker', { publish_streams: [4, 5] }));
+    assert.equal((await speaker.publish(4, 'video')).type, 'published');
+    const result = await speaker.negotiate([send(4), send(5)]);
+    assert.deepEqual(result.refused, [speaker.mid(5, 'send')]);
+
+    const audience = await client(await token(room, 'audience', { role: 'audience', subscribe_room: true }));
+    const reply = await audience.publish(6, 'video');
+    assert.equal(reply.type, 'error');
+    assert.equal(reply['code'], 'stream_not_allowed');
+    const refused = await audience.negotiate([send(6), recv(4)]);
+    assert.deepEqual(refused.refused, [audience.mid(6, 'send')]);
+
+    // RTP on the refused m-lines goes nowhere: a receiver of stream 5 gets nothing while stream 4 flows
+    await speaker.waitConnected();
+    await audience.waitConnected();
+    const watcher = await subscriber(room, 'watcher', { subscribe_room: true }, [4, 5, 6]);
+    assert.deepEqual(watcher.refused, []);
+    await watcher.sub.waitConnected();
+    await waitFor(() => {
+      if (watcher.sub.received(4).length >= 20) return true;
+      speaker.sendRtp(4, vp8Payload(100));
+      speaker.sendRtp(5, vp8Payload(100));
+      audience.sendRtp(6, vp8Payload(100));
+      return false;
+    }, 'stream 4 at the watcher');
+    assert.equal(watcher.sub.received(5).length, 0);
+    assert.equal(watcher.sub.received(6).length, 0);
+  });
+
+  it('answers an invalid offer with rtc_invalid_offer and keeps the session working', async () => {
+    const room = 'invalid';
+    const pub = await publisher(room, [7]);
+    const sub = await client(await token(room, 'sub', { role: 'audience', subscribe_room: true }));
+    const bad = await sub.offer('v=0\r\nthis is not SDP\r\n', []);
+    assert.equal(bad.type, 'error');
+    assert.equal(bad['code'], 'rtc_invalid_offer');
+
+    // a complete offer from another peer, but `tracks` names a mid that is not in it
+    const other = createLoopbackPeer();
+    other.addTransceiver('video', { direction: 'recvonly' });
+    const sdp = await gatheredOffer(other);
+    await other.close();
+    const absent = await sub.offer(sdp, [{ mid: 'nope', stream_id: 7, direction: 'recv' }]);
+    assert.equal(absent.type, 'error');
+    assert.equal(absent['code'], 'rtc_invalid_offer');
+    // and without its fingerprint
+    const bare = await sub.offer(sdp.split(/\r?\n/).filter((l) => !l.startsWith('a=fingerprint')).join('\r\n'), []);
+    assert.equal(bare.type, 'error');
+    assert.equal(bare['code'], 'rtc_invalid_offer');
+    await assert.rejects(sub.negotiate([recv(7)], { mungeSdp: () => 'garbage' }), (e: unknown) => e instanceof RtcOfferError && e.code === 'rtc_invalid_offer');
+
+    // the next valid offer on the same session is answered, connects and carries media
+    assert.equal((await sub.wire.request({ type: 'ping' })).type, 'pong');
+    const after = await sub.negotiate([recv(7)]);
+    assert.deepEqual(after.refused, []);
+    await sub.waitConnected();
+    await pump(pub, [7], () => sub.received(7).length >= 5, 'packets after the invalid offers');
+  });
+
+  it('binds the peer connection to the offer\'s certificate: a second peer with the ICE credentials gets no media', async () => {
+    const room = 'binding';
+    const pub = await publisher(room, [9]);
+    const victim = await client(await token(room, 'victim', { role: 'audience', subscribe_room: true }));
+    const { answer } = await victim.negotiate([recv(9)]);
+    await victim.waitConnected();
+    await pump(pub, [9], () => victim.received(9).length >= 5, 'packets at the victim');
+
+    // another DTLS certificate, the victim's ICE credentials (as if read off the offer) and the server's answer
+    const offer = victim.pc.localDescription!.sdp;
+    const ufrag = /a=ice-ufrag:(\S+)/.exec(offer)![1]!;
+    const pwd = /a=ice-pwd:(\S+)/.exec(offer)![1]!;
+    const intruder = createLoopbackPeer({ dtls: { keys: await generateDtlsKeys() } });
+    try {
+      const transceiver = intruder.addTransceiver('video', { direction: 'recvonly' });
+      for (const transport of intruder.iceTransports) {
+        transport.connection.localUsername = ufrag;
+        transport.connection.localPassword = pwd;
+      }
+      const stolen: Buffer[] = [];
+      transceiver.onTrack.subscribe((track) => track.onReceiveRtp.subscribe((packet) => stolen.push(packet.payload)));
+      const sdp = await gatheredOffer(intruder);
+      assert.ok(sdp.includes(`a=ice-ufrag:${ufrag}`), 'the intruder uses the victim\'s ICE credentials');
+      assert.notEqual(fingerprintLine(sdp), fingerprintLine(offer));
+      await intruder.setRemoteDescription({ type: 'answer', sdp: answer['sdp'] as string });
+      // its connectivity checks pass (the credentials are right): what stops it is DTLS
+      await waitFor(() => intruder.iceConnectionState === 'connected' || intruder.iceConnectionState === 'completed', 'the intruder\'s ICE checks');
+      const start = victim.received(9).length;
+      await pump(pub, [9], () => victim.received(9).length >= start + 200, 'packets at the victim while the intruder tries');
+      assert.equal(stolen.length, 0);
+      assert.notEqual(intruder.connectionState, 'connected');
+    } finally {
+      await intruder.close();
+    }
+  });
+
+  it('closes a revoked subscriber with 4003 and stops its RTP while the other subscriber keeps receiving', async () => {
+    const room = 'revocation';
+    const pub = await publisher(room, [10]);
+    const revokedToken = await token(room, 'revoked', { role: 'audience', subscribe_room: true });
+    const revoked = await client(revokedToken);
+    const kept = await subscriber(room, 'kept', { subscribe_room: true }, [10]);
+    await revoked.negotiate([recv(10)]);
+    await revoked.waitConnected();
+    await kept.sub.waitConnected();
+    await pump(pub, [10], () => revoked.received(10).length >= 5 && kept.sub.received(10).length >= 5, 'packets before the revocation');
+
+    await issuer.revoke(revokedToken);
+    let closeCode: number | undefined;
+    void revoked.closed().then((info) => {
+      closeCode = info.code;
+    });
+    // keep sending while the revocation travels: the subscriber stays fed until its session ends
+    await pump(pub, [10], () => closeCode !== undefined, 'the revoked session to close');
+    assert.equal(closeCode, 4003);
+    // packets already on their way when the session closed may still land: take the count once the
+    // kept subscriber got a few more, then it must not move while the kept one gets many more
+    let mark = kept.sub.received(10).length;
+    await pump(pub, [10], () => kept.sub.received(10).length >= mark + 10, 'packets in flight to land');
+    const atClose = revoked.received(10).length;
+    mark = kept.sub.received(10).length;
+    await pump(pub, [10], () => kept.sub.received(10).length >= mark + 150, 'packets at the kept subscriber after the revocation');
+    assert.equal(revoked.received(10).length, atClose);
+  });
+});
