@@ -1,15 +1,33 @@
 import assert from 'node:assert/strict';
+import { createDecipheriv, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { TokenResponse } from '@rtc/protocol';
+import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type TokenResponse } from '@rtc/protocol';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
+import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TokenIssuer, startMediaServer } from './media-helpers.ts';
 import { WEBRTC_PAGE, type PageMeasure, type PageRtc } from './webrtc-page.ts';
 
 const CAMERA = 2;
 const MIC = 1;
+
+/** The encoded frame inside an encrypted one (docs/protocol/media.md, "Encrypted encoded frames"), or undefined. */
+function openFrame(key: Buffer, frame: Buffer, seq: number): Buffer | undefined {
+  const clear = frame[frame.length - 2]!;
+  const trailer = frame.subarray(frame.length - E2EE_TRAILER_BYTES);
+  const decipher = createDecipheriv('aes-256-gcm', key, e2eeNonce(seq));
+  decipher.setAAD(Buffer.concat([frame.subarray(0, clear), trailer]));
+  decipher.setAuthTag(frame.subarray(frame.length - E2EE_TRAILER_BYTES - E2EE_TAG_BYTES, frame.length - E2EE_TRAILER_BYTES));
+  const body = decipher.update(frame.subarray(clear, frame.length - E2EE_TRAILER_BYTES - E2EE_TAG_BYTES));
+  try {
+    decipher.final();
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat([frame.subarray(0, clear), body]);
+}
 
 describe('audio and video between browsers over WebRTC (Chromium, fake camera and microphone)', () => {
   let coturn: Coturn | undefined;
@@ -145,6 +163,40 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       assert.ok((await rtc(pub)).remote.every((r) => r.userId !== 'heidi'));
     } finally {
       for (const p of [pub, allowed, narrow, audience]) await closePage(p);
+    }
+  });
+
+  it('the SFU forwards ciphertext: a subscriber opens it with the stream key and not without', async () => {
+    const pub = await openPage();
+    let node: RtcTestClient | undefined;
+    try {
+      await join(pub, await issuer.issue({ room_id: 'cipher', user_id: 'peggy', role: 'speaker', publish_streams: [MIC] }));
+      // a second, independent client (werift in Node) receives the microphone as the SFU forwards it
+      node = await RtcTestClient.join(server!.urls['media']!, await issuer.issue({ room_id: 'cipher', user_id: 'victor', role: 'participant', subscribe_streams: [MIC] }));
+      await publish(pub, ['audio'], [MIC]);
+      const subscriber = node;
+      await waitFor(() => (subscriber.wire.streamKeys.get(MIC)?.size ?? 0) > 0, 'the microphone\'s stream key');
+      assert.deepEqual((await node.negotiate([{ streamId: MIC, kind: 'audio', direction: 'recv' }])).refused, []);
+      const packets = await node.waitForRtp(MIC, 20);
+      const keys = node.wire.streamKeys.get(MIC)!;
+      const wrongKey = randomBytes(32);
+      for (const payload of packets.slice(5)) {
+        // each Opus frame is one RTP payload: TOC byte || ciphertext || tag || trailer
+        const trailer = decodeTrailer(payload);
+        assert.ok(trailer, 'every forwarded frame carries the trailer');
+        assert.equal(trailer.clear, 1);
+        const key = keys.get(trailer.epoch);
+        assert.ok(key, `a key for epoch ${trailer.epoch}`);
+        const plain = openFrame(key, payload, trailer.seq);
+        assert.ok(plain, 'the stream key opens the frame');
+        assert.equal(plain.length, payload.length - E2EE_TAG_BYTES - E2EE_TRAILER_BYTES);
+        assert.equal(plain[0], payload[0], 'the TOC byte stays clear');
+        assert.notDeepEqual(plain.subarray(1), payload.subarray(1, plain.length), 'the SFU never had the encoded frame in the clear');
+        assert.equal(openFrame(wrongKey, payload, trailer.seq), undefined, 'another key opens nothing');
+      }
+    } finally {
+      await node?.close();
+      await closePage(pub);
     }
   });
 
