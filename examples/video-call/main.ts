@@ -85,7 +85,7 @@ try {
       }
     })();
   });
-  const port = Number(process.env['CALL_PORT'] ?? '8080');
+  const port = Number(process.env['CALL_PORT'] ?? '8090');
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
