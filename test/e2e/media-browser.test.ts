@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { TokenResponse } from '@rtc/protocol';
 import type * as AppSdk from '../../sdk/app/src/index.ts';
 import type { LocalStream, MediaSession } from '../../sdk/app/src/index.ts';
+import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { MEDIA_ROLES, TokenIssuer, collectFrames, join, nextEvent, text, until } from './media-helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SDK_ENTRY = fileURLToPath(new URL('../../sdk/app/src/index.ts', import.meta.url));
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rtc app sdk</title></head>
 <body><script type="module">
@@ -36,9 +29,7 @@ interface PageState {
 describe('app SDK in a browser (Chromium, WebSocket and WebCrypto of the page)', () => {
   let server: RunningServer | undefined;
   let issuer: TokenIssuer;
-  let site: Server | undefined;
-  let siteUrl: string;
-  let bundleDir: string | undefined;
+  let site: PageSite | undefined;
   let browser: Browser | undefined;
   let page: Page;
   const sessions: MediaSession[] = [];
@@ -51,48 +42,21 @@ describe('app SDK in a browser (Chromium, WebSocket and WebCrypto of the page)',
     const api = server.api;
     issuer = await TokenIssuer.create(() => api);
 
-    bundleDir = mkdtempSync(joinPath(tmpdir(), 'rtc-browser-'));
-    const bundlePath = joinPath(bundleDir, 'sdk.js');
-    await build({ entryPoints: [SDK_ENTRY], outfile: bundlePath, bundle: true, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' });
-    const bundle = readFileSync(bundlePath);
-
-    site = createServer((req, res) => {
-      const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-      if (path === '/') {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
-      } else if (path === '/sdk.js') {
-        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
-      } else {
-        res.writeHead(404).end();
-      }
+    site = await servePages({
+      '/': ['text/html; charset=utf-8', PAGE],
+      '/sdk.js': ['text/javascript; charset=utf-8', await bundleSdk()],
     });
-    const listening = site;
-    await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
-    const address = listening.address();
-    if (typeof address !== 'object' || address === null) throw new Error('page server not listening');
-    siteUrl = `http://127.0.0.1:${address.port}/`;
-
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
-    await page.goto(siteUrl);
+    await page.goto(site.url);
     await page.waitForFunction(() => (globalThis as unknown as { rtcPage?: unknown }).rtcPage !== undefined);
   });
 
   after(async () => {
     for (const s of sessions) await s.close();
     await browser?.close();
-    if (site) {
-      const closing = site;
-      closing.closeAllConnections();
-      await new Promise<void>((resolve) => closing.close(() => resolve()));
-    }
+    await site?.close();
     await server?.stop();
-    if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   });
 
   it('exchanges sealed frames with a Node participant, then ends on revocation (4003)', async () => {
