@@ -7,8 +7,8 @@ import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers
 import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, startMediaServer } from './media-helpers.ts';
-import { WEBRTC_PAGE, type PageMeasure, type PageRtc } from './webrtc-page.ts';
+import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PageRtc } from './webrtc-page.ts';
 
 const CAMERA = 2;
 const MIC = 1;
@@ -66,8 +66,8 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     return page;
   };
   const rtc = (page: Page): Promise<PageMeasure> => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure());
-  const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }) =>
-    page.evaluate(([t, w]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w), [token, webrtc] as const);
+  const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }, options?: PageJoinOptions) =>
+    page.evaluate(([t, w, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w, o), [token, webrtc, options] as const);
   const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]) =>
     page.evaluate(([k, s]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s), [kinds, streamIds] as const);
   /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
@@ -87,6 +87,8 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     return issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [nextStream, nextStream + 1], subscribe_room: true, ...extra });
   };
   const closePage = (page: Page): Promise<void> => page.context().close();
+  const speakerAs = (room: string, user: string, streams: readonly number[]): Promise<TokenResponse> =>
+    issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [...streams], subscribe_room: true, ttl_seconds: 60 });
 
   /** Each remote video of `from` decoded and not black, each remote audio with energy, then more frames later. */
   const seesAndHears = async (page: Page, from: string, what: string): Promise<void> => {
@@ -197,6 +199,37 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     } finally {
       await node?.close();
       await closePage(pub);
+    }
+  });
+
+  it('keeps media flowing through a renewal, and brings it back after the network drops', async () => {
+    const [a, b] = [await openPage(), await openPage()];
+    const proxy = await TcpProxy.start(server!.urls['media']!);
+    try {
+      const bTokens = () => speakerAs('renew-call', 'rupert', [40, 41]);
+      await b.exposeFunction('nextToken', bTokens);
+      await join(a, await speakerAs('renew-call', 'quinn', [42, 43]));
+      // rupert renews about two seconds after joining (60 s tokens, renewed 58 s before expiry)
+      await join(b, await bTokens(), undefined, { url: proxy.url, tokens: true, renewBeforeSeconds: 58 });
+      await publish(a, ['audio', 'video']);
+      await publish(b, ['audio', 'video']);
+      await seesAndHears(b, 'quinn', 'rupert');
+      const renewed = await until(b, (m) => m.events.includes('renewed'), 'rupert renews');
+      assert.ok(!renewed.events.some((e) => e.startsWith('trackUnsubscribed')), renewed.events.join());
+      await seesAndHears(b, 'quinn', 'rupert after the renewal');
+      await seesAndHears(a, 'rupert', 'quinn while rupert renews');
+
+      // the network drops: a new media connection and a new peer connection, the tracks published again
+      proxy.cut();
+      await until(b, (m) => m.events.includes('reconnected'), 'rupert reconnects');
+      await until(a, (m) => m.events.filter((e) => e.startsWith('trackSubscribed:40') || e.startsWith('trackSubscribed:41')).length === 4,
+        'quinn gets rupert\'s tracks again');
+      await seesAndHears(a, 'rupert', 'quinn after rupert reconnected');
+      await seesAndHears(b, 'quinn', 'rupert after reconnecting');
+    } finally {
+      await closePage(a);
+      await closePage(b);
+      await proxy.close();
     }
   });
 

@@ -13,8 +13,14 @@ const state = { session: undefined, tracks: new Map(), events: [], revokedAt: un
 const now = () => performance.timeOrigin + performance.now();
 globalThis.rtc = {
   state,
-  async join(token, webrtc) {
-    const session = await sdk.connect({ token, secure: false, reconnect: false, ...(webrtc ? { webrtc } : {}) });
+  async join(token, webrtc, options = {}) {
+    const { url, renewBeforeSeconds, tokens } = options;
+    const session = await sdk.connect({
+      token, secure: false, ...(webrtc ? { webrtc } : {}), ...(url ? { url } : {}),
+      ...(renewBeforeSeconds !== undefined ? { renewBeforeSeconds } : {}),
+      // with tokens, fresh ones come from the test (exposed as nextToken): renewal and reconnection
+      ...(tokens ? { getToken: () => globalThis.nextToken(), reconnect: { initialDelayMs: 50 } } : { reconnect: false }),
+    });
     state.session = session;
     session.on('trackSubscribed', (t) => {
       const el = document.createElement(t.kind);
@@ -33,6 +39,8 @@ globalThis.rtc = {
     });
     session.on('revoked', () => { state.revokedAt = now(); });
     session.on('disconnected', () => { state.disconnectedAt = now(); });
+    session.on('renewed', () => state.events.push('renewed'));
+    session.on('reconnected', () => state.events.push('reconnected'));
     session.on('mediaError', (e) => state.events.push('mediaError:' + e.error.code + ':' + e.error.message + ':' + String(e.error.cause)));
     session.on('localStreamEnded', (e) => state.events.push('localStreamEnded:' + e.streamId + ':' + e.error.code));
     return { participantId: session.participantId, webrtc: session.webrtcEnabled };
@@ -106,9 +114,16 @@ export interface PageMeasure {
   readonly disconnectedAt: number | undefined;
 }
 
+/** How `rtc.join` connects: through `url`, renewing early, with fresh tokens from the page's `nextToken()`. */
+export interface PageJoinOptions {
+  readonly url?: string;
+  readonly renewBeforeSeconds?: number;
+  readonly tokens?: boolean;
+}
+
 /** The page's `rtc` object, as the tests call it through `page.evaluate`. */
 export interface PageRtc {
-  join(token: TokenResponse, webrtc?: { readonly iceTransportPolicy?: 'all' | 'relay' }): Promise<{ participantId: string; webrtc: boolean }>;
+  join(token: TokenResponse, webrtc?: { readonly iceTransportPolicy?: 'all' | 'relay' }, options?: PageJoinOptions): Promise<{ participantId: string; webrtc: boolean }>;
   publish(kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]): Promise<{ ok: boolean; streamId?: number; kind?: string; code?: string }[]>;
   measure(): Promise<PageMeasure>;
 }
