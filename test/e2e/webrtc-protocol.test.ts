@@ -174,6 +174,15 @@ describe('WebRTC media protocol', () => {
     assert.equal(bare.type, 'error');
     assert.equal(bare['code'], 'rtc_invalid_offer');
     await assert.rejects(sub.negotiate([recv(7)], { mungeSdp: () => 'garbage' }), (e: unknown) => e instanceof RtcOfferError && e.code === 'rtc_invalid_offer');
+    // a data channel m-line, a second certificate, or more candidates than the server checks
+    const withData = `${sdp.trimEnd()}\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\na=mid:data\r\n`;
+    const secondCert = sdp.replace(/(a=fingerprint:sha-256 )[0-9A-F:]+/i, '$1AB:CD');
+    const candidate = (i: number): string => `a=candidate:${i} 1 udp 2130706431 10.9.${i >> 8}.${i & 255} 40000 typ host`;
+    const crowded = sdp.replace(/(a=mid:[^\r\n]+)/, `$1\r\n${Array.from({ length: 33 }, (_, i) => candidate(i)).join('\r\n')}`);
+    for (const [what, offer] of [['data channel', withData], ['two certificates', `${secondCert.trimEnd()}\r\n${fingerprintLine(sdp)}\r\n`], ['33 candidates', crowded]] as const) {
+      const refused = await sub.offer(offer, []);
+      assert.equal(refused['code'], 'rtc_invalid_offer', what);
+    }
 
     // the next valid offer on the same session is answered, connects and carries media
     assert.equal((await sub.wire.request({ type: 'ping' })).type, 'pong');
@@ -181,6 +190,9 @@ describe('WebRTC media protocol', () => {
     assert.deepEqual(after.refused, []);
     await sub.waitConnected();
     await pump(pub, [7], () => sub.received(7).length >= 5, 'packets after the invalid offers');
+    // a renegotiation may not bring another certificate
+    const swapped = await sub.offer((sub.pc.localDescription?.sdp ?? '').replace(/(a=fingerprint:sha-256 )[0-9A-F:]+/gi, '$1AB:CD'), []);
+    assert.equal(swapped['code'], 'rtc_invalid_offer');
   });
 
   it('binds the peer connection to the offer\'s certificate: a second peer with the ICE credentials gets no media', async () => {

@@ -200,6 +200,9 @@ export class Session implements Member, PeerOwner {
   onRtp(streamId: number, packet: RtpPacket): void {
     const stream = this.published.get(streamId);
     if (!stream || stream.subscribers.size === 0) return;
+    // header extensions are the publisher's to choose and nobody checks them: none is forwarded
+    packet.header.extensions = [];
+    packet.header.extension = false;
     const bytes = packet.serialize();
     let sent = 0;
     for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, bytes)) sent += 1;

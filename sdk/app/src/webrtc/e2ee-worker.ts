@@ -19,7 +19,7 @@ export interface TransformOptions {
 /** Messages from the page to the worker. */
 export type WorkerCommand =
   | { readonly op: 'bind'; readonly slot: number; readonly streamId: number | undefined }
-  | { readonly op: 'key'; readonly streamId: number; readonly epoch: number; readonly key: unknown; readonly own: boolean }
+  | { readonly op: 'key'; readonly streamId: number; readonly epoch: number; readonly key: unknown; readonly own: boolean; readonly seqBase: number }
   | { readonly op: 'forget'; readonly streamId: number }
   | { readonly op: 'streams'; readonly options: TransformOptions; readonly readable: unknown; readonly writable: unknown }
   | { readonly op: 'stats'; readonly id: number };
@@ -207,11 +207,17 @@ export function e2eeWorkerMain(scope: unknown): void {
         const streamId = m['streamId'] as number;
         const epoch = m['epoch'] as number;
         if (m['own'] === true) {
-          // a new key starts a new nonce space: numbering restarts at 1
-          sendKeys.set(streamId, { epoch, key: m['key'], seq: 0 });
+          // a sequence number is never used twice under one key: numbering goes on for an epoch
+          // already held, and starts at this worker's base (past every earlier worker's) for a new one
+          const held = sendKeys.get(streamId);
+          if (held?.epoch === epoch) held.key = m['key'];
+          else sendKeys.set(streamId, { epoch, key: m['key'], seq: m['seqBase'] as number });
           return;
         }
-        const kept = (recvKeys.get(streamId) ?? []).filter((k) => k.epoch !== epoch);
+        const known = recvKeys.get(streamId) ?? [];
+        // the same epoch again: the same key, and its replay window stays
+        if (known.some((k) => k.epoch === epoch)) return;
+        const kept = known;
         // the current key and the previous one, for frames sealed just before a rotation
         recvKeys.set(streamId, [{ epoch, key: m['key'], highest: 0, seen: new Uint8Array(WINDOW) }, ...kept].slice(0, 2));
         return;

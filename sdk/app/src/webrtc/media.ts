@@ -48,6 +48,8 @@ export class SessionMedia implements LocalTrackOwner {
   private readonly receiving = new Map<number, RemoteStream>();
   /** The last two keys of each stream, by direction: what a fresh peer connection's worker is given. */
   private readonly keys = new Map<string, KeyRecord[]>();
+  /** Peer connections made so far: each numbers its frames past the previous one's. */
+  private generation = 0;
 
   constructor(host: MediaHost, options: boolean | WebRtcOptions | undefined) {
     this.host = host;
@@ -69,7 +71,9 @@ export class SessionMedia implements LocalTrackOwner {
   }
 
   private newPeer(): Peer {
+    this.generation += 1;
     return new Peer(this.peerHost(), {
+      seqBase: this.generation * 2 ** 32,
       iceServers: this.iceServers,
       iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
       gatheringTimeoutMs: 5000,

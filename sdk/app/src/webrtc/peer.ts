@@ -29,6 +29,11 @@ export interface PeerSettings {
   /** How long to wait for ICE gathering before offering what is gathered (ms). */
   readonly gatheringTimeoutMs: number;
   readonly qualityIntervalMs: number;
+  /**
+   * Where this peer connection's frame numbering starts under a key: each fresh peer connection of
+   * a media connection starts past the previous one's, so no sequence number repeats under a key.
+   */
+  readonly seqBase: number;
 }
 
 /** How well media flows now, from the peer connection's statistics. */
@@ -57,7 +62,9 @@ export interface ReceiveSlot {
 /** Whether this environment can carry audio and video (a browser with encoded transforms). */
 export function webRtcAvailable(): boolean {
   const web = browserWebRtc();
-  return typeof web.RTCPeerConnection === 'function' && typeof web.Worker === 'function' && typeof web.Blob === 'function';
+  const transforms = typeof web.RTCRtpScriptTransform === 'function'
+    || typeof (web.RTCRtpSender as { prototype?: { createEncodedStreams?: unknown } } | undefined)?.prototype?.createEncodedStreams === 'function';
+  return typeof web.RTCPeerConnection === 'function' && typeof web.Worker === 'function' && typeof web.Blob === 'function' && transforms;
 }
 
 const ICE_RESTART_AFTER_MS = 2000;
@@ -100,6 +107,13 @@ export class Peer {
     const slot = this.addSlot(this.connection().addTransceiver(track, { direction: 'sendonly' }), kindOf(track), 'send', streamId);
     this.protect(slot, 'encrypt');
     return this.renegotiate();
+  }
+
+  /** A slot whose frames cannot be protected is never negotiated: it carries nothing. */
+  private abandon(slot: Slot): void {
+    slot.streamId = undefined;
+    slot.transceiver.direction = 'inactive';
+    slot.transceiver.sender.replaceTrack(null).catch(() => undefined);
   }
 
   /** How many m-lines the peer connection has (the server takes at most 64). */
@@ -150,7 +164,7 @@ export class Peer {
 
   /** A stream key: `own` for a stream this session sends, else for one it receives. */
   key(streamId: number, epoch: number, key: unknown, own: boolean): void {
-    const command: WorkerCommand = { op: 'key', streamId, epoch, key, own };
+    const command: WorkerCommand = { op: 'key', streamId, epoch, key, own, seqBase: this.settings.seqBase };
     if (this.worker) {
       this.worker.post(command);
       return;
@@ -243,6 +257,7 @@ export class Peer {
       return;
     }
     if (typeof end.createEncodedStreams !== 'function') {
+      this.abandon(slot);
       throw new MediaError('rtc_unavailable', 'this browser has no encoded transforms: media cannot be encrypted end to end');
     }
     const { readable, writable } = end.createEncodedStreams();

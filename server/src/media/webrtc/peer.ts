@@ -24,6 +24,8 @@ export interface PeerOwner {
  * the transceivers a session can make the server hold (docs/protocol/media.md, "Negotiation").
  */
 export const MAX_MLINES = 64;
+/** Distinct ICE candidates an offer may name: each one costs connectivity checks, again at every ICE restart. */
+export const MAX_CANDIDATES = 32;
 
 export type AnswerResult = { readonly ok: true; readonly sdp: string; readonly refused: string[] } | { readonly ok: false };
 
@@ -47,6 +49,7 @@ export class RtcPeer {
   /** Streams the client receives, by stream id. */
   private receiving = new Map<number, Outbound>();
   private readonly watchedTracks = new WeakSet<MediaStreamTrack>();
+  private fingerprint: string | undefined;
   private readonly watchedTransports = new WeakSet<RTCDtlsTransport>();
   /** Publisher SSRC of each stream the client sends: key frame requests name it. */
   private readonly ssrcs = new Map<number, { readonly ssrc: number; readonly transceiver: RTCRtpTransceiver }>();
@@ -95,7 +98,10 @@ export class RtcPeer {
   private async apply(sdp: string, tracks: readonly RtcTrack[]): Promise<AnswerResult> {
     if (this.closed) return { ok: false };
     const scan = scanOffer(sdp);
-    if (!scan || !scan.fingerprint || scan.mlines > MAX_MLINES || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
+    if (!scan || !scan.fingerprint || !scan.mediaOnly || scan.mlines > MAX_MLINES || scan.candidates > MAX_CANDIDATES
+      || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
+    // the DTLS certificate is bound to the session by its first offer (docs/protocol/media.md, 10.2)
+    if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint) return { ok: false };
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
     try {
@@ -109,6 +115,7 @@ export class RtcPeer {
       }
       return { ok: false };
     }
+    this.fingerprint = scan.fingerprint;
     // docs/operations/configuration.md, "WebRTC": the server's candidates are its own addresses
     for (const transport of pc.iceTransports) transport.connection.stunServer = undefined;
 

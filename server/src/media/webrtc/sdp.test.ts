@@ -12,14 +12,26 @@ const OFFER = [
 describe('SDP offer scan', () => {
   it('finds the fingerprint, the m-lines and the kind of each audio and video mid', () => {
     const scan = scanOffer(OFFER);
-    assert.equal(scan?.fingerprint, true);
+    assert.equal(scan?.fingerprint, 'a=fingerprint:sha-256 aa:bb');
     assert.equal(scan?.mlines, 3);
     assert.deepEqual([...scan!.kinds], [['0', 'audio'], ['1', 'video']]);
+    // the data channel m-line is there: not media only
+    assert.equal(scan?.mediaOnly, false);
+    assert.equal(scanOffer(OFFER.replace(/m=application[^]*$/, ''))?.mediaOnly, true);
   });
 
-  it('notices an offer without a SHA-256 fingerprint, and text that is no SDP', () => {
-    assert.equal(scanOffer(OFFER.replace('a=fingerprint:sha-256 AA:BB', 'a=fingerprint:sha-1 AA'))?.fingerprint, false);
+  it('takes one SHA-256 fingerprint only: none, another algorithm or two certificates are refused', () => {
+    assert.equal(scanOffer(OFFER.replace('a=fingerprint:sha-256 AA:BB', 'a=fingerprint:sha-1 AA'))?.fingerprint, undefined);
+    assert.equal(scanOffer(OFFER.replace('a=mid:1', 'a=mid:1\r\na=fingerprint:sha-512 CC'))?.fingerprint, undefined);
+    assert.equal(scanOffer(OFFER.replace('a=mid:1', 'a=mid:1\r\na=fingerprint:sha-256 CC:DD'))?.fingerprint, undefined);
+    // the same certificate on every m-line is one fingerprint
+    assert.equal(scanOffer(OFFER.replace('a=mid:1', 'a=mid:1\r\na=fingerprint:sha-256 AA:BB'))?.fingerprint, 'a=fingerprint:sha-256 aa:bb');
     assert.equal(scanOffer('hello'), undefined);
+  });
+
+  it('counts distinct candidates', () => {
+    const line = 'a=candidate:1 1 udp 2130706431 10.0.0.5 40001 typ host';
+    assert.equal(scanOffer(OFFER.replace('a=mid:0', `a=mid:0\r\n${line}`).replace('a=mid:1', `a=mid:1\r\n${line}`))?.candidates, 1);
   });
 });
 

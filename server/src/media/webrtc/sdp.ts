@@ -5,7 +5,12 @@
  */
 
 export interface OfferScan {
-  readonly fingerprint: boolean;
+  /** The offer's one SHA-256 fingerprint; undefined when it has none, several, or another kind. */
+  readonly fingerprint: string | undefined;
+  /** Distinct remote ICE candidates, of every m-line. */
+  readonly candidates: number;
+  /** Whether every m-line is audio or video (no data channel, no other kind). */
+  readonly mediaOnly: boolean;
   /** Every m-line, of any kind. */
   readonly mlines: number;
   /** Media kind of every audio and video m-line, by mid. */
@@ -16,21 +21,29 @@ export interface OfferScan {
 export function scanOffer(sdp: string): OfferScan | undefined {
   const lines = sdp.split(/\r?\n/);
   if (lines[0] !== 'v=0') return undefined;
-  let fingerprint = false;
+  const fingerprints = new Set<string>();
   let mlines = 0;
+  const candidates = new Set<string>();
+  let mediaOnly = true;
   let kind: string | undefined;
   const kinds = new Map<string, 'audio' | 'video'>();
   for (const line of lines) {
     if (line.startsWith('m=')) {
       kind = line.slice(2).split(' ', 1)[0];
       mlines += 1;
-    } else if (line.startsWith('a=fingerprint:sha-256 ')) {
-      fingerprint = true;
+      if (kind !== 'audio' && kind !== 'video') mediaOnly = false;
+    } else if (line.startsWith('a=fingerprint:')) {
+      // every m-line repeats the session's one certificate; another algorithm is refused, not weighed
+      fingerprints.add(line.trim().toLowerCase());
+    } else if (line.startsWith('a=candidate:')) {
+      candidates.add(line.trim());
     } else if (line.startsWith('a=mid:') && (kind === 'audio' || kind === 'video')) {
       kinds.set(line.slice('a=mid:'.length).trim(), kind);
     }
   }
-  return { fingerprint, mlines, kinds };
+  const [only] = fingerprints;
+  const fingerprint = fingerprints.size === 1 && only?.startsWith('a=fingerprint:sha-256 ') ? only : undefined;
+  return { fingerprint, mlines, kinds, candidates: candidates.size, mediaOnly };
 }
 
 /**
