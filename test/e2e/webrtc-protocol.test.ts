@@ -195,6 +195,25 @@ describe('WebRTC media protocol', () => {
     assert.equal(swapped['code'], 'rtc_invalid_offer');
   });
 
+  it('refuses a peer that presents the offered certificate without holding its private key', async () => {
+    const room = 'forged-key';
+    const pub = await publisher(room, [11]);
+    // certificate A with key B: what someone on the path who saw A could present
+    const [a, b] = [await generateDtlsKeys(), await generateDtlsKeys()];
+    const honest = await client(await token(room, 'honest', { role: 'audience', subscribe_room: true }));
+    const forged = await RtcTestClient.join(mediaUrl, await token(room, 'forged', { role: 'audience', subscribe_room: true }), {
+      peer: { dtls: { keys: { ...a, keyPem: b.keyPem } } },
+    });
+    clients.push(forged);
+    await forged.negotiate([recv(11)]);
+    await honest.negotiate([recv(11)]);
+    await honest.waitConnected();
+    await pump(pub, [11], () => honest.received(11).length >= 20, 'packets at the honest subscriber');
+    // ICE works, the DTLS handshake does not: the forged peer never connects and gets nothing
+    assert.notEqual(forged.pc.connectionState, 'connected');
+    assert.equal(forged.received(11).length, 0);
+  });
+
   it('binds the peer connection to the offer\'s certificate: a second peer with the ICE credentials gets no media', async () => {
     const room = 'binding';
     const pub = await publisher(room, [9]);

@@ -4,7 +4,10 @@ import {
   type RTCRtpTransceiver,
 } from 'werift';
 import { peerConfig, type RtcOptions } from './options.ts';
+import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { announce, keepInactiveOpen, scanOffer } from './sdp.ts';
+
+installDtlsKeyCheck();
 
 /** What a peer connection needs of its media session. */
 export interface PeerOwner {
@@ -98,7 +101,8 @@ export class RtcPeer {
   private async apply(sdp: string, tracks: readonly RtcTrack[]): Promise<AnswerResult> {
     if (this.closed) return { ok: false };
     const scan = scanOffer(sdp);
-    if (!scan || !scan.fingerprint || !scan.mediaOnly || scan.mlines > MAX_MLINES || scan.candidates > MAX_CANDIDATES
+    // the server is the DTLS client: that is the role where the peer's key is checked (dtls-verify.ts)
+    if (!scan || !scan.fingerprint || !scan.mediaOnly || !scan.serverIsDtlsClient || scan.mlines > MAX_MLINES || scan.candidates > MAX_CANDIDATES
       || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
     // the DTLS certificate is bound to the session by its first offer (docs/protocol/media.md, 10.2)
     if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint) return { ok: false };

@@ -29,6 +29,12 @@ describe('SDP offer scan', () => {
     assert.equal(scanOffer('hello'), undefined);
   });
 
+  it('lets the server be the DTLS client only', () => {
+    assert.equal(scanOffer(OFFER)?.serverIsDtlsClient, true);
+    assert.equal(scanOffer(OFFER.replace('a=mid:0', 'a=mid:0\r\na=setup:actpass'))?.serverIsDtlsClient, true);
+    assert.equal(scanOffer(OFFER.replace('a=mid:0', 'a=mid:0\r\na=setup:active'))?.serverIsDtlsClient, false);
+  });
+
   it('counts distinct candidates', () => {
     const line = 'a=candidate:1 1 udp 2130706431 10.0.0.5 40001 typ host';
     assert.equal(scanOffer(OFFER.replace('a=mid:0', `a=mid:0\r\n${line}`).replace('a=mid:1', `a=mid:1\r\n${line}`))?.candidates, 1);

@@ -11,6 +11,8 @@ export interface OfferScan {
   readonly candidates: number;
   /** Whether every m-line is audio or video (no data channel, no other kind). */
   readonly mediaOnly: boolean;
+  /** Whether the offer lets the server be the DTLS client (`a=setup:actpass` or `passive` only). */
+  readonly serverIsDtlsClient: boolean;
   /** Every m-line, of any kind. */
   readonly mlines: number;
   /** Media kind of every audio and video m-line, by mid. */
@@ -25,6 +27,7 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   let mlines = 0;
   const candidates = new Set<string>();
   let mediaOnly = true;
+  let serverIsDtlsClient = true;
   let kind: string | undefined;
   const kinds = new Map<string, 'audio' | 'video'>();
   for (const line of lines) {
@@ -35,6 +38,9 @@ export function scanOffer(sdp: string): OfferScan | undefined {
     } else if (line.startsWith('a=fingerprint:')) {
       // every m-line repeats the session's one certificate; another algorithm is refused, not weighed
       fingerprints.add(line.trim().toLowerCase());
+    } else if (line.startsWith('a=setup:')) {
+      const setup = line.slice('a=setup:'.length).trim();
+      if (setup !== 'actpass' && setup !== 'passive') serverIsDtlsClient = false;
     } else if (line.startsWith('a=candidate:')) {
       candidates.add(line.trim());
     } else if (line.startsWith('a=mid:') && (kind === 'audio' || kind === 'video')) {
@@ -43,7 +49,7 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   }
   const [only] = fingerprints;
   const fingerprint = fingerprints.size === 1 && only?.startsWith('a=fingerprint:sha-256 ') ? only : undefined;
-  return { fingerprint, mlines, kinds, candidates: candidates.size, mediaOnly };
+  return { fingerprint, mlines, kinds, candidates: candidates.size, mediaOnly, serverIsDtlsClient };
 }
 
 /**
