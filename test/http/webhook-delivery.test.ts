@@ -133,7 +133,8 @@ describe('webhook delivery worker', () => {
     const results: DeliveryResult[] = [];
     const done = new Promise<void>((resolve) => {
       start(store, {
-        giveUpAfterMs: 1000,
+        // long enough that a loaded machine still makes a second attempt before the limit
+        giveUpAfterMs: 3000,
         onDelivery: (r) => {
           if (r.webhookId !== w.id) return;
           results.push(r);
