@@ -82,6 +82,8 @@ export function build() {
   const started = Date.now();
   process.stdout.write('building dist/ (tsc)...\n');
   must(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.build.json']);
+  // the console web page (docs/console.md): Vite bundles it into dist/console, which the api role serves at /
+  must(process.execPath, [`${ROOT}/node_modules/vite/bin/vite.js`, 'build', '--config', 'console/vite.config.ts']);
   for (const { name, dir } of BUILT_PACKAGES) {
     const manifest = JSON.parse(readFileSync(`${ROOT}/${dir}/package.json`, 'utf8'));
     // the package's own exports name its dist/ (docs/decisions.md, "Installable SDKs"); here it is compiled to src/
@@ -103,7 +105,7 @@ export function build() {
 const BUILD_STAMP = `${ROOT}/dist/.build-stamp`;
 /** What the build reads: a change to any of them makes dist/ stale. */
 const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'protocol/package.json', 'tsconfig.json',
-  'tsconfig.build.json', 'package-lock.json'];
+  'tsconfig.build.json', 'package-lock.json', 'console/src', 'console/index.html', 'console/vite.config.ts'];
 
 function newestMtimeMs(path) {
   if (!existsSync(path)) return 0;

@@ -29,8 +29,10 @@ The platform is running (data in ${process.env.RTC_DATA_DIR ?? './data'}). Logs 
   token:     ${urls.token ?? '(not started)'}    token API, POST /v1/tokens, /health, /.well-known/jwks.json
   signaling: ${urls.signaling ?? '(not started)'}    signaling service (signaling.url of token responses)
   media:     ${urls.media ?? '(not started)'}    media server, WebSocket at /v1/media (media.sfu_host/sfu_port)
+  console:   ${urls.api ? `${urls.api}/` : '(with the api role)'}    the web console: sign up, projects, credentials, a test room
 
-A first credential, a token and its check, from another terminal (works on every run):
+Open the console in a browser for a first credential and a test call, or, from another terminal
+(works on every run), a first credential, a token and its check:
 ${walkthrough({ api, token, signaling: urls.signaling }).map((line) => `  ${line}`).join('\n')}
 
 Stop with Ctrl-C (in-flight requests finish first).

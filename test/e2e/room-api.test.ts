@@ -229,6 +229,40 @@ describe('room service API on one process (api, token, media)', () => {
     assert.equal(refused.status, 403);
     assert.equal(refused.json<{ error: string }>().error, 'project_archived');
   });
+
+  it('serves the console the same rooms with its session: list, get, remove; another account\'s project is 404', async () => {
+    const henry = await join(await token('henry', {}, 'rooms-console'));
+    const ivy = await join(await token('ivy', {}, 'rooms-console'));
+    sessions.push(henry, ivy);
+    await api.whenListed('rooms-console', 2);
+    const { customer } = media.issuer;
+    const consoleCall = (who: Customer, method: string, path: string): Promise<HttpResult> =>
+      request(`${media.server.api}/v1/projects/${who.projectId}/rooms${path}`, { method, headers: bearer(who.accessToken) });
+    const listed = await consoleCall(customer, 'GET', '');
+    assert.equal(listed.status, 200);
+    // the same answer as the room service API gives the project's credential
+    assert.deepEqual(listed.json(), (await api.list()).json());
+    const room = (await consoleCall(customer, 'GET', '/rooms-console')).json<Room>();
+    assert.deepEqual(room.participants.map((p) => p.user_id), ['henry', 'ivy']);
+
+    // no session, or another account's session: nothing to see, nothing to remove
+    assert.equal((await request(`${media.server.api}/v1/projects/${customer.projectId}/rooms`, { method: 'GET' })).status, 401);
+    const other: Customer = await createCustomer({ api: media.server.api, token: media.server.token, request });
+    const stranger = { ...other, projectId: customer.projectId };
+    assert.equal((await consoleCall(stranger, 'GET', '')).status, 404);
+    assert.equal((await consoleCall(stranger, 'POST', `/rooms-console/participants/${ivy.participantId}/remove`)).status, 404);
+    assert.equal(ivy.state, 'connected');
+    // the credential is not a console session
+    const withCredential = await request(`${media.server.api}/v1/projects/${customer.projectId}/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
+    assert.equal(withCredential.status, 401);
+
+    const disconnected = nextEvent(ivy, 'disconnected');
+    const removed = await consoleCall(customer, 'POST', `/rooms-console/participants/${ivy.participantId}/remove`);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(removed.json(), { removed: true });
+    assert.equal((await disconnected).code, 4003);
+    assert.equal(henry.state, 'connected');
+  });
 });
 
 const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000' };

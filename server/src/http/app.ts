@@ -6,6 +6,7 @@ import { createEdge, type RegisteredRoute } from './edge.ts';
 import { DEFAULT_BODY_LIMIT } from './openapi/registry.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerBillingRoutes } from './routes/billing.ts';
+import { registerConsoleRoutes } from './routes/console.ts';
 import { registerOpenApiRoutes } from './routes/openapi.ts';
 import { registerPublicRoutes } from './routes/public.ts';
 import { registerSubscriptionRoutes } from './routes/subscriptions.ts';
@@ -51,6 +52,7 @@ export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): Fastif
     registerBillingRoutes(app, ctx);
     registerSubscriptionRoutes(app, ctx);
     registerOpenApiRoutes(app);
+    registerConsoleRoutes(app);
   }
   return app;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createProject, getOwnProject, projectView, renameProject, setArchived } from '../../services/projects.ts';
+import { getRoom, listRooms, removeParticipant } from '../../services/rooms.ts';
 import { issueTemporaryToken } from '../../services/temporary-token.ts';
 import type { HttpContext } from '../context.ts';
 import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
@@ -27,6 +28,22 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): v
 
   registerOperation(app, CUSTOMER_API.unarchiveProject, async (req, reply, input) =>
     reply.send(projectView(await setArchived(ctx.deps, req.accountId, input.params.id, false))), session);
+
+  // the room service API for the console: the same services, the project checked against the session's account
+  registerOperation(app, CUSTOMER_API.listProjectRooms, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    return reply.send(await listRooms(ctx.deps, project.id));
+  }, session);
+
+  registerOperation(app, CUSTOMER_API.getProjectRoom, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    return reply.send(await getRoom(ctx.deps, project.id, input.params.room_id));
+  }, session);
+
+  registerOperation(app, CUSTOMER_API.removeProjectParticipant, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    return reply.send(await removeParticipant(ctx.deps, project.id, input.params.room_id, input.params.participant_id));
+  }, session);
 
   registerOperation(app, CUSTOMER_API.createTemporaryToken, async (req, reply, input) =>
     reply.code(200).send(await issueTemporaryToken(ctx.deps, ctx.issuer, req.accountId, input.params.id, input.body)), session);

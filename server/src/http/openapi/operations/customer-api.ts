@@ -5,11 +5,13 @@ import {
 import { tokenRequestSchema } from '../../../schemas/token.ts';
 import { idParam, requestComponent, type Operation } from '../registry.ts';
 import {
-  accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, projectListSchema, projectSchema,
-  sessionTokensSchema, tokenResponseSchema,
+  accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, participantRemovedSchema, projectListSchema,
+  projectSchema, roomListSchema, roomSchema, sessionTokensSchema, tokenResponseSchema,
 } from '../responses.ts';
 
 const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
+const projectRoom = { ...projectId, room_id: idParam('the room id of the tokens') };
+const projectParticipant = { ...projectRoom, participant_id: idParam('pa_…, as listed by GET /v1/projects/{id}/rooms/{room_id}') };
 const credentialIds = { ...projectId, app_id: idParam('App ID (app_…) of a credential of the project') };
 const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
 
@@ -109,6 +111,32 @@ export const CUSTOMER_API = {
       'invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'rate_limited',
       'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable'],
     ],
+  },
+  listProjectRooms: {
+    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', hosts: ['api'], tag: 'Projects',
+    summary: 'The project\'s live rooms, for the console',
+    description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
+    auth: 'bearer', pathParams: projectId,
+    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
+  },
+  getProjectRoom: {
+    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', hosts: ['api'], tag: 'Projects',
+    summary: 'One live room of the project and its participants, for the console',
+    description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
+    auth: 'bearer', pathParams: projectRoom,
+    responses: { 200: { description: 'the room', schema: roomSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
+  },
+  removeProjectParticipant: {
+    id: 'removeProjectParticipant', method: 'POST', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
+    hosts: ['api'], tag: 'Projects',
+    summary: 'Remove a participant from a live room, for the console',
+    description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
+      + 'the participant\'s grants are revoked and its media session closes within about a second.',
+    auth: 'bearer', pathParams: projectParticipant,
+    responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
   },
   createCredential: {
     id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',

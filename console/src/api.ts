@@ -1,0 +1,152 @@
+/**
+ * The console's client of the public customer API (docs/reference/api.md), on the same origin.
+ * The access token lives in memory only; the single-use refresh token in sessionStorage, so that
+ * a reload keeps the tab signed in and closing it ends the session. Nothing else is stored.
+ */
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+interface SessionTokens {
+  readonly access_token: string;
+  readonly refresh_token: string;
+  readonly account: { readonly id: string; readonly email: string };
+}
+
+const REFRESH_KEY = 'rtc-console-refresh';
+let access: string | undefined;
+let refreshing: Promise<boolean> | undefined;
+const listeners = new Set<() => void>();
+
+/** Called when the session starts or ends. */
+export function onSessionChange(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function signedIn(): boolean {
+  return access !== undefined || sessionStorage.getItem(REFRESH_KEY) !== null;
+}
+
+function adopt(tokens: SessionTokens): void {
+  access = tokens.access_token;
+  sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  for (const l of listeners) l();
+}
+
+export function signOut(): void {
+  const refreshToken = sessionStorage.getItem(REFRESH_KEY);
+  const token = access;
+  access = undefined;
+  sessionStorage.removeItem(REFRESH_KEY);
+  if (token) {
+    void fetch('/v1/auth/logout', {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(refreshToken ? { refresh_token: refreshToken } : {}),
+    }).catch(() => undefined);
+  }
+  for (const l of listeners) l();
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  let code = 'internal_error';
+  let message = `the server answered ${res.status}`;
+  try {
+    const body = (await res.json()) as { error?: unknown; message?: unknown };
+    if (typeof body.error === 'string') code = body.error;
+    if (typeof body.message === 'string') message = body.message;
+  } catch {
+    // not JSON: the status says enough
+  }
+  return new ApiError(res.status, code, message);
+}
+
+/** Trades the refresh token for a new pair, once at a time; false when the session is over. */
+function refresh(): Promise<boolean> {
+  refreshing ??= (async () => {
+    const token = sessionStorage.getItem(REFRESH_KEY);
+    if (!token) return false;
+    const res = await fetch('/v1/auth/refresh', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: token }),
+    });
+    if (!res.ok) {
+      access = undefined;
+      sessionStorage.removeItem(REFRESH_KEY);
+      for (const l of listeners) l();
+      return false;
+    }
+    adopt((await res.json()) as SessionTokens);
+    return true;
+  })().finally(() => {
+    refreshing = undefined;
+  });
+  return refreshing;
+}
+
+/** A customer API call with the session; an expired access token is refreshed silently, once. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  if (access === undefined && !(await refresh())) throw new ApiError(401, 'unauthenticated', 'Sign in to continue.');
+  const send = (): Promise<Response> => fetch(path, {
+    method,
+    headers: { authorization: `Bearer ${access ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
+  let res = await send();
+  if (res.status === 401 && (await refresh())) res = await send();
+  if (!res.ok) throw await failure(res);
+  return (await res.json()) as T;
+}
+
+/** A public endpoint (pricing, JWKS): no session. */
+export async function publicApi<T>(path: string): Promise<T> {
+  const res = await fetch(path);
+  if (!res.ok) throw await failure(res);
+  return (await res.json()) as T;
+}
+
+export async function signIn(kind: 'login' | 'register', email: string, password: string): Promise<void> {
+  const res = await fetch(`/v1/auth/${kind}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }),
+  });
+  if (!res.ok) throw await failure(res);
+  adopt((await res.json()) as SessionTokens);
+}
+
+export interface Project {
+  readonly id: string;
+  readonly name: string;
+  readonly archived: boolean;
+  readonly created_at: number;
+}
+
+export interface Credential {
+  readonly app_id: string;
+  readonly name: string;
+  readonly scopes: readonly ('publisher' | 'subscriber')[];
+  readonly ip_allowlist: readonly string[];
+  readonly max_ttl_seconds: number;
+  readonly status: 'active' | 'revoked';
+  readonly created_at: number;
+  readonly rotated_at: number | null;
+}
+
+export type CredentialWithSecret = Credential & { readonly app_secret: string };
+
+export interface Participant {
+  readonly participant_id: string;
+  readonly user_id: string;
+  readonly role: string;
+}
+
+export interface Room {
+  readonly room_id: string;
+  readonly participants: readonly Participant[];
+}
