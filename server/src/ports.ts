@@ -88,6 +88,20 @@ export interface LiveGrant {
  * A participant joined on a media node, as the media node records it at join and drops at leave
  * (docs/reference/room-api.md): read by the api and token nodes, which do not hold the rooms.
  */
+/** Tokens issued for a project on one UTC day (`YYYY-MM-DD`): the console's usage figures. */
+export interface TokenCount {
+  readonly projectId: string;
+  readonly day: string;
+  readonly count: number;
+}
+
+/** Counts issued tokens in memory and writes them to the store in batches (services/token-usage.ts). */
+export interface TokenCounter {
+  count(projectId: string, issuedAtSec: number): void;
+  /** Writes what was counted so far. */
+  flush(): Promise<void>;
+}
+
 export interface LiveParticipantRecord {
   readonly participantId: string;
   readonly projectId: string;
@@ -242,6 +256,10 @@ export interface Store extends WebhookStore {
    * `seenSince` or later, oldest join first.
    */
   listLiveParticipants(projectId: string, roomId: string | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
+  /** Adds to the tokens issued per project and day (each process adds what it issued). */
+  addTokenCounts(counts: readonly TokenCount[]): Promise<void>;
+  /** Tokens issued for a project per day, from `sinceDay` on, oldest first; days without any are left out. */
+  listTokenCounts(projectId: string, sinceDay: string): Promise<TokenCount[]>;
   /** A media node is alive at `nowSec`. */
   heartbeatMediaNode(nodeId: string, nowSec: number): Promise<void>;
   /** Drops a media node's participants and heartbeat (at its start and close). */

@@ -213,6 +213,10 @@ describe('console web page (Chromium)', () => {
       // and the page's own camera preview plays
       await decodes(a.page, 'alice (you)');
       await a.page.getByTestId('live-summary').filter({ hasText: '1 room, 2 participants' }).waitFor({ timeout: 15_000 });
+      // the tokens of today: those of the first test, and the test room's temporary tokens
+      const today = new Date().toISOString().slice(0, 10);
+      const issuedToday = Number(await a.page.getByTestId(`tokens-${today}`).textContent());
+      assert.ok(issuedToday >= 5, `${issuedToday} tokens today`);
       await shot(a.page, '08-test-room');
 
       await a.page.getByRole('button', { name: 'Remove bob' }).click();

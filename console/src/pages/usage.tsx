@@ -2,25 +2,52 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Room } from '../api.ts';
 import { ErrorText, useAction } from '../ui.tsx';
 
-/** The project's live rooms and participants, refreshed every five seconds while shown. */
+interface DayCount {
+  readonly day: string;
+  readonly tokens: number;
+}
+
+/** The project's live rooms and participants and its tokens per day, refreshed every five seconds while shown. */
 export function UsageSection({ projectId }: { projectId: string }) {
   const [rooms, setRooms] = useState<readonly Room[] | undefined>(undefined);
+  const [days, setDays] = useState<readonly DayCount[]>([]);
   const load = useAction();
   useEffect(() => {
-    const reload = (): void => void load.run(async () => setRooms((await api<{ rooms: Room[] }>('GET', `/v1/projects/${projectId}/rooms`)).rooms));
+    const reload = (): void => void load.run(async () => {
+      const [live, usage] = await Promise.all([
+        api<{ rooms: Room[] }>('GET', `/v1/projects/${projectId}/rooms`),
+        api<{ tokens_per_day: DayCount[] }>('GET', `/v1/projects/${projectId}/usage`),
+      ]);
+      setRooms(live.rooms);
+      setDays(usage.tokens_per_day);
+    });
     reload();
     const timer = setInterval(reload, 5000);
     return () => clearInterval(timer);
   }, [projectId]);
   const participants = rooms?.reduce((n, r) => n + r.participants.length, 0) ?? 0;
+  const most = Math.max(1, ...days.map((d) => d.tokens));
   return (
     <section aria-labelledby="usage-title">
-      <h2 id="usage-title">Live now</h2>
+      <h2 id="usage-title">Usage</h2>
       <ErrorText error={load.error} />
+      <h3>Live now</h3>
       {rooms && <p data-testid="live-summary">{rooms.length} room{rooms.length === 1 ? '' : 's'}, {participants} participant{participants === 1 ? '' : 's'}</p>}
       <ul>
         {rooms?.map((r) => <li key={r.room_id}><strong>{r.room_id}</strong>: {r.participants.map((p) => p.user_id).join(', ')}</li>)}
       </ul>
+      <h3>Tokens issued per day (UTC)</h3>
+      <table class="usage" aria-label="Tokens issued per day">
+        <thead><tr><th scope="col">Day</th><th scope="col">Tokens</th></tr></thead>
+        <tbody>
+          {[...days].reverse().map((d) => (
+            <tr key={d.day}>
+              <td>{d.day}</td>
+              <td data-testid={`tokens-${d.day}`}><span class="bar" style={{ width: `${(d.tokens / most) * 8}rem` }} aria-hidden="true" />{d.tokens}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

@@ -14,6 +14,7 @@ import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
 import type { Clock, EventBus, Limiter } from '../ports.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { TokenUsage } from '../services/token-usage.ts';
 import { createProjectEvents } from '../services/webhooks.ts';
 import { openKeys } from './open-keys.ts';
 import { openStore } from './open-store.ts';
@@ -51,6 +52,9 @@ export interface Services extends ServiceDeps {
   close(): Promise<void>;
 }
 
+/** How often a process writes the token counts it holds (the console's usage lags by at most this much). */
+const TOKEN_USAGE_FLUSH_MS = 5000;
+
 /** How long a starting process waits for Redis before it gives up with a clear message. */
 const REDIS_START_TIMEOUT_MS = 10_000;
 
@@ -76,6 +80,18 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     if (shared) closers.push(shared.close);
     const bus = shared?.bus ?? openLocalBus(config, options);
     if (!shared) closers.push(() => bus.close());
+    // tokens per project and day for the console, written in one batch every few seconds and at close
+    const tokenUsage = new TokenUsage(store);
+    const flushUsage = (): Promise<void> => tokenUsage.flush().catch((err: unknown) => {
+      // the counts stay in memory for the next flush
+      options.onStoreError?.(err instanceof Error ? err : new Error(String(err)));
+    });
+    const usageTimer = setInterval(() => void flushUsage(), TOKEN_USAGE_FLUSH_MS);
+    usageTimer.unref();
+    closers.push(async () => {
+      clearInterval(usageTimer);
+      await flushUsage();
+    });
     const recorded = new Set<() => void>();
     const webhookWake = (): void => {
       for (const listener of recorded) listener();
@@ -94,6 +110,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
         return () => recorded.delete(listener);
       },
       passwords: options.passwords ?? createPasswordHasher(),
+      tokenUsage,
     };
   } catch (err) {
     await close();

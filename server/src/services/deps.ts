@@ -1,7 +1,7 @@
 import type { LiveKeyRing } from '../core/keyring.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { PasswordHasher } from '../core/password.ts';
-import type { Clock, EventBus, Limiter, ProjectEvents, Store } from '../ports.ts';
+import type { Clock, EventBus, Limiter, ProjectEvents, Store, TokenCounter } from '../ports.ts';
 import type { WebhookTargets } from './webhook-delivery.ts';
 
 /** What the services need: ports and key material, chosen by the composition root. */
@@ -21,6 +21,8 @@ export interface ServiceDeps {
   readonly webhookTargets?: WebhookTargets | undefined;
   /** Wakes this process's webhook delivery worker, if it runs one. */
   readonly webhookWake?: (() => void) | undefined;
+  /** Counts the tokens this process issues, per project and day; undefined: not counted. */
+  readonly tokenUsage?: TokenCounter | undefined;
 }
 
 export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

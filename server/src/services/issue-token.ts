@@ -58,6 +58,7 @@ export async function issueToken(deps: ServiceDeps, settings: IssuerSettings, is
   } catch (cause) {
     throw new ApiError('issuer_unavailable', 'the grant could not be signed; retry with backoff', { cause });
   }
+  deps.tokenUsage?.count(issuer.projectId, iat);
   return {
     project_id: issuer.projectId,
     app_id: issuer.appId,

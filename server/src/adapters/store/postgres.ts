@@ -130,6 +130,13 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // webhook endpoints and the outbox of their deliveries (docs/reference/webhooks.md)
   POSTGRES_WEBHOOK_MIGRATION,
+  // tokens issued per project and UTC day (docs/console.md, "Usage")
+  `CREATE TABLE token_counts (
+     project_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     count BIGINT NOT NULL,
+     PRIMARY KEY (project_id, day)
+   );`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
@@ -398,6 +405,19 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       return stale.length;
     },
 
+    async addTokenCounts(counts) {
+      if (counts.length === 0) return;
+      // one statement: the rows of a batch are added together or not at all
+      await pool.query(`INSERT INTO token_counts (project_id, day, count)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+        ON CONFLICT (project_id, day) DO UPDATE SET count = token_counts.count + excluded.count`,
+      [counts.map((c) => c.projectId), counts.map((c) => c.day), counts.map((c) => c.count)]);
+    },
+    async listTokenCounts(projectId, sinceDay) {
+      return (await rows<{ project_id: string; day: string; count: string }>(
+        'SELECT project_id, day, count FROM token_counts WHERE project_id = $1 AND day >= $2 ORDER BY day', [projectId, sinceDay],
+      )).map((r) => ({ projectId: r.project_id, day: r.day, count: Number(r.count) }));
+    },
     async insertQuote(q) {
       await pool.query(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document) VALUES ($1, $2, $3, $4, $5)`,
         [q.id, q.accountId, q.priceListVersion, q.createdAt, q.document]);

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   AuthCredential, CredentialPatch, CredentialRecord, LiveParticipantRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
+  TokenCount,
 } from '../../ports.ts';
 import {
   toLiveParticipant, type LiveParticipantRow, toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
@@ -129,6 +130,13 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // webhook endpoints and the outbox of their deliveries (docs/reference/webhooks.md)
   SQLITE_WEBHOOK_MIGRATION,
+  // tokens issued per project and UTC day (docs/console.md, "Usage")
+  `CREATE TABLE token_counts (
+     project_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (project_id, day)
+   );`,
 ];
 
 interface CredentialRow {
@@ -233,6 +241,10 @@ export function createSqliteStore(path: string): Store {
     clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
     clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
     staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
+    addTokenCount: db.prepare<[string, string, number]>(`INSERT INTO token_counts (project_id, day, count) VALUES (?, ?, ?)
+      ON CONFLICT (project_id, day) DO UPDATE SET count = count + excluded.count`),
+    listTokenCounts: db.prepare<[string, string], { project_id: string; day: string; count: number }>(
+      'SELECT project_id, day, count FROM token_counts WHERE project_id = ? AND day >= ? ORDER BY day'),
     insertQuote: db.prepare(`INSERT INTO quotes (id, account_id, price_list_version, created_at, document)
       VALUES (@id, @accountId, @priceListVersion, @createdAt, @document)`),
     getQuote: db.prepare<[string, string], QuoteRow>('SELECT * FROM quotes WHERE account_id = ? AND id = ?'),
@@ -267,6 +279,9 @@ export function createSqliteStore(path: string): Store {
   const authCache = { dataVersion: -1, changes: -1, rows: new Map<string, AuthCredential>() };
   const MAX_CACHED_AUTH_CREDENTIALS = 10_000;
 
+  const addTokenCounts = db.transaction((counts: readonly TokenCount[]): void => {
+    for (const c of counts) q.addTokenCount.run(c.projectId, c.day, c.count);
+  });
   const clearMediaNode = db.transaction((nodeId: string): void => {
     q.clearNodeParticipants.run(nodeId);
     q.clearNodeHeartbeat.run(nodeId);
@@ -403,6 +418,10 @@ export function createSqliteStore(path: string): Store {
     async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
     async purgeMediaNodes(seenBefore) { return purgeMediaNodes(seenBefore); },
 
+    async addTokenCounts(counts) { addTokenCounts(counts); },
+    async listTokenCounts(projectId, sinceDay) {
+      return q.listTokenCounts.all(projectId, sinceDay).map((r) => ({ projectId: r.project_id, day: r.day, count: r.count }));
+    },
     async insertQuote(quote) { q.insertQuote.run(quote); },
     async getQuote(accountId, id) { const r = q.getQuote.get(accountId, id); return r && toQuote(r); },
     async listQuotes(accountId, page) {

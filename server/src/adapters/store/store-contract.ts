@@ -374,6 +374,20 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       });
     });
 
+    describe('token counts', () => {
+      it('adds counts per project and day across stores and batches, and lists them from a day on, oldest first', async () => {
+        const [a, b] = [uid('prj'), uid('prj')];
+        await store.addTokenCounts([{ projectId: a, day: '2026-11-23', count: 2 }, { projectId: a, day: '2026-11-24', count: 1 }]);
+        await other.addTokenCounts([{ projectId: a, day: '2026-11-24', count: 4 }, { projectId: b, day: '2026-11-24', count: 7 }]);
+        await store.addTokenCounts([]);
+        assert.deepEqual(await other.listTokenCounts(a, '2026-11-01'), [
+          { projectId: a, day: '2026-11-23', count: 2 }, { projectId: a, day: '2026-11-24', count: 5 },
+        ]);
+        assert.deepEqual(await store.listTokenCounts(a, '2026-11-24'), [{ projectId: a, day: '2026-11-24', count: 5 }]);
+        assert.deepEqual(await store.listTokenCounts(uid('prj'), '2026-01-01'), []);
+      });
+    });
+
     describe('project cut-offs', () => {
       it('keeps the later cut-off of a project archived twice, lists those not expired and purges the expired', async () => {
         const now = 2_000_000_000;

@@ -69,6 +69,13 @@ export const roomListSchema = responseComponent(z.strictObject({
   rooms: z.array(roomSchema).meta({ description: 'live rooms of the project, oldest first' }),
 }), 'RoomList');
 export const participantSchema = roomParticipantSchema;
+export const projectUsageSchema = responseComponent(z.strictObject({
+  tokens_per_day: z.array(z.strictObject({
+    day: z.string().meta({ description: 'UTC day, YYYY-MM-DD' }),
+    tokens: z.int().min(0).meta({ description: 'tokens issued for the project that day (token API and temporary tokens)' }),
+  })).meta({ description: 'the last 14 days, oldest first, today last' }),
+}), 'ProjectUsage');
+
 export const participantRemovedSchema = responseComponent(z.strictObject({ removed: z.literal(true) }), 'ParticipantRemoved');
 export const roomEndedSchema = responseComponent(z.strictObject({
   ended: z.literal(true),

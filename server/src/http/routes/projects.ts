@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createProject, getOwnProject, projectView, renameProject, setArchived } from '../../services/projects.ts';
 import { getRoom, listRooms, removeParticipant } from '../../services/rooms.ts';
+import { projectUsage } from '../../services/token-usage.ts';
 import { issueTemporaryToken } from '../../services/temporary-token.ts';
 import type { HttpContext } from '../context.ts';
 import { CUSTOMER_API } from '../openapi/operations/customer-api.ts';
@@ -44,6 +45,9 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): v
     const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
     return reply.send(await removeParticipant(ctx.deps, project.id, input.params.room_id, input.params.participant_id));
   }, session);
+
+  registerOperation(app, CUSTOMER_API.getProjectUsage, async (req, reply, input) =>
+    reply.send(await projectUsage(ctx.deps, req.accountId, input.params.id)), session);
 
   registerOperation(app, CUSTOMER_API.createTemporaryToken, async (req, reply, input) =>
     reply.code(200).send(await issueTemporaryToken(ctx.deps, ctx.issuer, req.accountId, input.params.id, input.body)), session);

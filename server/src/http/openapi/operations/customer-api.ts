@@ -6,7 +6,7 @@ import { tokenRequestSchema } from '../../../schemas/token.ts';
 import { idParam, requestComponent, type Operation } from '../registry.ts';
 import {
   accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, participantRemovedSchema, projectListSchema,
-  projectSchema, roomListSchema, roomSchema, sessionTokensSchema, tokenResponseSchema,
+  projectSchema, projectUsageSchema, roomListSchema, roomSchema, sessionTokensSchema, tokenResponseSchema,
 } from '../responses.ts';
 
 const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
@@ -137,6 +137,14 @@ export const CUSTOMER_API = {
     auth: 'bearer', pathParams: projectParticipant,
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
     errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
+  },
+  getProjectUsage: {
+    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', hosts: ['api'], tag: 'Projects',
+    summary: 'Tokens issued per day for the project, for the console',
+    description: 'Counted per UTC day; each process writes its counts every 5 seconds, so a token issued elsewhere shows within that time.',
+    auth: 'bearer', pathParams: projectId,
+    responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
   },
   createCredential: {
     id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',

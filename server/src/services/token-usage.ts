@@ -1,0 +1,69 @@
+/**
+ * Tokens issued per project and UTC day, for the console's usage view (docs/console.md, "Usage").
+ * Issuing a token only counts in memory; the counts go to the store in one batch every few
+ * seconds and when the process stops, so the token API's hot path never waits on the database.
+ */
+import type { Store, TokenCount, TokenCounter } from '../ports.ts';
+import type { ServiceDeps } from './deps.ts';
+import { nowSec } from './deps.ts';
+import { getOwnProject } from './projects.ts';
+
+/** How many days the usage view shows, today included. */
+export const USAGE_DAYS = 14;
+
+export function dayOf(epochSec: number): string {
+  return new Date(epochSec * 1000).toISOString().slice(0, 10);
+}
+
+export class TokenUsage implements TokenCounter {
+  private readonly store: Store;
+  private pending = new Map<string, TokenCount>();
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  /** One token issued for a project at `issuedAtSec`. */
+  count(projectId: string, issuedAtSec: number): void {
+    const day = dayOf(issuedAtSec);
+    const key = `${projectId} ${day}`;
+    const held = this.pending.get(key);
+    this.pending.set(key, { projectId, day, count: (held?.count ?? 0) + 1 });
+  }
+
+  /** Writes what was counted since the last flush; on failure the counts wait for the next one. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.pending.size === 0) return;
+      const batch = this.pending;
+      this.pending = new Map();
+      try {
+        await this.store.addTokenCounts([...batch.values()]);
+      } catch (err) {
+        for (const [key, c] of batch) {
+          const held = this.pending.get(key);
+          this.pending.set(key, { ...c, count: c.count + (held?.count ?? 0) });
+        }
+        throw err;
+      }
+    });
+    return this.flushing;
+  }
+}
+
+export interface DayCount {
+  readonly day: string;
+  readonly tokens: number;
+}
+
+/** The project's tokens per day over the last `USAGE_DAYS` days, oldest first, days without tokens as 0. */
+export async function projectUsage(deps: ServiceDeps, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
+  const project = await getOwnProject(deps, accountId, projectId);
+  // this process's own counts are current; other processes' arrive within their flush interval
+  await deps.tokenUsage?.flush().catch(() => undefined);
+  const today = nowSec(deps.clock);
+  const days = Array.from({ length: USAGE_DAYS }, (_, i) => dayOf(today - (USAGE_DAYS - 1 - i) * 86_400));
+  const counts = new Map((await deps.store.listTokenCounts(project.id, days[0]!)).map((c) => [c.day, c.count]));
+  return { tokens_per_day: days.map((day) => ({ day, tokens: counts.get(day) ?? 0 })) };
+}
