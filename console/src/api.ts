@@ -1,7 +1,9 @@
 /**
  * The console's client of the public customer API (docs/reference/api.md), on the same origin.
- * The access token lives in memory only; the single-use refresh token in sessionStorage, so that
- * a reload keeps the tab signed in and closing it ends the session. Nothing else is stored.
+ * Both tokens live in memory while the page is open. The single-use refresh token is put in
+ * sessionStorage only while the page is hidden away (a reload, a tab restored), and taken out again
+ * at load, so a duplicated tab never holds the same refresh token as its original (the first to
+ * use it would end the other's session). Nothing else is stored.
  */
 
 export class ApiError extends Error {
@@ -23,6 +25,14 @@ interface SessionTokens {
 
 const REFRESH_KEY = 'rtc-console-refresh';
 let access: string | undefined;
+let refreshToken: string | undefined = sessionStorage.getItem(REFRESH_KEY) ?? undefined;
+sessionStorage.removeItem(REFRESH_KEY);
+addEventListener('pagehide', () => {
+  if (refreshToken) sessionStorage.setItem(REFRESH_KEY, refreshToken);
+});
+addEventListener('pageshow', () => sessionStorage.removeItem(REFRESH_KEY));
+/** Moves on at every sign-in and sign-out: an answer to an older session's request is dropped. */
+let generation = 0;
 let refreshing: Promise<boolean> | undefined;
 const listeners = new Set<() => void>();
 
@@ -33,27 +43,31 @@ export function onSessionChange(listener: () => void): () => void {
 }
 
 export function signedIn(): boolean {
-  return access !== undefined || sessionStorage.getItem(REFRESH_KEY) !== null;
+  return access !== undefined || refreshToken !== undefined;
 }
 
 function adopt(tokens: SessionTokens): void {
   access = tokens.access_token;
-  sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  refreshToken = tokens.refresh_token;
   for (const l of listeners) l();
 }
 
-export function signOut(): void {
-  const refreshToken = sessionStorage.getItem(REFRESH_KEY);
-  const token = access;
+function forget(): void {
+  generation += 1;
   access = undefined;
+  refreshToken = undefined;
   sessionStorage.removeItem(REFRESH_KEY);
-  if (token) {
-    void fetch('/v1/auth/logout', {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(refreshToken ? { refresh_token: refreshToken } : {}),
-    }).catch(() => undefined);
-  }
   for (const l of listeners) l();
+}
+
+/** Ends the session on the server too (logout needs an access token: one is fetched first if the page holds none). */
+export async function signOut(): Promise<void> {
+  if (access === undefined) await refresh().catch(() => false);
+  const token = access;
+  forget();
+  if (token) {
+    await fetch('/v1/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+  }
 }
 
 async function failure(res: Response): Promise<ApiError> {
@@ -69,20 +83,24 @@ async function failure(res: Response): Promise<ApiError> {
   return new ApiError(res.status, code, message);
 }
 
-/** Trades the refresh token for a new pair, once at a time; false when the session is over. */
+/**
+ * Trades the refresh token for a new pair, once at a time; false when the session is over (the
+ * server refused the refresh token). Other failures (rate limit, server down) keep the session.
+ */
 function refresh(): Promise<boolean> {
   refreshing ??= (async () => {
-    const token = sessionStorage.getItem(REFRESH_KEY);
+    const token = refreshToken;
+    const started = generation;
     if (!token) return false;
     const res = await fetch('/v1/auth/refresh', {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: token }),
     });
-    if (!res.ok) {
-      access = undefined;
-      sessionStorage.removeItem(REFRESH_KEY);
-      for (const l of listeners) l();
+    if (started !== generation) return false;
+    if (res.status === 401) {
+      forget();
       return false;
     }
+    if (!res.ok) throw await failure(res);
     adopt((await res.json()) as SessionTokens);
     return true;
   })().finally(() => {
@@ -94,13 +112,18 @@ function refresh(): Promise<boolean> {
 /** A customer API call with the session; an expired access token is refreshed silently, once. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   if (access === undefined && !(await refresh())) throw new ApiError(401, 'unauthenticated', 'Sign in to continue.');
-  const send = (): Promise<Response> => fetch(path, {
-    method,
-    headers: { authorization: `Bearer ${access ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? null : JSON.stringify(body),
-  });
+  let sentWith = access;
+  const send = (): Promise<Response> => {
+    sentWith = access;
+    return fetch(path, {
+      method,
+      headers: { authorization: `Bearer ${access ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+  };
   let res = await send();
-  if (res.status === 401 && (await refresh())) res = await send();
+  // refreshed meanwhile by another call: retry with the new token rather than rotate it again
+  if (res.status === 401 && (access !== sentWith || (await refresh()))) res = await send();
   if (!res.ok) throw await failure(res);
   return (await res.json()) as T;
 }

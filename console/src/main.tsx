@@ -8,6 +8,9 @@ import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import './styles.css';
 
+/** Project ids as the API gives them; anything else in the hash is not put into an API path. */
+const PROJECT_ID = /^prj_[A-Za-z0-9_-]{1,64}$/;
+
 /** The route is the hash: #/projects, #/projects/prj_…, #/pricing, #/inspect, #/signin, #/signup. */
 function useRoute(): string[] {
   const read = (): string[] => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
@@ -29,7 +32,7 @@ function App() {
   const content = page === 'pricing' ? <PricingPage signedIn={session} />
     : page === 'inspect' ? <InspectorPage />
     : !session ? <AuthPage kind={page === 'signup' ? 'register' : 'login'} />
-    : page === 'projects' && id ? <ProjectPage id={id} />
+    : page === 'projects' && id && PROJECT_ID.test(id) ? <ProjectPage id={id} />
     : <ProjectsPage />;
   useEffect(() => {
     if (!session && !publicPage && page !== 'signin' && page !== 'signup') location.hash = '#/signin';
@@ -42,7 +45,7 @@ function App() {
           {session && <a href="#/projects">Projects</a>}
           <a href="#/pricing">Pricing</a>
           <a href="#/inspect">Grant inspector</a>
-          {session ? <button type="button" class="link" onClick={() => { signOut(); location.hash = '#/signin'; }}>Sign out</button>
+          {session ? <button type="button" class="link" onClick={() => { void signOut(); location.hash = '#/signin'; }}>Sign out</button>
             : <a href="#/signin">Sign in</a>}
         </nav>
       </header>

@@ -245,10 +245,11 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       await seesAndHears(c, 'ivan', 'mallory');
       await seesAndHears(a, 'judy', 'ivan');
 
-      const revokedAt = Date.now();
       await issuer.revoke(bToken);
+      // from the revocation's answer, as the platform's revocation latency is defined (docs/protocol/media.md, section 7)
+      const answeredAt = Date.now();
       const closed = await until(b, (m) => m.revokedAt !== undefined && m.sessionState === 'closed', 'judy revoked');
-      assert.ok(closed.revokedAt! - revokedAt < 1000, `revoked after ${Math.round(closed.revokedAt! - revokedAt)} ms`);
+      assert.ok(closed.revokedAt! - answeredAt < 1000, `revoked ${Math.round(closed.revokedAt! - answeredAt)} ms after the answer`);
       // its peer connection is gone: no remote track left, no statistics to read (measured after the event)
       const bView = await rtc(b);
       assert.deepEqual(bView.remote, []);

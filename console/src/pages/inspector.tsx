@@ -55,7 +55,12 @@ export function InspectorPage() {
     setResult(undefined);
     setError(undefined);
     if (grant.trim() === '') return;
-    inspect(grant, keys).then(setResult, setError);
+    // a slower check of an earlier grant must not overwrite this one's verdict
+    let current = true;
+    inspect(grant, keys).then((r) => current && setResult(r), (e: unknown) => current && setError(e));
+    return () => {
+      current = false;
+    };
   }, [grant, keys]);
   const c = result?.claims;
   const now = Date.now() / 1000;

@@ -110,8 +110,8 @@ export function TestRoom({ projectId, archived }: { projectId: string; archived:
               <li key={p.participantId}>
                 {p.userId} <small>{p.role} · {p.participantId}</small>
                 <button type="button" class="danger" aria-label={`Remove ${p.userId}`} onClick={() => void action.run(async () => {
-                  document.body.dataset['removeSentAt'] = String(Date.now());
-                  await api('POST', `/v1/projects/${projectId}/rooms/${encodeURIComponent(room)}/participants/${p.participantId}/remove`);
+                  await api('POST', `/v1/projects/${projectId}/rooms/${encodeURIComponent(room)}/participants/${encodeURIComponent(p.participantId)}/remove`);
+                  document.body.dataset['removeAnsweredAt'] = String(Date.now());
                 })}>Remove</button>
               </li>
             ))}

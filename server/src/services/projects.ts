@@ -1,4 +1,4 @@
-import { ApiError, notFound } from '../core/errors.ts';
+import { ApiError, notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { projectCutoffAt } from '../core/project-cutoff.ts';
 import type { ProjectRecord } from '../ports.ts';
@@ -66,4 +66,12 @@ export async function setArchived(deps: ServiceDeps, accountId: string, projectI
     await deps.events.record({ projectId, type: 'project.archived', occurredAt: now, data: {} });
   }
   return updated;
+}
+
+/** Console calls of the live rooms and usage views, per account (they poll every few seconds per open tab). */
+export const CONSOLE_READS_PER_MINUTE = 600;
+
+export async function admitConsoleRead(deps: ServiceDeps, accountId: string): Promise<void> {
+  const rate = await deps.limiter.hit(`console:${accountId}`, CONSOLE_READS_PER_MINUTE, 60);
+  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
 }

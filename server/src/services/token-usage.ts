@@ -6,7 +6,7 @@
 import type { Store, TokenCount, TokenCounter } from '../ports.ts';
 import type { ServiceDeps } from './deps.ts';
 import { nowSec } from './deps.ts';
-import { getOwnProject } from './projects.ts';
+import { admitConsoleRead, getOwnProject } from './projects.ts';
 
 /** How many days the usage view shows, today included. */
 export const USAGE_DAYS = 14;
@@ -34,12 +34,15 @@ export class TokenUsage implements TokenCounter {
 
   /** Writes what was counted since the last flush; on failure the counts wait for the next one. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
+    // a failed flush must not stop the next ones: each starts after the previous, whatever its outcome
+    this.flushing = this.flushing.catch(() => undefined).then(async () => {
       if (this.pending.size === 0) return;
       const batch = this.pending;
       this.pending = new Map();
       try {
-        await this.store.addTokenCounts([...batch.values()]);
+        // in one order on every node, so that two nodes adding to the same rows never deadlock
+        const rows = [...batch.values()].sort((a, b) => (a.projectId === b.projectId ? cmp(a.day, b.day) : cmp(a.projectId, b.projectId)));
+        await this.store.addTokenCounts(rows);
       } catch (err) {
         for (const [key, c] of batch) {
           const held = this.pending.get(key);
@@ -52,6 +55,10 @@ export class TokenUsage implements TokenCounter {
   }
 }
 
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export interface DayCount {
   readonly day: string;
   readonly tokens: number;
@@ -60,6 +67,7 @@ export interface DayCount {
 /** The project's tokens per day over the last `USAGE_DAYS` days, oldest first, days without tokens as 0. */
 export async function projectUsage(deps: ServiceDeps, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
   const project = await getOwnProject(deps, accountId, projectId);
+  await admitConsoleRead(deps, accountId);
   // this process's own counts are current; other processes' arrive within their flush interval
   await deps.tokenUsage?.flush().catch(() => undefined);
   const today = nowSec(deps.clock);

@@ -16,13 +16,14 @@ export const CONSOLE_ROUTES = ['GET /', 'GET /assets/*'] as const;
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self' ws: wss:",
-  "media-src 'self' blob: mediastream:", "worker-src blob:", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
+  "media-src 'self' blob: mediastream:", "worker-src blob:", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
 ].join('; ');
 
-/** dist/console from the sources (server/src/http/routes) and from the build (dist/server/src/http/routes). */
+/** dist/console, from the sources (server/src/http/routes) or from the build (dist/server/src/http/routes). */
 function consoleDir(): string | undefined {
-  const candidates = ['../../../../dist/console/', '../../../../console/'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
-  return candidates.find((dir) => existsSync(`${dir}index.html`));
+  const built = import.meta.url.includes('/dist/server/');
+  const dir = fileURLToPath(new URL(built ? '../../../../console/' : '../../../../dist/console/', import.meta.url));
+  return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
 export function registerConsoleRoutes(app: FastifyInstance): void {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { createProject, getOwnProject, projectView, renameProject, setArchived } from '../../services/projects.ts';
+import { admitConsoleRead, createProject, getOwnProject, projectView, renameProject, setArchived } from '../../services/projects.ts';
 import { getRoom, listRooms, removeParticipant } from '../../services/rooms.ts';
 import { projectUsage } from '../../services/token-usage.ts';
 import { issueTemporaryToken } from '../../services/temporary-token.ts';
@@ -33,16 +33,19 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): v
   // the room service API for the console: the same services, the project checked against the session's account
   registerOperation(app, CUSTOMER_API.listProjectRooms, async (req, reply, input) => {
     const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
     return reply.send(await listRooms(ctx.deps, project.id));
   }, session);
 
   registerOperation(app, CUSTOMER_API.getProjectRoom, async (req, reply, input) => {
     const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
     return reply.send(await getRoom(ctx.deps, project.id, input.params.room_id));
   }, session);
 
   registerOperation(app, CUSTOMER_API.removeProjectParticipant, async (req, reply, input) => {
     const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
     return reply.send(await removeParticipant(ctx.deps, project.id, input.params.room_id, input.params.participant_id));
   }, session);
 
