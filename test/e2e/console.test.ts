@@ -106,14 +106,14 @@ describe('console web page (Chromium)', () => {
       await page.getByRole('button', { name: 'I have stored it' }).click();
 
       // archive, then unarchive
-      await page.getByRole('button', { name: 'Archive project' }).click();
-      await page.getByRole('button', { name: 'Unarchive project' }).waitFor();
+      await page.getByRole('button', { name: 'Archive project', exact: true }).click();
+      await page.getByRole('button', { name: 'Unarchive project', exact: true }).waitFor();
       const archived = await tokenWith(appId, secret);
       assert.equal(archived.status, 403);
       assert.equal(archived.json<{ error: string }>().error, 'project_archived');
       await shot(page, '03-project-archived');
-      await page.getByRole('button', { name: 'Unarchive project' }).click();
-      await page.getByRole('button', { name: 'Archive project' }).waitFor();
+      await page.getByRole('button', { name: 'Unarchive project', exact: true }).click();
+      await page.getByRole('button', { name: 'Archive project', exact: true }).waitFor();
       assert.equal((await tokenWith(appId, secret)).status, 200);
 
       // the projects list, on a phone-sized screen too
