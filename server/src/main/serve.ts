@@ -9,7 +9,6 @@ import type { DeliveryResult } from '../services/webhook-delivery.ts';
 import { createReadiness } from '../services/readiness.ts';
 import { nowSec } from '../services/deps.ts';
 import { startAdminListener } from './admin.ts';
-import { startMediaRole } from './media-role.ts';
 import { startWebhookWorker } from './webhook-worker.ts';
 import { startSignaling } from './signaling-role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
@@ -29,7 +28,11 @@ const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
-const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = { media: startMediaRole, signaling: startSignaling };
+const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = {
+  // loaded only by a process that runs it: the WebRTC stack weighs some 25 MB that api and token processes do without
+  media: async (ctx) => (await import('./media-role.ts')).startMediaRole(ctx),
+  signaling: startSignaling,
+};
 
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
