@@ -44,14 +44,13 @@ import { SendQueue } from '../server/src/media/send-queue.ts';
 import { socketSink } from '../server/src/media/socket-sink.ts';
 import { postJson } from './lib/http.ts';
 import { KINDS, WireClient, encodeHeader } from './lib/media-wire.ts';
-import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
+import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
-import { startServerProcess, type ServerProcess } from './lib/process.ts';
+import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
 
 const BENCH = 'media-relay';
 const SELF = fileURLToPath(import.meta.url);
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FRAME_BYTES = 1200;
 const WINDOW = 256;
 /** Subscriber counts; BENCH_MEDIA_SUBSCRIBERS (comma-separated, from 1, 10, 50) runs a subset. */
@@ -295,18 +294,8 @@ async function main(): Promise<void> {
   const started: ServerProcess[] = [];
   try {
     progress('starting the platform (api, token, media) and the baseline relay...');
-    const platform = await startPlatformServer({
-      dataDir: join(work, 'data'), stderrFile: join(work, 'platform.log'), roles: ['api', 'token', 'media'],
-      env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' },
-    });
-    started.push(platform);
-    const baseline = await startServerProcess({
-      command: process.execPath, args: ['--import', 'tsx', SELF, 'baseline'], cwd: ROOT, roles: ['baseline'],
-      stderrFile: join(work, 'baseline.log'), env: { PATH: process.env['PATH'] ?? '' },
-    });
-    started.push(baseline);
+    const { platform, baseline, cred } = await startMediaAndBaseline(work, SELF, started);
     const api = platform.urls['api']!;
-    const cred = await createCredential(api);
 
     for (const n of SUBSCRIBERS) {
       const best = { platform: undefined as Saturated | undefined, baseline: undefined as Saturated | undefined };

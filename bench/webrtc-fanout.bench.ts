@@ -30,15 +30,14 @@ import {
 } from '../test/helpers/webrtc-client.ts';
 import { postJson } from './lib/http.ts';
 import type { WireCredentials } from './lib/media-wire.ts';
-import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
+import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
-import { startServerProcess, type ServerProcess } from './lib/process.ts';
+import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'webrtc-fanout';
 const SELF = fileURLToPath(import.meta.url);
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VIDEO = { streamId: 1, bytes: 1100, perSecond: 170 } as const;
 const AUDIO = { streamId: 2, bytes: 160, perSecond: 50 } as const;
 const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
@@ -260,18 +259,8 @@ async function main(): Promise<void> {
   const started: ServerProcess[] = [];
   try {
     progress('starting the platform (api, token, media) and the baseline UDP forwarder...');
-    const platform = await startPlatformServer({
-      dataDir: join(work, 'data'), stderrFile: join(work, 'platform.log'), roles: ['api', 'token', 'media'],
-      env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' },
-    });
-    started.push(platform);
-    const baseline = await startServerProcess({
-      command: process.execPath, args: ['--import', 'tsx', SELF, 'baseline'], cwd: ROOT, roles: ['baseline'],
-      stderrFile: join(work, 'baseline.log'), env: { PATH: process.env['PATH'] ?? '' },
-    });
-    started.push(baseline);
+    const { platform, baseline, cred } = await startMediaAndBaseline(work, SELF, started);
     const api = platform.urls['api']!;
-    const cred = await createCredential(api);
 
     for (const n of SUBSCRIBERS) {
       progress(`${n} subscriber(s): joining and negotiating...`);

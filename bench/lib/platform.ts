@@ -64,3 +64,24 @@ export async function createCredential(apiUrl: string): Promise<BenchCredential>
 
 /** The value of an HTTP Basic `Authorization` header. */
 export const basicAuthorization = basic;
+
+/**
+ * For the media benchmarks: the platform with the media role, and the bench file itself run with
+ * the `baseline` argument as the server it is compared with. Both are added to `started` as they
+ * start, so the caller stops whatever did start.
+ */
+export async function startMediaAndBaseline(
+  work: string, benchFile: string, started: ServerProcess[],
+): Promise<{ platform: ServerProcess; baseline: ServerProcess; cred: BenchCredential }> {
+  const platform = await startPlatformServer({
+    dataDir: join(work, 'data'), stderrFile: join(work, 'platform.log'), roles: ['api', 'token', 'media'],
+    env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' },
+  });
+  started.push(platform);
+  const baseline = await startServerProcess({
+    command: process.execPath, args: ['--import', 'tsx', benchFile, 'baseline'], cwd: ROOT, roles: ['baseline'],
+    stderrFile: join(work, 'baseline.log'), env: { PATH: process.env['PATH'] ?? '' },
+  });
+  started.push(baseline);
+  return { platform, baseline, cred: await createCredential(platform.urls['api']!) };
+}

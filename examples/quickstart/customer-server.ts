@@ -18,7 +18,8 @@ export interface CustomerServerOptions {
   readonly log: (line: string) => void;
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+/** A small JSON request body (at most 4 KiB) as an object; anything else as an empty one. */
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

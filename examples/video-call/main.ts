@@ -2,12 +2,13 @@
 // page and issues its tokens. Run it with `npm run example:call`, then open the printed address
 // in two tabs. Stops on Ctrl-C.
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
 import { createCredential } from '../quickstart/console-api.ts';
+import { readJson } from '../quickstart/customer-server.ts';
 import { startPlatform } from '../quickstart/platform.ts';
 
 const ROOM_ID = 'video-call';
@@ -18,18 +19,6 @@ const USER_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > 4096) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-}
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
