@@ -80,22 +80,43 @@ describe(deployment.name, () => {
     return res.json<TokenResponse>();
   };
 
+  /**
+   * A node on a port picked now. Another process of the suite may take that port (an outgoing
+   * connection's local port) between the pick and the bind: a port found taken is picked again.
+   */
+  const nodeOnFreePort = async (roles: readonly string[], portVariable: string, env: Record<string, string> = {}) => {
+    for (let attempt = 1; ; attempt++) {
+      const port = await freeTcpPort('127.0.0.1');
+      try {
+        return { server: await node(roles, { ...env, [portVariable]: String(port) }), port };
+      } catch (err) {
+        if (attempt >= 5 || !String(err).includes(`port ${port} is in use`)) throw err;
+      }
+    }
+  };
+
   before(async () => {
-    const [signalingPort, mediaPort] = [await freeTcpPort('127.0.0.1'), await freeTcpPort('127.0.0.1')];
-    const signalingUrl = `http://127.0.0.1:${signalingPort}`;
     if (cluster) {
       [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
       const databaseUrl = (await postgres.createDatabase()).replace('postgres@', `postgres:${DB_PASSWORD}@`);
       sharedEnv = { DATABASE_URL: databaseUrl, REDIS_URL: redis.url };
+    }
+    // the nodes whose address others announce start first, on the ports they are then known by
+    const signalingNode = await nodeOnFreePort(['signaling'], 'RTC_SIGNALING_PORT');
+    const signalingUrl = `http://127.0.0.1:${signalingNode.port}`;
+    let mediaNodes: Promise<RunningServer>[];
+    if (cluster) {
+      mediaNodes = [node(['media']), node(['media'])];
     } else {
       // one media node, at a port the token nodes announce
-      sharedEnv = { RTC_MEDIA_PUBLIC_PORT: String(mediaPort) };
+      const mediaNode = await nodeOnFreePort(['media'], 'RTC_MEDIA_PORT');
+      sharedEnv = { RTC_MEDIA_PUBLIC_PORT: String(mediaNode.port) };
+      mediaNodes = [Promise.resolve(mediaNode.server)];
     }
-    const mediaNodes = cluster ? [node(['media']), node(['media'])] : [node(['media'], { RTC_MEDIA_PORT: String(mediaPort) })];
     const started = await Promise.all([
       node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
       node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
-      node(['signaling'], { RTC_SIGNALING_PORT: String(signalingPort) }),
+      Promise.resolve(signalingNode.server),
       ...mediaNodes,
     ]);
     [a, b, signaling, media1] = started as [RunningServer, RunningServer, RunningServer, RunningServer];
