@@ -55,9 +55,9 @@ async function serveSignaling(): Promise<void> {
     { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
     { DEFAULT_LISTENER_LIMITS },
   ] = await Promise.all([
-    import('../server/src/adapters/bus/memory.ts'), import('../server/src/adapters/keys/file-keyring.ts'),
-    import('../server/src/adapters/limiter/memory.ts'), import('../server/src/adapters/store/sqlite.ts'),
-    import('../server/src/log.ts'), import('../server/src/services/issue-token.ts'),
+    import('../server/src/bus/memory.ts'), import('../server/src/keys/file-keyring.ts'),
+    import('../server/src/limiter/memory.ts'), import('../server/src/store/sqlite.ts'),
+    import('../server/src/log.ts'), import('../server/src/tokens/issue.ts'),
     import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
     import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
   ]);

@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateReference, REFERENCE_FILES } from '../server/src/http/openapi/reference.ts';
+import { generateReference, REFERENCE_FILES } from './api-docs/reference.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const check = process.argv.includes('--check');

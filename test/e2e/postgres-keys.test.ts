@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { loadKeyRing } from '../../server/src/adapters/keys/file-keyring.ts';
+import { loadKeyRing } from '../../server/src/keys/file-keyring.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { composeServices, type Services } from '../../server/src/main/compose.ts';

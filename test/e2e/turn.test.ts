@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
 import type { TokenResponse, TurnCredentials } from '@rtc/protocol';
-import { turnCredentials } from '../../server/src/core/turn.ts';
+import { turnCredentials } from '../../server/src/tokens/turn.ts';
 import { allocateRelay, startCoturn, type AllocationResult, type Coturn } from '../helpers/coturn.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';

@@ -12,13 +12,13 @@ import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
-import { createHttpApp, type HttpRole } from '../../server/src/http/app.ts';
+import { createHttpApp, type HttpRole } from '../../server/src/main/http-app.ts';
 import { REDACT_PATHS } from '../../server/src/log.ts';
 import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { composeServices, httpContext } from '../../server/src/main/compose.ts';
 import { urlOf } from '../../server/src/main/serve.ts';
-import type { Clock, Limiter } from '../../server/src/ports.ts';
-import type { ServiceDeps } from '../../server/src/services/deps.ts';
+import type { Clock, Limiter } from '../../server/src/core/ports.ts';
+import type { ServiceDeps } from '../../server/src/core/deps.ts';
 import { encodeRequest, httpResult, type HttpResult, type PlatformClient, type RequestOptions } from './http.ts';
 
 /** A clock that stands still until the test moves it. */

@@ -12,8 +12,8 @@ import { jwsKeyId } from '../../server/src/core/grant.ts';
 import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { composeServices, type Services } from '../../server/src/main/compose.ts';
 import { runKeysRotate } from '../../server/src/main/keys-command.ts';
-import { issueToken } from '../../server/src/services/issue-token.ts';
-import type { ServiceDeps } from '../../server/src/services/deps.ts';
+import { issueToken } from '../../server/src/tokens/issue.ts';
+import type { ServiceDeps } from '../../server/src/core/deps.ts';
 import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings } from '../../server/src/signaling/settings.ts';
 

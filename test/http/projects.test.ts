@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MAX_TTL_SECONDS } from '@rtc/protocol';
-import type { BusEvent } from '../../server/src/ports.ts';
+import type { BusEvent } from '../../server/src/core/ports.ts';
 import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
 import { type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';

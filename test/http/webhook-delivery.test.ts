@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSqliteStore } from '../../server/src/adapters/store/sqlite.ts';
-import { createHttpsSender, PRIVATE_TARGET } from '../../server/src/adapters/webhooks/https-sender.ts';
+import { createSqliteStore } from '../../server/src/store/sqlite.ts';
+import { createHttpsSender, PRIVATE_TARGET } from '../../server/src/webhooks/https-sender.ts';
 import { newWebhookSecret } from '../../server/src/core/ids.ts';
-import type { Store, WebhookRecord } from '../../server/src/ports.ts';
-import { startWebhookDelivery, type DeliveryResult, type WebhookDelivery } from '../../server/src/services/webhook-delivery.ts';
-import { createProjectEvents } from '../../server/src/services/webhooks.ts';
+import type { Store, WebhookRecord } from '../../server/src/core/ports.ts';
+import { startWebhookDelivery, type DeliveryResult, type WebhookDelivery } from '../../server/src/webhooks/delivery.ts';
+import { createProjectEvents } from '../../server/src/webhooks/endpoints.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 

@@ -1,10 +1,10 @@
 import type { AddressSet } from '../core/address.ts';
 import type { TokenMetrics } from '../metrics/metrics.ts';
-import type { Limiter } from '../ports.ts';
-import type { Readiness } from '../services/readiness.ts';
-import type { AddressLimits } from '../services/app-auth.ts';
-import type { ServiceDeps } from '../services/deps.ts';
-import type { IssuerSettings } from '../services/issue-token.ts';
+import type { Limiter } from '../core/ports.ts';
+import type { Readiness } from './readiness.ts';
+import type { AddressLimits } from '../tokens/app-auth.ts';
+import type { ServiceDeps } from '../core/deps.ts';
+import type { IssuerSettings } from '../tokens/issue.ts';
 
 /** What the HTTP edge needs besides the services: settings read once from the config. */
 export interface HttpContext {

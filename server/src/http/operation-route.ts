@@ -2,9 +2,9 @@ import type {
   FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, RouteShorthandOptions,
 } from 'fastify';
 import type { z } from 'zod';
-import { validateQuery } from '../schemas/public.ts';
-import { parseJsonBody, validate } from '../schemas/validate.ts';
-import type { Auth, Operation } from './openapi/registry.ts';
+import { validateQuery } from '../billing/public-schemas.ts';
+import { parseJsonBody, validate } from './validate.ts';
+import type { Auth, Operation } from './registry.ts';
 import type { RouteFlags } from './reply.ts';
 
 /** The body an operation's schema admits; `never` for operations without a body. */

@@ -1,23 +1,23 @@
-import { createMemoryBus } from '../adapters/bus/memory.ts';
-import { createRedisBus } from '../adapters/bus/redis.ts';
-import { createSqliteBus } from '../adapters/bus/sqlite.ts';
-import { createWebhookTargets } from '../adapters/webhooks/https-sender.ts';
-import { createMemoryLimiter } from '../adapters/limiter/memory.ts';
-import { createRedisLimiter } from '../adapters/limiter/redis.ts';
-import { createRedisMediaNodeDirectory } from '../adapters/media-nodes/redis.ts';
-import { createRedisClient, redisReady } from '../adapters/redis-client.ts';
+import { createMemoryBus } from '../bus/memory.ts';
+import { createRedisBus } from '../bus/redis.ts';
+import { createSqliteBus } from '../bus/sqlite.ts';
+import { createWebhookTargets } from '../webhooks/https-sender.ts';
+import { createMemoryLimiter } from '../limiter/memory.ts';
+import { createRedisLimiter } from '../limiter/redis.ts';
+import { createRedisMediaNodeDirectory } from '../redis/media-nodes.ts';
+import { createRedisClient, redisReady } from '../redis/client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { KeyRing, LiveKeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
-import type { Clock, EventBus, Limiter } from '../ports.ts';
-import type { ServiceDeps } from '../services/deps.ts';
-import { TokenUsage } from '../services/token-usage.ts';
-import { createProjectEvents } from '../services/webhooks.ts';
-import { openKeys } from './open-keys.ts';
-import { openStore } from './open-store.ts';
+import type { Clock, EventBus, Limiter } from '../core/ports.ts';
+import type { ServiceDeps } from '../core/deps.ts';
+import { TokenUsage } from '../tokens/usage.ts';
+import { createProjectEvents } from '../webhooks/endpoints.ts';
+import { openKeys } from '../keys/open-keys.ts';
+import { openStore } from '../store/open-store.ts';
 
 export const systemClock: Clock = { nowMs: () => Date.now() };
 

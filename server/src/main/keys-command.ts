@@ -1,8 +1,8 @@
-import { createFileKeyRingSource, missingKeyFileMessage } from '../adapters/keys/file-keyring.ts';
-import { createStoreKeyRingSource, KeyRotationError, rotateKeys } from '../adapters/keys/key-ring-source.ts';
+import { createFileKeyRingSource, missingKeyFileMessage } from '../keys/file-keyring.ts';
+import { createStoreKeyRingSource, KeyRotationError, rotateKeys } from '../keys/key-ring-source.ts';
 import type { Config } from '../config.ts';
-import type { Clock } from '../ports.ts';
-import { openStore } from './open-store.ts';
+import type { Clock } from '../core/ports.ts';
+import { openStore } from '../store/open-store.ts';
 import type { CommandOutput } from './subscriptions-command.ts';
 
 export const KEYS_USAGE = `  keys rotate    add a new signing key and media master key (keys.json in RTC_DATA_DIR, or

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { PlatformMetrics } from '../metrics/metrics.ts';
-import type { Readiness } from '../services/readiness.ts';
-import type { ServiceDeps } from '../services/deps.ts';
+import type { Readiness } from '../http/readiness.ts';
+import type { ServiceDeps } from '../core/deps.ts';
 
 /** A network role started by `rtc serve`: where it listens and how it stops. */
 export interface RoleServer {

@@ -2,15 +2,15 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config, RoleName } from '../config.ts';
-import { createHttpApp, type HttpRole } from '../http/app.ts';
+import { createHttpApp, type HttpRole } from './http-app.ts';
 import { openFileLimit, warnOverFileLimit } from '../http/connection-guard.ts';
 import { createMetrics, type WebhookOutcome } from '../metrics/metrics.ts';
-import type { DeliveryResult } from '../services/webhook-delivery.ts';
-import { createReadiness } from '../services/readiness.ts';
-import { nowSec } from '../services/deps.ts';
+import type { DeliveryResult } from '../webhooks/delivery.ts';
+import { createReadiness } from '../http/readiness.ts';
+import { nowSec } from '../core/deps.ts';
 import { startAdminListener } from './admin.ts';
-import { startWebhookWorker } from './webhook-worker.ts';
-import { startSignaling } from './signaling-role.ts';
+import { startWebhookWorker } from '../webhooks/worker.ts';
+import { startSignaling } from '../signaling/role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
 import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
 
@@ -30,7 +30,7 @@ const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
 const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = {
   // loaded only by a process that runs it: the WebRTC stack weighs some 25 MB that api and token processes do without
-  media: async (ctx) => (await import('./media-role.ts')).startMediaRole(ctx),
+  media: async (ctx) => (await import('../media/role.ts')).startMediaRole(ctx),
   signaling: startSignaling,
 };
 

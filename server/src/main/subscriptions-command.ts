@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
 import { ApiError } from '../core/errors.ts';
-import type { Clock, SubscriptionRequestStatus } from '../ports.ts';
-import { SUBSCRIPTION_STATUSES, MAX_NOTE_LENGTH } from '../schemas/billing.ts';
-import { decideSubscriptionRequest, listForOperator } from '../services/subscriptions.ts';
-import { openStore } from './open-store.ts';
+import type { Clock, SubscriptionRequestStatus } from '../core/ports.ts';
+import { SUBSCRIPTION_STATUSES, MAX_NOTE_LENGTH } from '../billing/schemas.ts';
+import { decideSubscriptionRequest, listForOperator } from '../billing/subscriptions.ts';
+import { openStore } from '../store/open-store.ts';
 
 export const SUBSCRIPTIONS_USAGE = `  subscriptions list [--status S] [--limit N]
                  subscription requests of every account, newest first (JSON lines)

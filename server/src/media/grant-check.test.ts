@@ -5,7 +5,7 @@ import { encodeHeader, NONCE_LABEL, type GrantClaims } from '@rtc/protocol';
 import { deriveSessionKeys as sdkSessionKeys, proofOfPossession as sdkProof, seal as sdkSeal, sha256 } from '../../../sdk/app/src/crypto.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
-import { deriveMediaKey } from '../core/media-key.ts';
+import { deriveMediaKey } from '../tokens/media-key.ts';
 import { open } from './frame.ts';
 import { checkGrant, deriveSessionKeys, proofOfPossession, verifyProof, type GrantKeys } from './grant-check.ts';
 

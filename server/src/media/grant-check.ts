@@ -3,7 +3,7 @@ import { isId, KEY_LABEL, parseGrantClaims, type Role } from '@rtc/protocol';
 import { fromB64u, safeEqual } from '../core/encoding.ts';
 import { GRANT_TYPE, verifyJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
-import { deriveMediaKey } from '../core/media-key.ts';
+import { deriveMediaKey } from '../tokens/media-key.ts';
 import { CLOCK_SKEW_SECONDS } from './limits.ts';
 
 /** A verified media grant: who may do what in which room, until when. */

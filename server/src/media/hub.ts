@@ -2,11 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../core/presence.ts';
-import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
+import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
+import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
 import type {
   BusEvent, Clock, EventBus, LiveParticipantRecord, ProjectCutoffRecord, ProjectEventInput, ProjectEvents, Store,
-} from '../ports.ts';
+} from '../core/ports.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';

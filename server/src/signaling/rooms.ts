@@ -3,8 +3,8 @@ import {
 } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { newLogEpoch } from '../core/ids.ts';
-import { isCutOff } from '../core/project-cutoff.ts';
-import type { Clock } from '../ports.ts';
+import { isCutOff } from '../customers/project-cutoff.ts';
+import type { Clock } from '../core/ports.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
 

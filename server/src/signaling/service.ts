@@ -1,9 +1,9 @@
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { jwsKeyId } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
-import { isCutOff, ProjectCutoffs } from '../core/project-cutoff.ts';
-import type { ProjectCutoffRecord } from '../ports.ts';
-import { nowSec, type ServiceDeps } from '../services/deps.ts';
+import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
+import type { ProjectCutoffRecord } from '../core/ports.ts';
+import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
 import type { SignalingSettings } from './settings.ts';
 import { verifySignalingToken, type SessionIdentity } from './verify-token.ts';

@@ -1,7 +1,7 @@
 import {
   KEEPALIVE_SECONDS, MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_ROOM, MAX_STREAM_BUFFER_BYTES, MAX_STREAMS_PER_SESSION,
   PRESENCE_GRACE_SECONDS, RETENTION_EVENTS, RETENTION_SECONDS, TOKEN_RATE_WINDOW_SECONDS, TOKEN_REQUESTS_PER_WINDOW,
-} from '../core/signaling-limits.ts';
+} from './limits.ts';
 
 /** Settings of the signaling service; the protocol's limits are named in core/signaling-limits.ts. */
 

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { BusEvent } from '../core/ports.ts';
+
+const id = z.string().min(1).max(256);
+const seconds = z.number().int().nonnegative();
+const streams = z.array(z.number().int().nonnegative()).max(1024);
+
+/** Every event the platform publishes, checked field by field (a bus is not trusted blindly). */
+const busEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('grant.revoked'), grantId: id, projectId: id, expiresAt: seconds }),
+  z.strictObject({ type: z.literal('credential.changed'), appId: id }),
+  z.strictObject({ type: z.literal('project.archived'), projectId: id, cutAt: seconds, expiresAt: seconds }),
+  z.strictObject({
+    type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
+    publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
+  }),
+]) satisfies z.ZodType<BusEvent>;
+
+// a new kind of event must be added here too, or every other process would drop it
+type Unchecked = Exclude<BusEvent['type'], z.infer<typeof busEventSchema>['type']>;
+const everyEventChecked: [Unchecked] extends [never] ? true : never = true;
+void everyEventChecked;
+
+const envelopeSchema = z.strictObject({ origin: z.string().min(1).max(64), event: busEventSchema });
+
+export interface Envelope {
+  readonly origin: string;
+  readonly event: BusEvent;
+}
+
+/** An event as it crosses between processes: the publisher's origin beside the event. */
+export function encodeEnvelope(origin: string, event: BusEvent): string {
+  return JSON.stringify({ origin, event });
+}
+
+/**
+ * Reads a message of the shared channel; undefined for anything that is not an envelope of a
+ * known event (something else published there: reported by the caller, never applied).
+ */
+export function decodeEnvelope(message: string): Envelope | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  const result = envelopeSchema.safeParse(parsed);
+  return result.success ? result.data : undefined;
+}

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { EventBus } from '../core/ports.ts';
+import { createRedisClient, reconnectDelay } from '../redis/client.ts';
+import { decodeEnvelope, encodeEnvelope } from './envelope.ts';
+import { createMemoryBus } from './memory.ts';
+
+export interface RedisBusOptions {
+  readonly channel?: string;
+  readonly onHandlerError: (err: unknown) => void;
+  /** Told of connection errors (never the URL, which may carry a password). */
+  readonly onError: (err: Error) => void;
+}
+
+/**
+ * The Redis bus: `onResync` handlers run every 250 ms while the subscription is lost (Redis
+ * stopped, network cut) and once more when it is restored.
+ */
+export interface RedisBus extends EventBus {
+  onResync(handler: (state: ResyncState) => void): () => void;
+  /** Resolves once the subscription is in place (startup waits for it). */
+  ready(): Promise<void>;
+  /** Whether the subscription is in place now (false while Redis is unreachable). */
+  live(): boolean;
+}
+
+const MAX_PENDING = 10_000;
+/** How often subscribers are told to re-read the store while the bus is cut off from Redis. */
+export const RESYNC_WHILE_CUT_OFF_MS = 250;
+
+/** Why subscribers re-read the store: the bus is cut off from Redis (repeated), or it is back (once). */
+export type ResyncState = 'cut-off' | 'restored';
+
+/**
+ * The event bus of a cluster: Redis publish/subscribe on one channel. Each event is delivered at
+ * once to this process's subscribers and published for the others (a process ignores its own
+ * events coming back). A publish that fails while Redis is unreachable is kept (up to 10 000) and
+ * sent once the connection is back; subscribers that lost their connection are told to resync.
+ */
+export function createRedisBus(url: string, options: RedisBusOptions): RedisBus {
+  const channel = options.channel ?? 'rtc:events';
+  const origin = randomBytes(9).toString('base64url');
+  const local = createMemoryBus(options.onHandlerError);
+  const publisher = createRedisClient(url, options.onError);
+  // ioredis's own resubscription after a reconnect is fire-and-forget (a failure there is an
+  // unhandled rejection): subscribe on every `ready` here instead, and resync after each but the first
+  const subscriber = new Redis(url, { retryStrategy: reconnectDelay, autoResubscribe: false });
+  subscriber.on('error', options.onError);
+
+  const resyncHandlers = new Set<(state: ResyncState) => void>();
+  const resync = (state: ResyncState): void => {
+    for (const handler of resyncHandlers) {
+      try {
+        handler(state);
+      } catch (err) {
+        options.onHandlerError(err);
+      }
+    }
+  };
+  let subscribedOnce = false;
+  let closed = false;
+  let markSubscribed: () => void = () => {};
+  const subscribed = new Promise<void>((resolve) => {
+    markSubscribed = resolve;
+  });
+  // while the subscription is lost, subscribers re-read the store on every tick, so a revocation
+  // made meanwhile (durable in the store first) still cuts its session within the second
+  let cutOff: NodeJS.Timeout | undefined;
+  subscriber.on('close', () => {
+    if (!subscribedOnce || cutOff || closed) return;
+    cutOff = setInterval(() => resync('cut-off'), RESYNC_WHILE_CUT_OFF_MS);
+    cutOff.unref();
+  });
+  subscriber.on('ready', () => {
+    subscriber.subscribe(channel).then(() => {
+      if (!subscribedOnce) {
+        subscribedOnce = true;
+        markSubscribed();
+        return;
+      }
+      clearInterval(cutOff);
+      cutOff = undefined;
+      resync('restored');
+    }, options.onError);
+  });
+  subscriber.on('message', (_channel: string, message: string) => {
+    const envelope = decodeEnvelope(message);
+    if (!envelope) {
+      // something else published on the channel: reported, never applied, never a crash
+      options.onHandlerError(new Error('a message on the event channel is not a platform event; ignored'));
+      return;
+    }
+    if (envelope.origin !== origin) void local.publish(envelope.event);
+  });
+
+  const pending: string[] = [];
+  const flush = async (): Promise<void> => {
+    while (pending.length > 0) {
+      await publisher.publish(channel, pending[0]!);
+      pending.shift();
+    }
+  };
+  publisher.on('ready', () => {
+    flush().catch(options.onError);
+  });
+
+  return {
+    reach: 'deployment',
+    async publish(event) {
+      await local.publish(event);
+      const message = encodeEnvelope(origin, event);
+      if (pending.length === 0) {
+        try {
+          await publisher.publish(channel, message);
+          return;
+        } catch {
+          // kept below and sent on reconnect
+        }
+      }
+      if (pending.length >= MAX_PENDING) pending.shift();
+      pending.push(message);
+    },
+    subscribe: (handler) => local.subscribe(handler),
+    ready: () => subscribed,
+    live: () => subscribedOnce && cutOff === undefined && !closed,
+    onResync(handler) {
+      resyncHandlers.add(handler);
+      return () => resyncHandlers.delete(handler);
+    },
+    async close() {
+      closed = true;
+      clearInterval(cutOff);
+      await local.close();
+      resyncHandlers.clear();
+      publisher.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { LiveKeyRing } from './keyring.ts';
+import type { MediaNodeDirectory } from './media-placement.ts';
+import type { PasswordHasher } from './password.ts';
+import type { Clock, EventBus, Limiter, ProjectEvents, Store, TokenCounter } from './ports.ts';
+import type { WebhookTargets } from '../webhooks/delivery.ts';
+
+/** What the services need: ports and key material, chosen by the composition root. */
+export interface ServiceDeps {
+  readonly store: Store;
+  readonly limiter: Limiter;
+  readonly bus: EventBus;
+  readonly clock: Clock;
+  /** Always the newest ring this process loaded (docs/operations/configuration.md, "Keys"). */
+  readonly keys: LiveKeyRing;
+  readonly passwords: PasswordHasher;
+  /** Project events for webhooks (participant joined, token revoked, ...). */
+  readonly events: ProjectEvents;
+  /** The media nodes of a cluster (with Redis); undefined: the one media node of the config. */
+  readonly mediaNodes?: MediaNodeDirectory | undefined;
+  /** Checks webhook endpoint URLs for private targets; undefined: only the URL's form is checked. */
+  readonly webhookTargets?: WebhookTargets | undefined;
+  /** Wakes this process's webhook delivery worker, if it runs one. */
+  readonly webhookWake?: (() => void) | undefined;
+  /** Counts the tokens this process issues, per project and day; undefined: not counted. */
+  readonly tokenUsage?: TokenCounter | undefined;
+}
+
+export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

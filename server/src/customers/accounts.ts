@@ -1,0 +1,148 @@
+import { createHmac } from 'node:crypto';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX } from '@rtc/protocol';
+import { ApiError, rateLimited } from '../core/errors.ts';
+import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
+import type { AccountRecord, SessionRecord } from '../core/ports.ts';
+import { nowSec, type ServiceDeps } from '../core/deps.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 900;
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const REGISTRATIONS_PER_HOUR = 100;
+
+export interface AccountView {
+  readonly id: string;
+  readonly email: string;
+  readonly created_at: number;
+}
+
+export interface SessionTokens {
+  readonly account: AccountView;
+  readonly access_token: string;
+  readonly refresh_token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
+}
+
+const LOGIN_FAILED = 'invalid e-mail address or password';
+const SESSION_INVALID = 'the session token is missing, invalid or expired';
+
+export const accountView = (a: AccountRecord): AccountView => ({ id: a.id, email: a.email, created_at: a.createdAt });
+
+function hashBearer(deps: ServiceDeps, token: string): string {
+  return createHmac('sha256', deps.keys.secretHashKey).update(`bearer:${token}`).digest('base64url');
+}
+
+async function openSession(deps: ServiceDeps, account: AccountRecord, familyId: string): Promise<SessionTokens> {
+  const now = nowSec(deps.clock);
+  const access = newBearer('session');
+  const refresh = newBearer('refresh');
+  const session: SessionRecord = {
+    id: newOpaqueId(), accountId: account.id, familyId,
+    accessHash: hashBearer(deps, access), accessExpiresAt: now + ACCESS_TOKEN_TTL_SECONDS,
+    refreshHash: hashBearer(deps, refresh), refreshExpiresAt: now + REFRESH_TOKEN_TTL_SECONDS,
+    status: 'active', createdAt: now,
+  };
+  await deps.store.insertSession(session);
+  return {
+    account: accountView(account), access_token: access, refresh_token: refresh, token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+  };
+}
+
+export async function register(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+  const rate = await deps.limiter.hit(`register:${address}`, REGISTRATIONS_PER_HOUR, 3600);
+  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
+  const account: AccountRecord = {
+    id: newId('account'), email: email.toLowerCase(), passwordHash: await deps.passwords.hash(password),
+    createdAt: nowSec(deps.clock),
+  };
+  if (!(await deps.store.insertAccount(account))) {
+    throw new ApiError('conflict', 'an account with this e-mail address exists');
+  }
+  return openSession(deps, account, newOpaqueId());
+}
+
+// Attempts waiting for, or holding, each failure key (an address or an e-mail address).
+const loginQueues = new Map<string, Promise<void>>();
+
+/**
+ * Runs `task` once every earlier task of `key` in this process has ended. A password check takes
+ * long (scrypt) and its failure is counted only at its end: attempts that ran side by side would all
+ * pass the block check before any of them counted, and so could check any number of passwords.
+ */
+async function oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const earlier = loginQueues.get(key);
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const tail = earlier ? earlier.then(() => done) : done;
+  loginQueues.set(key, tail);
+  try {
+    await earlier;
+    return await task();
+  } finally {
+    release();
+    if (loginQueues.get(key) === tail) loginQueues.delete(key);
+  }
+}
+
+/** Login failures are limited like token-API authentication: per address and per e-mail address. */
+export async function login(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+  const normalized = email.toLowerCase();
+  const keys = [`loginfail:addr:${address}`, `loginfail:email:${normalized}`] as const;
+  // always the address first, then the e-mail address: no two attempts wait for each other in a cycle
+  return oneAtATime(keys[0], () => oneAtATime(keys[1], () => checkLogin(deps, normalized, password, keys)));
+}
+
+async function checkLogin(deps: ServiceDeps, normalized: string, password: string, keys: readonly string[]): Promise<SessionTokens> {
+  for (const key of keys) {
+    const blocked = await deps.limiter.peek(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+    if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
+  }
+  const account = await deps.store.findAccountByEmail(normalized);
+  const ok = await deps.passwords.verify(password, account?.passwordHash ?? (await deps.passwords.dummyHash()));
+  if (!account || !ok) {
+    for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+    throw new ApiError('invalid_credentials', LOGIN_FAILED);
+  }
+  return openSession(deps, account, newOpaqueId());
+}
+
+/** Rotates the pair; a refresh token used twice ends its whole session family (theft detected). */
+export async function refresh(deps: ServiceDeps, refreshToken: string): Promise<SessionTokens> {
+  const invalid = new ApiError('unauthenticated', 'the refresh token is invalid, expired or already used');
+  if (!refreshToken.startsWith(ID_PREFIX.refresh)) throw invalid;
+  const session = await deps.store.findSessionByRefreshHash(hashBearer(deps, refreshToken));
+  if (!session) throw invalid;
+  if (session.status === 'rotated') {
+    await deps.store.endSessionFamily(session.familyId);
+    throw invalid;
+  }
+  if (session.status !== 'active' || session.refreshExpiresAt < nowSec(deps.clock)) throw invalid;
+  if (!(await deps.store.markSessionRotated(session.id))) {
+    // a concurrent refresh with the same token won the race: that is reuse too
+    await deps.store.endSessionFamily(session.familyId);
+    throw invalid;
+  }
+  const account = await deps.store.getAccount(session.accountId);
+  if (!account) throw invalid;
+  return openSession(deps, account, session.familyId);
+}
+
+/** Resolves a console access token to its session; 401 unauthenticated otherwise. */
+export async function authenticateSession(deps: ServiceDeps, authorization: string | undefined): Promise<SessionRecord> {
+  const invalid = new ApiError('unauthenticated', SESSION_INVALID);
+  if (authorization === undefined || authorization.length > 512) throw invalid;
+  const space = authorization.indexOf(' ');
+  if (space === -1 || authorization.slice(0, space).toLowerCase() !== 'bearer') throw invalid;
+  const token = authorization.slice(space + 1).trim();
+  if (!token.startsWith(ID_PREFIX.session)) throw invalid;
+  const session = await deps.store.findSessionByAccessHash(hashBearer(deps, token));
+  if (!session || session.status !== 'active' || session.accessExpiresAt < nowSec(deps.clock)) throw invalid;
+  return session;
+}
+
+export async function logout(deps: ServiceDeps, session: SessionRecord): Promise<void> {
+  await deps.store.endSessionFamily(session.familyId);
+}

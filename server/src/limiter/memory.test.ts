@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Clock } from '../core/ports.ts';
+import { createMemoryLimiter } from './memory.ts';
+
+function manualClock(): Clock & { advance(ms: number): void } {
+  let now = 1_000_000;
+  return { nowMs: () => now, advance: (ms) => { now += ms; } };
+}
+
+describe('memory limiter: fixed windows opened by the first hit', () => {
+  it('allows max hits in a window, then refuses with the seconds left, and opens a new window after', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock);
+    for (let i = 0; i < 3; i++) assert.deepEqual(await limiter.hit('k', 3, 10), { ok: true, retryAfterSec: 0 });
+    assert.deepEqual(await limiter.hit('k', 3, 10), { ok: false, retryAfterSec: 10 });
+    clock.advance(8_500);
+    assert.deepEqual(await limiter.hit('k', 3, 10), { ok: false, retryAfterSec: 2 });
+    clock.advance(1_500);
+    assert.deepEqual(await limiter.hit('k', 3, 10), { ok: true, retryAfterSec: 0 });
+  });
+
+  it('peeks without counting: refused once max hits are in the open window', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock);
+    assert.deepEqual(await limiter.peek('k', 2, 300), { ok: true, retryAfterSec: 0 });
+    await limiter.hit('k', 2, 300);
+    assert.deepEqual(await limiter.peek('k', 2, 300), { ok: true, retryAfterSec: 0 });
+    await limiter.hit('k', 2, 300);
+    clock.advance(100_000);
+    assert.deepEqual(await limiter.peek('k', 2, 300), { ok: false, retryAfterSec: 200 });
+    clock.advance(200_000);
+    assert.deepEqual(await limiter.peek('k', 2, 300), { ok: true, retryAfterSec: 0 });
+  });
+
+  it('counts a key separately under each limit and each key on its own', async () => {
+    const limiter = createMemoryLimiter(manualClock());
+    await limiter.hit('k', 1, 60);
+    assert.equal((await limiter.hit('k', 1, 60)).ok, false);
+    assert.equal((await limiter.hit('k', 2, 60)).ok, true);
+    assert.equal((await limiter.hit('k', 1, 30)).ok, true);
+    assert.equal((await limiter.hit('other', 1, 60)).ok, true);
+  });
+
+  it('opens a fresh window for every key whose window ended', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock);
+    for (let i = 0; i < 1000; i++) await limiter.hit(`k${i}`, 1, 60);
+    clock.advance(60_000);
+    assert.equal((await limiter.hit('new', 1, 60)).ok, true);
+    for (let i = 0; i < 1000; i++) assert.equal((await limiter.hit(`k${i}`, 1, 60)).ok, true);
+  });
+
+  it('keeps counting hits over the limit: a refused hit does not reopen the window', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock);
+    for (let i = 0; i < 5; i++) await limiter.hit('k', 2, 60);
+    clock.advance(59_000);
+    assert.deepEqual(await limiter.hit('k', 2, 60), { ok: false, retryAfterSec: 1 });
+    clock.advance(1_000);
+    assert.deepEqual(await limiter.hit('k', 2, 60), { ok: true, retryAfterSec: 0 });
+  });
+});

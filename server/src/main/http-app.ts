@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../config.ts';
+import type { HttpContext } from '../http/context.ts';
+import { createEdge, type RegisteredRoute } from '../http/edge.ts';
+import { DEFAULT_BODY_LIMIT } from '../http/registry.ts';
+import { registerAuthRoutes } from '../customers/auth-routes.ts';
+import { registerBillingRoutes } from '../billing/quote-routes.ts';
+import { registerConsoleRoutes } from '../console-page/routes.ts';
+import { registerOpenApiRoutes } from '../openapi/routes.ts';
+import { registerPublicRoutes } from '../billing/public-routes.ts';
+import { registerSubscriptionRoutes } from '../billing/subscription-routes.ts';
+import { registerCredentialRoutes } from '../customers/credential-routes.ts';
+import { registerProjectRoutes } from '../customers/project-routes.ts';
+import { registerRtcRoomRoutes } from '../rooms/routes.ts';
+import { registerRtcTokenRoutes } from '../tokens/routes.ts';
+import { registerPublicKeyRoutes, registerTokenServiceRoutes } from '../tokens/service-routes.ts';
+import { registerWebhookRoutes } from '../webhooks/routes.ts';
+
+export type HttpRole = 'api' | 'token';
+
+export interface HttpAppOptions {
+  readonly role: HttpRole;
+  readonly logger: Logger;
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+  /** Connection caps and timeouts of the listener (`config.listeners[role]`); the role's defaults when omitted. */
+  readonly listener?: ListenerLimits | undefined;
+  /** Called for every route as it is registered (the OpenAPI contract test lists them this way). */
+  readonly onRoute?: ((route: RegisteredRoute) => void) | undefined;
+}
+
+/** Builds the HTTP app of one role (api or token) on shared services. */
+export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): FastifyInstance {
+  const app = createEdge({
+    role: options.role, logger: options.logger, tls: options.tls, onRoute: options.onRoute,
+    listener: options.listener ?? DEFAULT_LISTENER_LIMITS[options.role], trustProxy: ctx.trustProxy,
+    bodyLimit: DEFAULT_BODY_LIMIT, refuseWhileClosing: false, headRoutes: true, answerClientErrors: true,
+    clientAddress: { trustProxy: ctx.trustProxy },
+  });
+  app.decorateRequest('accountId', '');
+
+  registerRtcTokenRoutes(app, ctx);
+  registerRtcRoomRoutes(app, ctx);
+  registerPublicKeyRoutes(app, ctx);
+  if (options.role === 'token') registerTokenServiceRoutes(app, ctx);
+  if (options.role === 'api') {
+    registerAuthRoutes(app, ctx);
+    registerProjectRoutes(app, ctx);
+    registerCredentialRoutes(app, ctx);
+    registerWebhookRoutes(app, ctx);
+    registerPublicRoutes(app, ctx);
+    registerBillingRoutes(app, ctx);
+    registerSubscriptionRoutes(app, ctx);
+    registerOpenApiRoutes(app);
+    registerConsoleRoutes(app);
+  }
+  return app;
+}

@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MEDIA_PATH } from '@rtc/protocol';
+import { createAddressSet } from '../core/address.ts';
+import { createRoleServer } from '../http/connection-guard.ts';
+import { MediaHub } from './hub.ts';
+import { pollsStore, STORE_POLL_MS, type RoleStarter } from '../main/roles.ts';
+
+/**
+ * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
+ * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
+ */
+export const startMediaRole: RoleStarter = async ({ config, deps, logger, metrics }) => {
+  const hub = await MediaHub.create({
+    // read at each check: the ring is replaced when keys are rotated (docs/operations/configuration.md, "Keys")
+    keys: {
+      get verifying() { return deps.keys.verifyingByKid; },
+      get masters() { return deps.keys.mediaMasters; },
+      issuer: config.issuer,
+      reload: () => deps.keys.reloadForUnknownKey(),
+    },
+    store: deps.store,
+    bus: deps.bus,
+    clock: deps.clock,
+    logger,
+    events: deps.events,
+    storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
+    onRevocationClose: metrics?.observeRevocationClose,
+    rtc: config.rtc,
+  });
+  metrics?.watchMedia(hub);
+  // capped at accept like every role; the headers timeout is the time to the upgrade request, the
+  // media handshake's own timeout (limits.ts) starts after it
+  const server = createRoleServer({
+    role: 'media', limits: config.listeners.media, tls: config.tls, logger,
+    exempt: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  });
+  server.on('request', answerPlainRequest);
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  let withdraw: (() => Promise<void>) | undefined;
+  const close = async (): Promise<void> => {
+    // first of all: no new rooms are placed here while the sessions end
+    await withdraw?.();
+    await hub.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.ports.media, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await hub.close();
+    throw err;
+  }
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // docs/operations/scale-out.md, "Media nodes": the address apps are sent to names this node
+  const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
+  try {
+    await hub.startPresence(`${node.host}:${node.port}`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  if (deps.mediaNodes) {
+    withdraw = await deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
+      (err) => logger.warn({ err }, 'media: announcing this node failed'));
+  }
+  logger.info({ path: MEDIA_PATH, port: address.port }, 'media server listening');
+  return { url: `${config.tls ? 'wss' : 'ws'}://${host}:${address.port}`, close };
+};
+
+/** Plain HTTP on the media port: the media path wants a WebSocket upgrade, nothing else exists. */
+function answerPlainRequest(req: IncomingMessage, res: ServerResponse): void {
+  const onPath = (req.url ?? '').split('?')[0] === MEDIA_PATH;
+  const status = onPath ? 426 : 404;
+  const body = JSON.stringify(onPath
+    ? { error: 'upgrade_required', message: 'the media endpoint speaks WebSocket only' }
+    : { error: 'not_found', message: 'no such endpoint on the media server' });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(onPath && { upgrade: 'websocket' }) });
+  res.end(body);
+}

@@ -1,0 +1,77 @@
+import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
+import { permissionsPatchSchema } from './schemas.ts';
+import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
+import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from '../http/responses.ts';
+
+/** The errors every room service operation can answer, in the token API's order of checks. */
+const CALLER_ERRORS: readonly ErrorSpec[] = [
+  'invalid_credentials', 'rate_limited', 'ip_not_allowed', 'project_archived', 'server_side_only',
+];
+
+const ORDER_OF_CHECKS = 'Order of checks, as on the token API: address blocked or over its rate limit (429), browser '
+  + 'Origin (403 server_side_only), authentication (401, identical for every cause), App ID rate limit (429), IP allowlist '
+  + '(403 ip_not_allowed), archived project (403 project_archived). Only the credential\'s project is visible: another '
+  + 'project\'s room is 404 not_found.';
+
+const roomId = { room_id: idParam('the room id of the tokens') };
+const participant = {
+  ...roomId,
+  participant_id: idParam('pa_…, as listed by GET /v1/rtc/rooms/{room_id}'),
+};
+
+/** The room service API (docs/reference/room-api.md) on the api and token hosts. */
+export const ROOM_API = {
+  listRtcRooms: {
+    id: 'listRtcRooms', method: 'GET', path: '/v1/rtc/rooms', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'List the live rooms of the project',
+    description: `Rooms with at least one participant joined on a media node, oldest first. ${ORDER_OF_CHECKS}`,
+    auth: 'basic',
+    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
+    errors: CALLER_ERRORS,
+  },
+  getRtcRoom: {
+    id: 'getRtcRoom', method: 'GET', path: '/v1/rtc/rooms/{room_id}', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'One live room and its participants',
+    description: `404 not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: roomId,
+    responses: { 200: { description: 'the room', schema: roomSchema } },
+    errors: [...CALLER_ERRORS, 'not_found'],
+  },
+  removeRtcParticipant: {
+    id: 'removeRtcParticipant', method: 'POST', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}/remove',
+    hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Remove a participant from its room',
+    description: 'Revokes every grant the participant\'s session has used: the media server closes the session with '
+      + '4003 revoked within about one second and refuses those grants from then on, so the user comes back only with a '
+      + `new token. 404 not_found when the participant is not live. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: participant, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    responses: { 200: { description: 'removed', schema: participantRemovedSchema } },
+    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found'],
+  },
+  endRtcRoom: {
+    id: 'endRtcRoom', method: 'POST', path: '/v1/rtc/rooms/{room_id}/end', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'End a room',
+    description: 'Removes every participant of the room like the remove operation (their grants are revoked: an ended '
+      + `room stays ended for the tokens that were in it). 404 not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: roomId, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    responses: { 200: { description: 'ended, with how many participants were closed', schema: roomEndedSchema } },
+    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found'],
+  },
+  updateRtcParticipant: {
+    id: 'updateRtcParticipant', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}',
+    hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Change what a live participant may publish and receive',
+    description: 'Applies at once, without a reconnection: streams no longer allowed stop flowing both ways and the '
+      + 'client receives a permissions control message. Fields left out keep their value; subscribe_streams replaces '
+      + 'subscribe_room. The audience role cannot publish (400); granting publish_streams needs the publisher scope and '
+      + `subscribe_streams or subscribe_room the subscriber scope (403 scope_denied). ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: participant, body: requestComponent(permissionsPatchSchema, 'PermissionsPatch'),
+    bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { publish_streams: [], subscribe_room: true },
+    responses: { 200: { description: 'the participant with its new permissions', schema: participantSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found',
+      [503, 'unavailable']],
+  },
+} satisfies Record<string, Operation>;
+
+export const ROOM_API_OPERATIONS: readonly Operation[] = Object.values(ROOM_API);

@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { endRoom, getRoom, listRooms, removeParticipant, updateParticipant } from './service.ts';
+import type { HttpContext } from '../http/context.ts';
+import { ROOM_API } from './operations.ts';
+import { registerOperation } from '../http/operation-route.ts';
+import { authenticateTokenCaller, tokenApiGate } from '../tokens/routes.ts';
+
+/**
+ * The room service API (docs/reference/room-api.md): identical on the api and token hosts, with
+ * the token API's order of checks, scoped to the credential's project.
+ */
+export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  const gate = { onRequest: tokenApiGate(ctx) };
+
+  registerOperation(app, ROOM_API.listRtcRooms, async (req, reply) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    return reply.code(200).send(await listRooms(ctx.deps, cred.projectId));
+  }, gate);
+
+  registerOperation(app, ROOM_API.getRtcRoom, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    return reply.code(200).send(await getRoom(ctx.deps, cred.projectId, input.params.room_id));
+  }, gate);
+
+  registerOperation(app, ROOM_API.removeRtcParticipant, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    return reply.code(200).send(await removeParticipant(ctx.deps, cred.projectId, input.params.room_id, input.params.participant_id));
+  }, gate);
+
+  registerOperation(app, ROOM_API.endRtcRoom, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    return reply.code(200).send(await endRoom(ctx.deps, cred.projectId, input.params.room_id));
+  }, gate);
+
+  registerOperation(app, ROOM_API.updateRtcParticipant, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const participant = await updateParticipant(ctx.deps, cred, input.params.room_id, input.params.participant_id, input.body());
+    return reply.code(200).send(participant);
+  }, gate);
+}

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS } from '@rtc/protocol';
+import type { PermissionsPatch } from './service.ts';
+import { flag, streamList } from '../tokens/schemas.ts';
+
+/**
+ * Body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}` (docs/reference/room-api.md,
+ * "Changing permissions"): the stream rules of a token request; unknown fields are rejected.
+ */
+export const permissionsPatchSchema = z.strictObject({
+  publish_streams: streamList('publish_streams', MAX_PUBLISH_STREAMS).optional()
+    .meta({ description: 'stream ids the participant may publish from now on; needs the publisher scope when not empty' }),
+  subscribe_streams: streamList('subscribe_streams', MAX_SUBSCRIBE_STREAMS).optional()
+    .meta({ description: 'stream ids the participant may receive from now on (replaces subscribe_room); needs the subscriber scope when not empty' }),
+  subscribe_room: flag('subscribe_room').optional()
+    .meta({ description: 'receive every stream of the room; true needs the subscriber scope' }),
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<PermissionsPatch>;

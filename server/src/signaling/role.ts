@@ -1,0 +1,35 @@
+import type { AddressInfo } from 'node:net';
+import { createAddressSet } from '../core/address.ts';
+import { createSignalingApp } from './app.ts';
+import { createSignalingService } from './service.ts';
+import { defaultSignalingSettings } from './settings.ts';
+import { pollsStore, STORE_POLL_MS, type RoleStarter } from '../main/roles.ts';
+
+/** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
+export const startSignaling: RoleStarter = async ({ config, deps, logger, metrics, readiness }) => {
+  const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
+    revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
+    onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
+  });
+  const signaling = createSignalingApp(service, {
+    logger, tls: config.tls, listener: config.listeners.signaling, readiness,
+    trustProxy: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
+  });
+  const { app, endStreams } = signaling;
+  metrics?.watchSignaling(signaling);
+  const close = async (): Promise<void> => {
+    // open event streams would hold the server open: end them first, readers resume elsewhere
+    service.close();
+    endStreams();
+    await app.close();
+  };
+  try {
+    await app.listen({ host: config.host, port: config.ports.signaling });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `${config.tls ? 'https' : 'http'}://${host}:${address.port}`, close };
+};

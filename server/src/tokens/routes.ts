@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify';
+import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
+import { ApiError } from '../core/errors.ts';
+import type { TokenMetrics } from '../metrics/metrics.ts';
+import type { AuthCredential } from '../core/ports.ts';
+import { admitAddress, authenticateApp } from './app-auth.ts';
+import { issueToken } from './issue.ts';
+import { revocationLimiter, revokeByHandle } from './revoke.ts';
+import type { HttpContext } from '../http/context.ts';
+import { TOKEN_API } from './operations.ts';
+import { registerOperation } from '../http/operation-route.ts';
+
+/**
+ * Steps 1-3 of the token API's order of checks (docs/reference/token-api.md), run before the body is read:
+ * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
+ */
+export function tokenApiGate(ctx: HttpContext) {
+  return async (req: FastifyRequest): Promise<void> => {
+    await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
+    // docs/decisions.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
+    // browser: Node's own fetch sends it too.
+    if (req.headers.origin !== undefined) {
+      throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');
+    }
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (length > TOKEN_API_BODY_LIMIT_BYTES) {
+      throw new ApiError('invalid_request', `the request body exceeds ${TOKEN_API_BODY_LIMIT_BYTES} bytes`, { status: 413 });
+    }
+  };
+}
+
+/** Steps 4-7: authentication, App ID rate limit, IP allowlist, archived project. */
+export function authenticateTokenCaller(ctx: HttpContext, req: FastifyRequest): Promise<AuthCredential> {
+  return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
+}
+
+/**
+ * Counts a token request once it is answered (docs/operations/metrics.md): issued, or refused by
+ * its error code, and its latency. Undefined without metrics.
+ */
+export function countIssue(metrics: TokenMetrics | undefined): onResponseHookHandler | undefined {
+  if (!metrics) return undefined;
+  return (req, reply, done) => {
+    const seconds = reply.elapsedTime / 1000;
+    if (reply.statusCode === 200) metrics.issued(seconds);
+    else metrics.refused(req.errorCode || 'internal_error', seconds);
+    done();
+  };
+}
+
+/** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
+export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  const gate = { onRequest: tokenApiGate(ctx), onResponse: countIssue(ctx.metrics) };
+
+  registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const token = await issueToken(ctx.deps, ctx.issuer, {
+      projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
+      subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
+    }, input.body());
+    return reply.code(200).send(token);
+  }, gate);
+
+  // a customer can revoke while the shared limiter is unreachable (docs/operations/scale-out.md, "Redis down")
+  const revokeCtx: HttpContext = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter) } };
+  registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(revokeCtx, req);
+    return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));
+  }, { onRequest: tokenApiGate(revokeCtx), onResponse: countRevocation(ctx.metrics) });
+}
+
+function countRevocation(metrics: TokenMetrics | undefined): onResponseHookHandler | undefined {
+  if (!metrics) return undefined;
+  return (_req, reply, done) => {
+    if (reply.statusCode === 200) metrics.revoked();
+    done();
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Tokens issued per project and UTC day, for the console's usage view (docs/console.md, "Usage").
+ * Issuing a token only counts in memory; the counts go to the store in one batch every few
+ * seconds and when the process stops, so the token API's hot path never waits on the database.
+ */
+import type { Store, TokenCount, TokenCounter } from '../core/ports.ts';
+import type { ServiceDeps } from '../core/deps.ts';
+import { nowSec } from '../core/deps.ts';
+import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
+
+/** How many days the usage view shows, today included. */
+export const USAGE_DAYS = 14;
+
+export function dayOf(epochSec: number): string {
+  return new Date(epochSec * 1000).toISOString().slice(0, 10);
+}
+
+export class TokenUsage implements TokenCounter {
+  private readonly store: Store;
+  private pending = new Map<string, TokenCount>();
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  /** One token issued for a project at `issuedAtSec`. */
+  count(projectId: string, issuedAtSec: number): void {
+    const day = dayOf(issuedAtSec);
+    const key = `${projectId} ${day}`;
+    const held = this.pending.get(key);
+    this.pending.set(key, { projectId, day, count: (held?.count ?? 0) + 1 });
+  }
+
+  /** Writes what was counted since the last flush; on failure the counts wait for the next one. */
+  flush(): Promise<void> {
+    // a failed flush must not stop the next ones: each starts after the previous, whatever its outcome
+    this.flushing = this.flushing.catch(() => undefined).then(async () => {
+      if (this.pending.size === 0) return;
+      const batch = this.pending;
+      this.pending = new Map();
+      try {
+        // in one order on every node, so that two nodes adding to the same rows never deadlock
+        const rows = [...batch.values()].sort((a, b) => (a.projectId === b.projectId ? cmp(a.day, b.day) : cmp(a.projectId, b.projectId)));
+        await this.store.addTokenCounts(rows);
+      } catch (err) {
+        for (const [key, c] of batch) {
+          const held = this.pending.get(key);
+          this.pending.set(key, { ...c, count: c.count + (held?.count ?? 0) });
+        }
+        throw err;
+      }
+    });
+    return this.flushing;
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export interface DayCount {
+  readonly day: string;
+  readonly tokens: number;
+}
+
+/** The project's tokens per day over the last `USAGE_DAYS` days, oldest first, days without tokens as 0. */
+export async function projectUsage(deps: ServiceDeps, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
+  const project = await getOwnProject(deps, accountId, projectId);
+  await admitConsoleRead(deps, accountId);
+  // this process's own counts are current; other processes' arrive within their flush interval
+  await deps.tokenUsage?.flush().catch(() => undefined);
+  const today = nowSec(deps.clock);
+  const days = Array.from({ length: USAGE_DAYS }, (_, i) => dayOf(today - (USAGE_DAYS - 1 - i) * 86_400));
+  const counts = new Map((await deps.store.listTokenCounts(project.id, days[0]!)).map((c) => [c.day, c.count]));
+  return { tokens_per_day: days.map((day) => ({ day, tokens: counts.get(day) ?? 0 })) };
+}

@@ -1,0 +1,603 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type {
+  CredentialRecord, ProjectRecord, QuoteRecord, SessionRecord, Store, SubscriptionRequestRecord,
+} from '../../server/src/core/ports.ts';
+import { describeWebhookStoreContract } from './webhook-store-contract.ts';
+
+/** Where a store under test keeps its data: each call gives a new, empty database. */
+export interface StoreFixture {
+  /** Returns an opener of that database: every call opens one more store on it (another connection or process would). */
+  newDatabase(): Promise<() => Promise<Store>>;
+}
+
+// millisecond timestamps: beyond 32 bits, so a column too narrow for them fails here
+const T0 = 1_800_000_000_000;
+
+const uid = (prefix: string): string => `${prefix}_${randomBytes(11).toString('hex')}`;
+
+/**
+ * The behaviour every Store adapter shares, run against each of them (sqlite.test.ts,
+ * postgres.test.ts): what services rely on, including uniqueness conflicts, conditional updates
+ * that only one of several concurrent callers wins, list order, cursors and column types.
+ */
+export function describeStoreContract(name: string, fixture: StoreFixture): void {
+  describe(`${name} store contract`, () => {
+    let open: () => Promise<Store>;
+    let store: Store;
+    let other: Store;
+
+    before(async () => {
+      open = await fixture.newDatabase();
+      store = await open();
+      other = await open();
+    });
+    after(async () => {
+      await store.close();
+      await other.close();
+    });
+
+    const account = async (email = `${uid('u')}@example.test`): Promise<string> => {
+      const id = uid('acc');
+      assert.equal(await store.insertAccount({ id, email, passwordHash: 'ph', createdAt: T0 }), true);
+      return id;
+    };
+    const project = async (accountId: string, fields: Partial<ProjectRecord> = {}): Promise<ProjectRecord> => {
+      const p: ProjectRecord = {
+        id: uid('prj'), accountId, name: 'p', consoleAppId: uid('app'), archivedAt: null, createdAt: T0, updatedAt: T0, ...fields,
+      };
+      await store.insertProject(p);
+      return p;
+    };
+    const credential = async (projectId: string, fields: Partial<CredentialRecord> = {}): Promise<CredentialRecord> => {
+      const c: CredentialRecord = {
+        appId: uid('app'), projectId, name: 'c', secretHash: 'hash-1', scopes: { publisher: true, subscriber: false },
+        ipAllowlist: ['10.0.0.0/8', '2001:db8::/32'], maxTtlSeconds: 3600, createdAt: T0, updatedAt: T0,
+        rotatedAt: null, revokedAt: null, ...fields,
+      };
+      await store.insertCredential(c);
+      return c;
+    };
+    const session = async (accountId: string, familyId = uid('fam')): Promise<SessionRecord> => {
+      const s: SessionRecord = {
+        id: uid('ses'), accountId, familyId, accessHash: uid('ah'), accessExpiresAt: T0 + 900_000, refreshHash: uid('rh'),
+        refreshExpiresAt: T0 + 86_400_000, status: 'active', createdAt: T0,
+      };
+      await store.insertSession(s);
+      return s;
+    };
+    const subscriptionRequest = (accountId: string, projectId: string, fields: Partial<SubscriptionRequestRecord> = {}) => ({
+      id: uid('sub'), accountId, projectId, plan: 'team', quoteId: null, note: null, status: 'pending' as const,
+      createdAt: T0, updatedAt: T0, decidedAt: null, reason: null, ...fields,
+    });
+
+    it('answers ping', async () => {
+      await store.ping();
+    });
+
+    it('answers look-ups by a key that holds a NUL character with nothing', async () => {
+      const key = 'app_\u0000x';
+      assert.equal(await store.findAccountByEmail('a\u0000b@example.test'), undefined);
+      assert.equal(await store.getAccount(key), undefined);
+      assert.equal(await store.findSessionByAccessHash(key), undefined);
+      assert.equal(await store.findSessionByRefreshHash(key), undefined);
+      assert.equal(await store.findCredentialForAuth(key), undefined);
+      assert.equal(await store.getCredential(key, key), undefined);
+      assert.equal(await store.getProject(key, key), undefined);
+      assert.equal(await store.isRevoked(key), false);
+      assert.equal(await store.getQuote(key, key), undefined);
+      assert.equal(await store.getSubscriptionRequest(key), undefined);
+    });
+
+    describe('accounts', () => {
+      it('stores an account and finds it by e-mail and by id', async () => {
+        const email = `${uid('u')}@example.test`;
+        const id = await account(email);
+        const expected = { id, email, passwordHash: 'ph', createdAt: T0 };
+        assert.deepEqual(await store.findAccountByEmail(email), expected);
+        assert.deepEqual(await other.getAccount(id), expected);
+        assert.equal(await store.findAccountByEmail(`nobody-${email}`), undefined);
+        assert.equal(await store.getAccount(uid('acc')), undefined);
+      });
+
+      it('answers false for an e-mail address that is taken, and keeps the first account', async () => {
+        const email = `${uid('u')}@example.test`;
+        const id = await account(email);
+        assert.equal(await other.insertAccount({ id: uid('acc'), email, passwordHash: 'other', createdAt: T0 + 1 }), false);
+        assert.equal((await store.findAccountByEmail(email))?.id, id);
+      });
+
+      it('lets exactly one of several concurrent sign-ups with one e-mail address win', async () => {
+        const email = `${uid('u')}@example.test`;
+        const results = await Promise.all([store, other, store, other].map((s) =>
+          s.insertAccount({ id: uid('acc'), email, passwordHash: 'ph', createdAt: T0 })));
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      it('refuses a second account with the same id', async () => {
+        const id = await account();
+        await assert.rejects(store.insertAccount({ id, email: `${uid('u')}@example.test`, passwordHash: 'ph', createdAt: T0 }));
+      });
+    });
+
+    describe('sessions', () => {
+      it('finds a session by its access hash and by its refresh hash', async () => {
+        const s = await session(await account());
+        assert.deepEqual(await store.findSessionByAccessHash(s.accessHash), s);
+        assert.deepEqual(await other.findSessionByRefreshHash(s.refreshHash), s);
+        assert.equal(await store.findSessionByAccessHash(s.refreshHash), undefined);
+        assert.equal(await store.findSessionByRefreshHash(uid('rh')), undefined);
+      });
+
+      it('refuses a session whose access or refresh hash is taken', async () => {
+        const accountId = await account();
+        const s = await session(accountId);
+        await assert.rejects(store.insertSession({ ...s, id: uid('ses'), refreshHash: uid('rh') }));
+        await assert.rejects(store.insertSession({ ...s, id: uid('ses'), accessHash: uid('ah') }));
+      });
+
+      it('rotates an active session once', async () => {
+        const s = await session(await account());
+        assert.equal(await store.markSessionRotated(s.id), true);
+        assert.equal(await store.markSessionRotated(s.id), false);
+        assert.equal((await store.findSessionByAccessHash(s.accessHash))?.status, 'rotated');
+        assert.equal(await store.markSessionRotated(uid('ses')), false);
+      });
+
+      it('lets exactly one of concurrent refresh rotations win, across stores', async () => {
+        const accountId = await account();
+        for (let round = 0; round < 5; round++) {
+          const s = await session(accountId);
+          const results = await Promise.all([store, other, store, other].map((st) => st.markSessionRotated(s.id)));
+          assert.equal(results.filter(Boolean).length, 1, `round ${round}: ${results.join(',')}`);
+        }
+      });
+
+      it('ends every session of a family and no other', async () => {
+        const accountId = await account();
+        const family = uid('fam');
+        const a = await session(accountId, family);
+        const b = await session(accountId, family);
+        const c = await session(accountId);
+        await store.markSessionRotated(a.id);
+        await other.endSessionFamily(family);
+        assert.equal((await store.findSessionByAccessHash(a.accessHash))?.status, 'ended');
+        assert.equal((await store.findSessionByAccessHash(b.accessHash))?.status, 'ended');
+        assert.equal((await store.findSessionByAccessHash(c.accessHash))?.status, 'active');
+        assert.equal(await store.markSessionRotated(b.id), false, 'an ended session cannot rotate');
+      });
+    });
+
+    describe('projects', () => {
+      it('lists an account\'s projects by creation time, then in insertion order', async () => {
+        const accountId = await account();
+        const late = await project(accountId, { createdAt: T0 + 2000 });
+        const first = await project(accountId, { createdAt: T0 + 1000, name: 'b' });
+        const second = await project(accountId, { createdAt: T0 + 1000, name: 'a' });
+        const third = await project(accountId, { createdAt: T0 + 1000, name: 'c' });
+        await project(await account());
+        assert.deepEqual(await other.listProjects(accountId), [first, second, third, late]);
+        assert.equal(await store.countProjects(accountId), 4);
+        assert.equal(await store.countProjects(uid('acc')), 0);
+      });
+
+      it('gets a project only through its own account', async () => {
+        const accountId = await account();
+        const p = await project(accountId);
+        assert.deepEqual(await store.getProject(accountId, p.id), p);
+        assert.equal(await store.getProject(await account(), p.id), undefined);
+      });
+
+      it('refuses a second project with a taken console App ID', async () => {
+        const accountId = await account();
+        const p = await project(accountId);
+        await assert.rejects(store.insertProject({ ...p, id: uid('prj') }));
+      });
+
+      it('applies a patch: absent fields stay, archivedAt null un-archives', async () => {
+        const accountId = await account();
+        const p = await project(accountId, { name: 'before' });
+        const renamed = await store.updateProject(p.id, { name: 'after', updatedAt: T0 + 1 });
+        assert.deepEqual(renamed, { ...p, name: 'after', updatedAt: T0 + 1 });
+        const archived = await other.updateProject(p.id, { archivedAt: T0 + 2, updatedAt: T0 + 2 });
+        assert.deepEqual(archived, { ...p, name: 'after', archivedAt: T0 + 2, updatedAt: T0 + 2 });
+        const restored = await store.updateProject(p.id, { archivedAt: null, updatedAt: T0 + 3 });
+        assert.deepEqual(restored, { ...p, name: 'after', archivedAt: null, updatedAt: T0 + 3 });
+        assert.deepEqual(await store.getProject(accountId, p.id), restored);
+        assert.equal(await store.updateProject(uid('prj'), { name: 'x', updatedAt: T0 }), undefined);
+      });
+
+      it('keeps both of two concurrent patches of different fields', async () => {
+        const accountId = await account();
+        const p = await project(accountId);
+        await Promise.all([
+          store.updateProject(p.id, { name: 'renamed', updatedAt: T0 + 1 }),
+          other.updateProject(p.id, { archivedAt: T0 + 1, updatedAt: T0 + 1 }),
+        ]);
+        const after = await store.getProject(accountId, p.id);
+        assert.equal(after?.name, 'renamed');
+        assert.equal(after?.archivedAt, T0 + 1);
+      });
+    });
+
+    describe('credentials', () => {
+      it('round-trips every field: booleans, the allow-list, nulls and integers', async () => {
+        const p = await project(await account());
+        const c = await credential(p.id, { scopes: { publisher: false, subscriber: true }, ipAllowlist: [], maxTtlSeconds: 60 });
+        const got = await other.getCredential(p.id, c.appId);
+        assert.deepEqual(got, c);
+        assert.equal(typeof got?.createdAt, 'number');
+        assert.equal(await store.getCredential(uid('prj'), c.appId), undefined, 'another project does not see it');
+      });
+
+      it('lists a project\'s credentials in creation order and counts those not revoked', async () => {
+        const p = await project(await account());
+        const b = await credential(p.id, { createdAt: T0 + 1 });
+        const a = await credential(p.id, { createdAt: T0 });
+        const c = await credential(p.id, { createdAt: T0 + 1, revokedAt: T0 + 5 });
+        assert.deepEqual(await store.listCredentials(p.id), [a, b, c]);
+        assert.equal(await store.countCredentials(p.id), 2);
+        assert.deepEqual(await store.listCredentials(uid('prj')), []);
+      });
+
+      it('refuses a credential of a project that does not exist', async () => {
+        await assert.rejects(credential(uid('prj')));
+      });
+
+      it('applies a patch: absent fields stay', async () => {
+        const p = await project(await account());
+        const c = await credential(p.id);
+        const rotated = await store.updateCredential(c.appId, { secretHash: 'hash-2', rotatedAt: T0 + 1, updatedAt: T0 + 1 });
+        assert.deepEqual(rotated, { ...c, secretHash: 'hash-2', rotatedAt: T0 + 1, updatedAt: T0 + 1 });
+        const edited = await other.updateCredential(c.appId, {
+          name: 'renamed', scopes: { publisher: false, subscriber: true }, ipAllowlist: ['192.0.2.1/32'], maxTtlSeconds: 120,
+          updatedAt: T0 + 2,
+        });
+        const expected = {
+          ...c, secretHash: 'hash-2', rotatedAt: T0 + 1, name: 'renamed', scopes: { publisher: false, subscriber: true },
+          ipAllowlist: ['192.0.2.1/32'], maxTtlSeconds: 120, updatedAt: T0 + 2,
+        };
+        assert.deepEqual(edited, expected);
+        const revoked = await store.updateCredential(c.appId, { revokedAt: T0 + 3, updatedAt: T0 + 3 });
+        assert.deepEqual(revoked, { ...expected, revokedAt: T0 + 3, updatedAt: T0 + 3 });
+        assert.deepEqual(await store.getCredential(p.id, c.appId), revoked);
+        assert.equal(await store.updateCredential(uid('app'), { name: 'x', updatedAt: T0 }), undefined);
+      });
+    });
+
+    // findCredentialForAuth may keep the rows it read (SQLite does while nothing wrote to the file):
+    // every write, by this store or another one (another process on the same data), must be seen by
+    // the very next look-up (docs/reference/token-api.md: rotation and revocation are immediate).
+    describe('credential look-ups of the token API', () => {
+      let projectId: string;
+      let appId: string;
+
+      before(async () => {
+        projectId = (await project(await account())).id;
+        appId = (await credential(projectId)).appId;
+      });
+
+      it('sees a rotation made through the same store at once', async () => {
+        assert.equal((await store.findCredentialForAuth(appId))?.secretHash, 'hash-1');
+        await store.updateCredential(appId, { secretHash: 'hash-2', rotatedAt: T0 + 2, updatedAt: T0 + 2 });
+        assert.equal((await store.findCredentialForAuth(appId))?.secretHash, 'hash-2');
+      });
+
+      it('sees a rotation, a revocation and an archive made through another store at once', async () => {
+        assert.equal((await store.findCredentialForAuth(appId))?.secretHash, 'hash-2');
+        await other.updateCredential(appId, { secretHash: 'hash-3', rotatedAt: T0 + 3, updatedAt: T0 + 3 });
+        assert.equal((await store.findCredentialForAuth(appId))?.secretHash, 'hash-3');
+        assert.equal((await store.findCredentialForAuth(appId))?.projectArchived, false);
+        await other.updateProject(projectId, { archivedAt: T0 + 4, updatedAt: T0 + 4 });
+        assert.equal((await store.findCredentialForAuth(appId))?.projectArchived, true);
+        await other.updateCredential(appId, { revokedAt: T0 + 5, updatedAt: T0 + 5 });
+        assert.equal((await store.findCredentialForAuth(appId))?.revokedAt, T0 + 5);
+      });
+
+      it('answers unknown App IDs with undefined and hands out read-only records', async () => {
+        assert.equal(await store.findCredentialForAuth(uid('app')), undefined);
+        const found = await store.findCredentialForAuth(appId);
+        assert.ok(found && Object.isFrozen(found) && Object.isFrozen(found.scopes) && Object.isFrozen(found.ipAllowlist));
+        assert.deepEqual(found.ipAllowlist, ['10.0.0.0/8', '2001:db8::/32']);
+        assert.deepEqual(found.scopes, { publisher: true, subscriber: false });
+      });
+    });
+
+    describe('revocations', () => {
+      it('records a revocation once, lists those not expired and purges the expired', async () => {
+        const projectId = uid('prj');
+        const now = 2_000_000_000;
+        const expired = { grantId: uid('g'), projectId, expiresAt: now - 1 };
+        const boundary = { grantId: uid('g'), projectId, expiresAt: now };
+        const live = { grantId: uid('g'), projectId, expiresAt: now + 60 };
+        for (const r of [expired, boundary, live]) await store.insertRevocation(r);
+        await other.insertRevocation({ ...live, expiresAt: now + 999 });
+        assert.equal(await store.isRevoked(live.grantId), true);
+        assert.equal(await other.isRevoked(uid('g')), false);
+        const listed = (await store.listRevocations(now)).filter((r) => r.projectId === projectId);
+        const byGrant = (a: { grantId: string }, b: { grantId: string }) => a.grantId.localeCompare(b.grantId);
+        assert.deepEqual(listed.sort(byGrant), [boundary, live].sort(byGrant));
+        assert.equal(await store.purgeRevocations(now), 1);
+        assert.equal(await store.isRevoked(expired.grantId), false);
+        assert.equal(await store.isRevoked(boundary.grantId), true);
+        assert.equal(await store.purgeRevocations(now), 0);
+      });
+    });
+
+    describe('live participants', () => {
+      const participant = (projectId: string, roomId: string, mediaNode: string, joinedAt: number) => ({
+        participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
+        subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
+        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }],
+      });
+
+      it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
+        const now = 2_000_000_000;
+        const projectId = uid('prj');
+        const [nodeA, nodeB] = [`${uid('a')}:443`, `${uid('b')}:443`];
+        await store.heartbeatMediaNode(nodeA, now);
+        await other.heartbeatMediaNode(nodeB, now - 100);
+        const late = participant(projectId, 'room-1', nodeA, now + 2);
+        const early = participant(projectId, 'room-2', nodeA, now + 1);
+        const stale = participant(projectId, 'room-1', nodeB, now);
+        for (const p of [late, early, stale]) await store.upsertLiveParticipant(p);
+        await store.upsertLiveParticipant(participant(uid('prj'), 'room-1', nodeA, now));
+        assert.deepEqual(await other.listLiveParticipants(projectId, undefined, now - 30), [early, late]);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [late]);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 100), [stale, late]);
+        // a renewal replaces the grants and permissions, never who or where
+        const renewed = { ...late, publishStreams: [1], grants: [...late.grants, { grantId: uid('g'), expiresAt: now + 900 }] };
+        await store.upsertLiveParticipant({ ...renewed, userId: 'other', joinedAt: 1 });
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [renewed]);
+        assert.equal(await store.purgeMediaNodes(now - 30), 1);
+        assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', 0), [renewed]);
+        await store.clearMediaNode(nodeA);
+        await store.heartbeatMediaNode(nodeA, now);
+        assert.deepEqual(await other.listLiveParticipants(projectId, undefined, 0), []);
+      });
+
+      it('changes the permissions of a row and deletes it; both do nothing for a participant without a row', async () => {
+        const now = 2_000_000_000;
+        const node = `${uid('n')}:443`;
+        await store.heartbeatMediaNode(node, now);
+        const p = participant(uid('prj'), 'room-1', node, now);
+        await store.upsertLiveParticipant(p);
+        const permissions = { publishStreams: [], subscribeStreams: [7], subscribeRoom: false };
+        const updated = { ...p, ...permissions };
+        assert.deepEqual(await other.updateLiveParticipant(p.participantId, permissions), updated);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [updated]);
+        await other.deleteLiveParticipant(p.participantId);
+        assert.equal(await store.updateLiveParticipant(p.participantId, permissions), undefined);
+        await other.deleteLiveParticipant(p.participantId);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+      });
+    });
+
+    describe('token counts', () => {
+      it('adds counts per project and day across stores and batches, and lists them from a day on, oldest first', async () => {
+        const [a, b] = [uid('prj'), uid('prj')];
+        await store.addTokenCounts([{ projectId: a, day: '2026-11-23', count: 2 }, { projectId: a, day: '2026-11-24', count: 1 }]);
+        await other.addTokenCounts([{ projectId: a, day: '2026-11-24', count: 4 }, { projectId: b, day: '2026-11-24', count: 7 }]);
+        await store.addTokenCounts([]);
+        assert.deepEqual(await other.listTokenCounts(a, '2026-11-01'), [
+          { projectId: a, day: '2026-11-23', count: 2 }, { projectId: a, day: '2026-11-24', count: 5 },
+        ]);
+        assert.deepEqual(await store.listTokenCounts(a, '2026-11-24'), [{ projectId: a, day: '2026-11-24', count: 5 }]);
+        assert.deepEqual(await store.listTokenCounts(uid('prj'), '2026-01-01'), []);
+      });
+    });
+
+    describe('project cut-offs', () => {
+      it('keeps the later cut-off of a project archived twice, lists those not expired and purges the expired', async () => {
+        const now = 2_000_000_000;
+        const projectId = uid('prj');
+        const expired = { projectId: uid('prj'), cutAt: now - 4000, expiresAt: now - 1 };
+        const boundary = { projectId: uid('prj'), cutAt: now - 3660, expiresAt: now };
+        await store.insertProjectCutoff({ projectId, cutAt: now - 10, expiresAt: now + 3650 });
+        await other.insertProjectCutoff({ projectId, cutAt: now, expiresAt: now + 3660 });
+        // a late writer of the earlier archive does not move the cut-off back
+        await store.insertProjectCutoff({ projectId, cutAt: now - 10, expiresAt: now + 3650 });
+        for (const c of [expired, boundary]) await store.insertProjectCutoff(c);
+        const live = { projectId, cutAt: now, expiresAt: now + 3660 };
+        assert.deepEqual(await other.projectCutoff(projectId), live);
+        assert.deepEqual(await store.projectCutoff(expired.projectId), expired);
+        assert.equal(await store.projectCutoff(uid('prj')), undefined);
+        const mine = new Set([projectId, expired.projectId, boundary.projectId]);
+        const listed = (await store.listProjectCutoffs(now)).filter((c) => mine.has(c.projectId));
+        const byProject = (a: { projectId: string }, b: { projectId: string }) => a.projectId.localeCompare(b.projectId);
+        assert.deepEqual(listed.sort(byProject), [boundary, live].sort(byProject));
+        assert.equal(await store.purgeProjectCutoffs(now), 1);
+        assert.equal(await store.projectCutoff(expired.projectId), undefined);
+        assert.deepEqual(await store.projectCutoff(boundary.projectId), boundary);
+        assert.equal(await other.purgeProjectCutoffs(now), 0);
+      });
+    });
+
+    describe('quotes', () => {
+      it('keeps the document exactly as given and lists newest first, a page at a time', async () => {
+        const accountId = await account();
+        const quotes: QuoteRecord[] = [];
+        for (let i = 0; i < 5; i++) {
+          // the insertion order decides, not the creation time
+          const q: QuoteRecord = {
+            id: uid('quo'), accountId, priceListVersion: '2026-01', createdAt: T0 - i,
+            document: `{ "b": ${i}, "a": [1, 2.50],  "note": "é\\u00e9" }`,
+          };
+          await store.insertQuote(q);
+          quotes.push(q);
+        }
+        const otherAccount = await account();
+        await store.insertQuote({ ...quotes[0]!, id: uid('quo'), accountId: otherAccount });
+        assert.deepEqual(await other.getQuote(accountId, quotes[2]!.id), quotes[2]);
+        assert.equal(await store.getQuote(otherAccount, quotes[2]!.id), undefined);
+        const newest = [...quotes].reverse();
+        const page1 = await store.listQuotes(accountId, { limit: 2 });
+        assert.deepEqual(page1, newest.slice(0, 2));
+        const page2 = await store.listQuotes(accountId, { limit: 2, afterId: page1[1]!.id });
+        assert.deepEqual(page2, newest.slice(2, 4));
+        const page3 = await store.listQuotes(accountId, { limit: 2, afterId: page2[1]!.id });
+        assert.deepEqual(page3, newest.slice(4));
+        assert.deepEqual(await store.listQuotes(accountId, { limit: 2, afterId: quotes[0]!.id }), []);
+        assert.deepEqual(await store.listQuotes(accountId, { limit: 2, afterId: uid('quo') }), [], 'an unknown cursor');
+        assert.deepEqual(await store.listQuotes(otherAccount, { limit: 2, afterId: quotes[4]!.id }), [],
+          'a cursor of another account');
+      });
+
+      it('refuses a second quote with the same id', async () => {
+        const accountId = await account();
+        const q = { id: uid('quo'), accountId, priceListVersion: 'v', createdAt: T0, document: '{}' };
+        await store.insertQuote(q);
+        await assert.rejects(other.insertQuote(q));
+      });
+    });
+
+    describeWebhookStoreContract(() => ({ store, other }));
+
+    describe('subscription requests', () => {
+      it('allows one pending request per project, and a new one once it is decided', async () => {
+        const accountId = await account();
+        const p = await project(accountId);
+        const q = { id: uid('quo'), accountId, priceListVersion: 'v', createdAt: T0, document: '{}' };
+        await store.insertQuote(q);
+        const first = subscriptionRequest(accountId, p.id, { quoteId: q.id, note: 'please' });
+        assert.equal(await store.insertSubscriptionRequest(first), true);
+        assert.equal(await other.insertSubscriptionRequest(subscriptionRequest(accountId, p.id)), false);
+        assert.equal(await store.insertSubscriptionRequest(first), false, 'the same id');
+        assert.deepEqual(await other.getSubscriptionRequest(first.id), first);
+        assert.deepEqual(await other.getSubscriptionRequest(first.id, accountId), first);
+        assert.equal(await store.getSubscriptionRequest(first.id, await account()), undefined);
+        assert.equal(await store.getSubscriptionRequest(uid('sub')), undefined);
+
+        const cancelled = await store.transitionSubscriptionRequest(first.id, { status: 'cancelled', at: T0 + 1 });
+        assert.deepEqual(cancelled, { ...first, status: 'cancelled', updatedAt: T0 + 1, decidedAt: T0 + 1, reason: null });
+        assert.equal(await store.transitionSubscriptionRequest(first.id, { status: 'approved', at: T0 + 2 }), undefined,
+          'a final state stays');
+        assert.equal(await other.insertSubscriptionRequest(subscriptionRequest(accountId, p.id)), true);
+      });
+
+      it('lets exactly one of concurrent decisions win', async () => {
+        const accountId = await account();
+        const p = await project(accountId);
+        const r = subscriptionRequest(accountId, p.id);
+        await store.insertSubscriptionRequest(r);
+        const results = await Promise.all([
+          store.transitionSubscriptionRequest(r.id, { status: 'approved', at: T0 + 1 }),
+          other.transitionSubscriptionRequest(r.id, { status: 'rejected', at: T0 + 1, reason: 'no' }),
+          store.transitionSubscriptionRequest(r.id, { status: 'cancelled', at: T0 + 1 }),
+        ]);
+        const winners = results.filter((x) => x !== undefined);
+        assert.equal(winners.length, 1);
+        assert.deepEqual(await store.getSubscriptionRequest(r.id), winners[0]);
+      });
+
+      it('lists newest first with filters and a cursor', async () => {
+        const accountId = await account();
+        const p1 = await project(accountId);
+        const p2 = await project(accountId);
+        const a = subscriptionRequest(accountId, p1.id);
+        const b = subscriptionRequest(accountId, p2.id);
+        await store.insertSubscriptionRequest(a);
+        await store.insertSubscriptionRequest(b);
+        const rejected = await store.transitionSubscriptionRequest(a.id, { status: 'rejected', at: T0 + 1, reason: 'budget' });
+        const c = subscriptionRequest(accountId, p1.id, { createdAt: T0 - 10 });
+        await store.insertSubscriptionRequest(c);
+
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 10 }), [c, b, rejected]);
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId, projectId: p1.id }, { limit: 10 }), [c, rejected]);
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId, status: 'pending' }, { limit: 10 }), [c, b]);
+        assert.deepEqual(await other.listSubscriptionRequests({ projectId: p2.id }, { limit: 10 }), [b], 'every account');
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 1, afterId: c.id }), [b]);
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 5, afterId: b.id }), [rejected]);
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 5, afterId: uid('sub') }), []);
+        assert.deepEqual(await other.listSubscriptionRequests({ accountId: uid('acc') }, { limit: 5 }), []);
+      });
+    });
+
+    describe('key ring', () => {
+      // one row per database: each test takes a database of its own
+      const fresh = async (count: number): Promise<Store[]> => {
+        const openFresh = await fixture.newDatabase();
+        return Promise.all(Array.from({ length: count }, () => openFresh()));
+      };
+      const closeAll = (stores: readonly Store[]) => Promise.all(stores.map((s) => s.close()));
+      // a document as the key ring writes it: JSON text over several lines, beyond ASCII too
+      const doc = (n: number): string => `${JSON.stringify({ version: 1, n, note: 'clé ✓' }, null, 2)}\n`;
+
+      it('has no ring until one is inserted, then keeps it exactly at version 1', async () => {
+        const stores = await fresh(2);
+        try {
+          const [a, b] = stores as [Store, Store];
+          assert.equal(await a.readKeyRing(), undefined);
+          assert.equal(await a.replaceKeyRing(doc(1), 1), false, 'nothing to replace');
+          assert.equal(await a.insertKeyRingIfAbsent(doc(1)), true);
+          assert.deepEqual(await b.readKeyRing(), { document: doc(1), version: 1 });
+          assert.equal(await b.insertKeyRingIfAbsent(doc(2)), false, 'the first ring stays');
+          assert.deepEqual(await a.readKeyRing(), { document: doc(1), version: 1 });
+        } finally {
+          await closeAll(stores);
+        }
+      });
+
+      it('lets exactly one of several stores inserting at the same moment win, and all read the winner', async () => {
+        const stores = await fresh(4);
+        try {
+          const won = await Promise.all(stores.map((s, i) => s.insertKeyRingIfAbsent(doc(i))));
+          assert.equal(won.filter(Boolean).length, 1);
+          const winner = doc(won.indexOf(true));
+          for (const s of stores) assert.deepEqual(await s.readKeyRing(), { document: winner, version: 1 });
+        } finally {
+          await closeAll(stores);
+        }
+      });
+
+      it('replaces the ring only at the expected version (compare-and-swap), one version on each time', async () => {
+        const stores = await fresh(2);
+        try {
+          const [a, b] = stores as [Store, Store];
+          await a.insertKeyRingIfAbsent(doc(1));
+          assert.equal(await b.replaceKeyRing(doc(2), 1), true);
+          assert.deepEqual(await a.readKeyRing(), { document: doc(2), version: 2 });
+          assert.equal(await a.replaceKeyRing(doc(3), 1), false, 'a stale version changes nothing');
+          assert.deepEqual(await b.readKeyRing(), { document: doc(2), version: 2 });
+          assert.equal(await a.replaceKeyRing(doc(3), 2), true);
+          assert.deepEqual(await b.readKeyRing(), { document: doc(3), version: 3 });
+        } finally {
+          await closeAll(stores);
+        }
+      });
+
+      it('lets exactly one of several concurrent replacements of one version win', async () => {
+        const stores = await fresh(4);
+        try {
+          await stores[0]!.insertKeyRingIfAbsent(doc(0));
+          const won = await Promise.all(stores.map((s, i) => s.replaceKeyRing(doc(10 + i), 1)));
+          assert.equal(won.filter(Boolean).length, 1);
+          assert.deepEqual(await stores[0]!.readKeyRing(), { document: doc(10 + won.indexOf(true)), version: 2 });
+        } finally {
+          await closeAll(stores);
+        }
+      });
+    });
+
+    describe('schema migrations', () => {
+      it('lets several stores opening one empty database at the same moment all succeed, and migrates it once', async () => {
+        const openFresh = await fixture.newDatabase();
+        const stores = await Promise.all(Array.from({ length: 4 }, () => openFresh()));
+        try {
+          const id = uid('acc');
+          const email = `${uid('u')}@example.test`;
+          assert.equal(await stores[0]!.insertAccount({ id, email, passwordHash: 'ph', createdAt: T0 }), true);
+          for (const s of stores) assert.equal((await s.getAccount(id))?.email, email);
+          // opening again finds nothing to do and keeps the data
+          const reopened = await openFresh();
+          assert.equal((await reopened.findAccountByEmail(email))?.id, id);
+          await reopened.close();
+          await reopened.close(); // a second close does nothing
+        } finally {
+          await Promise.all(stores.map((s) => s.close()));
+        }
+      });
+    });
+  });
+}
