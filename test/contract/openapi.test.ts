@@ -18,6 +18,7 @@ import { createPasswordHasher } from '../../server/src/core/password.ts';
 import { createHttpApp, type HttpRole } from '../../server/src/main/http-app.ts';
 import { CONSOLE_ROUTES } from '../../server/src/console-page/routes.ts';
 import type { HttpContext } from '../../server/src/http/context.ts';
+import type { Store } from '../../server/src/store/port.ts';
 import { buildOpenApiDocument, errorStatus, type Json, type JsonObject } from '../../server/src/openapi/document.ts';
 import { upgradeRequiredSchema } from '../../server/src/media/operations.ts';
 import { signalingEventSchema } from '../../server/src/signaling/operations.ts';
@@ -54,7 +55,7 @@ async function registeredRoutes(): Promise<Map<Host, Set<string>>> {
   const nowMs = Date.now();
   const store = createSqliteStore(join(dir, 'rtc.sqlite'));
   const bus = createMemoryBus(() => undefined);
-  const ctx: HttpContext = {
+  const ctx: HttpContext<Store> = {
     deps: { store, limiter: createMemoryLimiter(), bus, clock: { nowMs: () => Date.now() }, keys: fixedKeyRing(loadKeyRing(dir, Math.floor(nowMs / 1000))),
       passwords: createPasswordHasher(), events: { record: async () => {} } },
     issuer: { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880 },

@@ -19,6 +19,7 @@ import { composeServices, httpContext } from '../../server/src/main/compose.ts';
 import { urlOf } from '../../server/src/main/serve.ts';
 import type { Clock, Limiter } from '../../server/src/core/ports.ts';
 import type { ServiceDeps } from '../../server/src/core/deps.ts';
+import type { Store } from '../../server/src/store/port.ts';
 import { encodeRequest, httpResult, type HttpResult, type PlatformClient, type RequestOptions } from './http.ts';
 
 /** A clock that stands still until the test moves it. */
@@ -50,7 +51,7 @@ export interface InProcessPlatform extends PlatformClient {
   /** `http://api.in-process` and `http://token.in-process`: base URLs that `request` routes to each app. */
   readonly urls: Readonly<Record<HttpRole, string>>;
   readonly clock: TestClock;
-  readonly deps: ServiceDeps;
+  readonly deps: ServiceDeps<Store>;
   readonly dataDir: string;
   /** Lets the app also listen on a loopback port, for the few tests that need a real socket; its base URL. */
   listen(role: HttpRole): Promise<string>;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type {
-  CredentialRecord, ProjectRecord, QuoteRecord, SessionRecord, Store, SubscriptionRequestRecord,
-} from '../../server/src/core/ports.ts';
+import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
+import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
+import type { Store } from '../../server/src/store/port.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
 /** Where a store under test keeps its data: each call gives a new, empty database. */

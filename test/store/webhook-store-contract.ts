@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { OutboxEvent, ProjectEventType, Store, WebhookRecord } from '../../server/src/core/ports.ts';
+import type { ProjectEventType } from '../../server/src/core/ports.ts';
+import type { Store } from '../../server/src/store/port.ts';
+import type { OutboxEvent, WebhookRecord } from '../../server/src/webhooks/store.ts';
 
 const T0 = 1_800_000_000_000;
 const uid = (prefix: string): string => `${prefix}_${randomBytes(11).toString('hex')}`;

@@ -5,9 +5,11 @@ import type { HttpContext } from '../http/context.ts';
 import { BILLING_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { requireSession } from '../customers/auth-routes.ts';
+import type { QuoteStore } from './store.ts';
+import type { AccountStore } from '../customers/store.ts';
 
 /** Billing quotes of the signed-in account (docs/billing.md): create, get, list. Quotes never change. */
-export function registerBillingRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerBillingRoutes(app: FastifyInstance, ctx: HttpContext<QuoteStore & AccountStore>): void {
   const session = { onRequest: requireSession(ctx) };
 
   registerOperation(app, BILLING_API.createQuote, async (req, reply, input) =>

@@ -3,8 +3,9 @@ import { computeQuote, type QuoteBreakdown, type QuoteInput, type UsageMinutes }
 import { paginate, type PageQuery } from '../core/cursor.ts';
 import { notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import type { QuoteRecord } from '../core/ports.ts';
+import type { QuoteRecord } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
+import type { QuoteStore } from './store.ts';
 
 /** Quotes an account may create per minute. */
 export const QUOTES_PER_MINUTE = 60;
@@ -26,7 +27,7 @@ const viewOf = (record: QuoteRecord): QuoteView => JSON.parse(record.document) a
  * Prices expected usage with the price list in force and stores the result as it is shown: a
  * quote never changes afterwards, and names the price-list version it used.
  */
-export async function createQuote(deps: ServiceDeps, prices: PriceList, accountId: string, body: QuoteCreate): Promise<QuoteView> {
+export async function createQuote(deps: ServiceDeps<QuoteStore>, prices: PriceList, accountId: string, body: QuoteCreate): Promise<QuoteView> {
   const rate = await deps.limiter.hit(`quotes:${accountId}`, QUOTES_PER_MINUTE, 60);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   const createdAt = nowSec(deps.clock);
@@ -41,14 +42,14 @@ export async function createQuote(deps: ServiceDeps, prices: PriceList, accountI
 }
 
 /** Another account's quote is 404, like an unknown one. */
-export async function getOwnQuote(deps: ServiceDeps, accountId: string, id: string): Promise<QuoteView> {
+export async function getOwnQuote(deps: ServiceDeps<QuoteStore>, accountId: string, id: string): Promise<QuoteView> {
   const record = await deps.store.getQuote(accountId, id);
   if (!record) throw notFound('quote');
   return viewOf(record);
 }
 
 export async function listQuotes(
-  deps: ServiceDeps, accountId: string, query: PageQuery,
+  deps: ServiceDeps<QuoteStore>, accountId: string, query: PageQuery,
 ): Promise<{ quotes: QuoteView[]; next_cursor: string | null }> {
   const page = await paginate({ listing: 'quotes', filters: {} }, query, {
     has: async (id) => (await deps.store.getQuote(accountId, id)) !== undefined,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PageQuery } from '../core/cursor.ts';
-import type { SubscriptionRequestStatus } from '../core/ports.ts';
+import type { SubscriptionRequestStatus } from './store.ts';
 import type { QuoteCreate, QuoteView } from './quotes.ts';
 import type { SubscriptionRequestCreate, SubscriptionRequestQuery, SubscriptionRequestView } from './subscriptions.ts';
 import { MAX_QUOTE_MINUTES, PRICE_LIST } from './catalog/price-list.ts';

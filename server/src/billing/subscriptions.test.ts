@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../core/errors.ts';
-import type { SubscriptionRequestStatus } from '../core/ports.ts';
+import type { SubscriptionRequestStatus } from './store.ts';
 import { checkTransition, type Decision } from './subscriptions.ts';
 
 // docs/billing.md: pending → approved | rejected | cancelled; final states never move; a repeat is a no-op

@@ -1,9 +1,11 @@
 import { paginate, type PageQuery } from '../core/cursor.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import type { SubscriptionRequestRecord, SubscriptionRequestStatus, SubscriptionTransition } from '../core/ports.ts';
+import type { SubscriptionRequestRecord, SubscriptionRequestStatus, SubscriptionTransition } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { getOwnProject } from '../customers/projects.ts';
+import type { QuoteStore, SubscriptionStore } from './store.ts';
+import type { ProjectStore } from '../customers/store.ts';
 
 /** A customer's request for a plan for one of its projects. */
 export interface SubscriptionRequestCreate {
@@ -52,7 +54,7 @@ export function checkTransition(current: SubscriptionRequestStatus, target: Deci
  * a project has at most one pending request (409).
  */
 export async function createSubscriptionRequest(
-  deps: ServiceDeps, accountId: string, body: SubscriptionRequestCreate,
+  deps: ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, accountId: string, body: SubscriptionRequestCreate,
 ): Promise<SubscriptionRequestView> {
   const project = await getOwnProject(deps, accountId, body.project_id);
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
@@ -76,7 +78,7 @@ export async function createSubscriptionRequest(
 }
 
 /** Another account's request is 404, like an unknown one. */
-export async function getOwnSubscriptionRequest(deps: ServiceDeps, accountId: string, id: string): Promise<SubscriptionRequestView> {
+export async function getOwnSubscriptionRequest(deps: ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, accountId: string, id: string): Promise<SubscriptionRequestView> {
   const record = await deps.store.getSubscriptionRequest(id, accountId);
   if (!record) throw notFound('subscription request');
   return subscriptionRequestView(record);
@@ -89,7 +91,7 @@ export interface SubscriptionRequestQuery extends PageQuery {
 
 /** The account's requests, newest first; filtering by another account's project is 404. */
 export async function listSubscriptionRequests(
-  deps: ServiceDeps, accountId: string, query: SubscriptionRequestQuery,
+  deps: ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, accountId: string, query: SubscriptionRequestQuery,
 ): Promise<{ subscription_requests: SubscriptionRequestView[]; next_cursor: string | null }> {
   if (query.project_id !== undefined) await getOwnProject(deps, accountId, query.project_id);
   const scope = { listing: 'subscription-requests', filters: { project_id: query.project_id, status: query.status } };
@@ -107,7 +109,7 @@ export async function listSubscriptionRequests(
 
 /** Moves a request to a final state under the transition rule; a lost race is re-checked against the winner. */
 async function decide(
-  deps: Pick<ServiceDeps, 'store' | 'clock'>, record: SubscriptionRequestRecord, to: Decision, reason: string | null,
+  deps: Pick<ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, 'store' | 'clock'>, record: SubscriptionRequestRecord, to: Decision, reason: string | null,
 ): Promise<SubscriptionRequestRecord> {
   if (checkTransition(record.status, to) === 'unchanged') return record;
   const transition: SubscriptionTransition = { status: to, at: nowSec(deps.clock), reason };
@@ -120,7 +122,7 @@ async function decide(
 }
 
 /** The customer withdraws a pending request. */
-export async function cancelSubscriptionRequest(deps: ServiceDeps, accountId: string, id: string): Promise<SubscriptionRequestView> {
+export async function cancelSubscriptionRequest(deps: ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, accountId: string, id: string): Promise<SubscriptionRequestView> {
   const record = await deps.store.getSubscriptionRequest(id, accountId);
   if (!record) throw notFound('subscription request');
   return subscriptionRequestView(await decide(deps, record, 'cancelled', null));
@@ -128,7 +130,7 @@ export async function cancelSubscriptionRequest(deps: ServiceDeps, accountId: st
 
 /** The operator's decision on a request of any account (`rtc subscriptions approve|reject`). */
 export async function decideSubscriptionRequest(
-  deps: Pick<ServiceDeps, 'store' | 'clock'>, id: string, decision: (typeof OPERATOR_DECISIONS)[number], reason?: string,
+  deps: Pick<ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, 'store' | 'clock'>, id: string, decision: (typeof OPERATOR_DECISIONS)[number], reason?: string,
 ): Promise<SubscriptionRequestView> {
   const record = await deps.store.getSubscriptionRequest(id);
   if (!record) throw notFound('subscription request');
@@ -137,7 +139,7 @@ export async function decideSubscriptionRequest(
 
 /** Requests across every account for the operator, newest first. */
 export async function listForOperator(
-  deps: Pick<ServiceDeps, 'store'>, status: SubscriptionRequestStatus | undefined, limit: number,
+  deps: Pick<ServiceDeps<SubscriptionStore & QuoteStore & ProjectStore>, 'store'>, status: SubscriptionRequestStatus | undefined, limit: number,
 ): Promise<(SubscriptionRequestView & { account_id: string })[]> {
   const records = await deps.store.listSubscriptionRequests({ status }, { limit });
   return records.map((r) => ({ ...subscriptionRequestView(r), account_id: r.accountId }));

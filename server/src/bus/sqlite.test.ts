@@ -3,7 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { BusEvent, EventBus, Store } from '../core/ports.ts';
+import type { BusEvent, EventBus } from '../core/ports.ts';
+import type { Store } from '../store/port.ts';
 import { createSqliteStore } from '../store/sqlite.ts';
 import { createSqliteBus } from './sqlite.ts';
 

@@ -1,12 +1,15 @@
 import type { LiveKeyRing } from './keyring.ts';
 import type { MediaNodeDirectory } from './media-placement.ts';
 import type { PasswordHasher } from './password.ts';
-import type { Clock, EventBus, Limiter, ProjectEvents, Store, TokenCounter } from './ports.ts';
-import type { WebhookTargets } from '../webhooks/delivery.ts';
+import type { Clock, EventBus, Limiter, ProjectEvents, TokenCounter, WebhookTargets } from './ports.ts';
 
-/** What the services need: ports and key material, chosen by the composition root. */
-export interface ServiceDeps {
-  readonly store: Store;
+/**
+ * What the use cases need: ports and key material, chosen by the composition root. `S` is the
+ * part of the store a module uses, its own slice and those of the modules it reads (each module
+ * declares its slice in its `store.ts`); the composition root passes the whole store.
+ */
+export interface ServiceDeps<S = unknown> {
+  readonly store: S;
   readonly limiter: Limiter;
   readonly bus: EventBus;
   readonly clock: Clock;

@@ -2,8 +2,9 @@ import { createHmac } from 'node:crypto';
 import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
-import type { AccountRecord, SessionRecord } from '../core/ports.ts';
+import type { AccountRecord, SessionRecord } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
+import type { AccountStore } from './store.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 900;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -28,11 +29,11 @@ const SESSION_INVALID = 'the session token is missing, invalid or expired';
 
 export const accountView = (a: AccountRecord): AccountView => ({ id: a.id, email: a.email, created_at: a.createdAt });
 
-function hashBearer(deps: ServiceDeps, token: string): string {
+function hashBearer(deps: ServiceDeps<AccountStore>, token: string): string {
   return createHmac('sha256', deps.keys.secretHashKey).update(`bearer:${token}`).digest('base64url');
 }
 
-async function openSession(deps: ServiceDeps, account: AccountRecord, familyId: string): Promise<SessionTokens> {
+async function openSession(deps: ServiceDeps<AccountStore>, account: AccountRecord, familyId: string): Promise<SessionTokens> {
   const now = nowSec(deps.clock);
   const access = newBearer('session');
   const refresh = newBearer('refresh');
@@ -49,7 +50,7 @@ async function openSession(deps: ServiceDeps, account: AccountRecord, familyId: 
   };
 }
 
-export async function register(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+export async function register(deps: ServiceDeps<AccountStore>, email: string, password: string, address: string): Promise<SessionTokens> {
   const rate = await deps.limiter.hit(`register:${address}`, REGISTRATIONS_PER_HOUR, 3600);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   const account: AccountRecord = {
@@ -88,14 +89,14 @@ async function oneAtATime<T>(key: string, task: () => Promise<T>): Promise<T> {
 }
 
 /** Login failures are limited like token-API authentication: per address and per e-mail address. */
-export async function login(deps: ServiceDeps, email: string, password: string, address: string): Promise<SessionTokens> {
+export async function login(deps: ServiceDeps<AccountStore>, email: string, password: string, address: string): Promise<SessionTokens> {
   const normalized = email.toLowerCase();
   const keys = [`loginfail:addr:${address}`, `loginfail:email:${normalized}`] as const;
   // always the address first, then the e-mail address: no two attempts wait for each other in a cycle
   return oneAtATime(keys[0], () => oneAtATime(keys[1], () => checkLogin(deps, normalized, password, keys)));
 }
 
-async function checkLogin(deps: ServiceDeps, normalized: string, password: string, keys: readonly string[]): Promise<SessionTokens> {
+async function checkLogin(deps: ServiceDeps<AccountStore>, normalized: string, password: string, keys: readonly string[]): Promise<SessionTokens> {
   for (const key of keys) {
     const blocked = await deps.limiter.peek(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
@@ -110,7 +111,7 @@ async function checkLogin(deps: ServiceDeps, normalized: string, password: strin
 }
 
 /** Rotates the pair; a refresh token used twice ends its whole session family (theft detected). */
-export async function refresh(deps: ServiceDeps, refreshToken: string): Promise<SessionTokens> {
+export async function refresh(deps: ServiceDeps<AccountStore>, refreshToken: string): Promise<SessionTokens> {
   const invalid = new ApiError('unauthenticated', 'the refresh token is invalid, expired or already used');
   if (!refreshToken.startsWith(ID_PREFIX.refresh)) throw invalid;
   const session = await deps.store.findSessionByRefreshHash(hashBearer(deps, refreshToken));
@@ -131,7 +132,7 @@ export async function refresh(deps: ServiceDeps, refreshToken: string): Promise<
 }
 
 /** Resolves a console access token to its session; 401 unauthenticated otherwise. */
-export async function authenticateSession(deps: ServiceDeps, authorization: string | undefined): Promise<SessionRecord> {
+export async function authenticateSession(deps: ServiceDeps<AccountStore>, authorization: string | undefined): Promise<SessionRecord> {
   const invalid = new ApiError('unauthenticated', SESSION_INVALID);
   if (authorization === undefined || authorization.length > 512) throw invalid;
   const space = authorization.indexOf(' ');
@@ -143,6 +144,6 @@ export async function authenticateSession(deps: ServiceDeps, authorization: stri
   return session;
 }
 
-export async function logout(deps: ServiceDeps, session: SessionRecord): Promise<void> {
+export async function logout(deps: ServiceDeps<AccountStore>, session: SessionRecord): Promise<void> {
   await deps.store.endSessionFamily(session.familyId);
 }

@@ -3,9 +3,10 @@ import { accountView, authenticateSession, login, logout, refresh, register } fr
 import type { HttpContext } from '../http/context.ts';
 import { CUSTOMER_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
+import type { AccountStore } from './store.ts';
 
 /** A hook that admits a console session (Bearer `cs_…`) and sets `req.accountId`. */
-export function requireSession(ctx: HttpContext) {
+export function requireSession(ctx: HttpContext<AccountStore>) {
   return async (req: FastifyRequest): Promise<void> => {
     const session = await authenticateSession(ctx.deps, req.headers.authorization);
     req.accountId = session.accountId;
@@ -13,7 +14,7 @@ export function requireSession(ctx: HttpContext) {
 }
 
 /** docs/reference/token-api.md, "Customer API": register, login, refresh (rotation with reuse detection), logout. */
-export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext<AccountStore>): void {
   registerOperation(app, CUSTOMER_API.register, async (req, reply, input) => {
     const body = input.body();
     return reply.code(201).send(await register(ctx.deps, body.email, body.password, req.clientAddress));

@@ -7,9 +7,10 @@ import type { HttpContext } from '../http/context.ts';
 import { CUSTOMER_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { requireSession } from './auth-routes.ts';
+import type { AccountStore, CredentialStore, ProjectStore } from './store.ts';
 
 /** docs/reference/token-api.md, "Customer API": credentials of a project; the App Secret is shown only by create and rotate. */
-export function registerCredentialRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerCredentialRoutes(app: FastifyInstance, ctx: HttpContext<CredentialStore & ProjectStore & AccountStore>): void {
   const session = { onRequest: requireSession(ctx) };
 
   registerOperation(app, CUSTOMER_API.createCredential, async (req, reply, input) =>

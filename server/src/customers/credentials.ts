@@ -1,10 +1,11 @@
 import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newAppSecret, newId } from '../core/ids.ts';
-import type { CredentialRecord, Scopes } from '../core/ports.ts';
+import type { CredentialRecord, Scopes } from './store.ts';
 import { hashAppSecret } from '../tokens/app-auth.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { getOwnProject } from './projects.ts';
+import type { CredentialStore, ProjectStore } from './store.ts';
 
 export const MAX_CREDENTIALS_PER_PROJECT = 50;
 
@@ -58,7 +59,7 @@ export const credentialView = (c: CredentialRecord): CredentialView => ({
 });
 
 export async function createCredential(
-  deps: ServiceDeps, accountId: string, projectId: string, body: CredentialCreate,
+  deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, body: CredentialCreate,
 ): Promise<CredentialWithSecret> {
   const project = await getOwnProject(deps, accountId, projectId);
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
@@ -76,12 +77,12 @@ export async function createCredential(
   return { ...credentialView(record), app_secret: secret };
 }
 
-export async function listCredentials(deps: ServiceDeps, accountId: string, projectId: string): Promise<CredentialView[]> {
+export async function listCredentials(deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string): Promise<CredentialView[]> {
   await getOwnProject(deps, accountId, projectId);
   return (await deps.store.listCredentials(projectId)).map(credentialView);
 }
 
-export async function getOwnCredential(deps: ServiceDeps, accountId: string, projectId: string, appId: string): Promise<CredentialRecord> {
+export async function getOwnCredential(deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, appId: string): Promise<CredentialRecord> {
   await getOwnProject(deps, accountId, projectId);
   const credential = await deps.store.getCredential(projectId, appId);
   if (!credential) throw notFound('credential');
@@ -92,7 +93,7 @@ function ensureActive(credential: CredentialRecord): void {
   if (credential.revokedAt !== null) throw new ApiError('conflict', 'the credential is revoked');
 }
 
-async function update(deps: ServiceDeps, appId: string, patch: Parameters<ServiceDeps['store']['updateCredential']>[1]): Promise<CredentialRecord> {
+async function update(deps: ServiceDeps<CredentialStore & ProjectStore>, appId: string, patch: Parameters<ServiceDeps<CredentialStore & ProjectStore>['store']['updateCredential']>[1]): Promise<CredentialRecord> {
   const updated = await deps.store.updateCredential(appId, patch);
   if (!updated) throw notFound('credential');
   // other processes drop whatever they cached of this credential
@@ -101,7 +102,7 @@ async function update(deps: ServiceDeps, appId: string, patch: Parameters<Servic
 }
 
 export async function updateCredential(
-  deps: ServiceDeps, accountId: string, projectId: string, appId: string, body: CredentialPatch,
+  deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, appId: string, body: CredentialPatch,
 ): Promise<CredentialView> {
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
   return credentialView(await update(deps, appId, {
@@ -114,7 +115,7 @@ export async function updateCredential(
 }
 
 /** A new secret; the old one stops working when this returns (docs/reference/token-api.md, "Customer API"). */
-export async function rotateCredential(deps: ServiceDeps, accountId: string, projectId: string, appId: string): Promise<CredentialWithSecret> {
+export async function rotateCredential(deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, appId: string): Promise<CredentialWithSecret> {
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
   const secret = newAppSecret();
   const now = nowSec(deps.clock);
@@ -124,7 +125,7 @@ export async function rotateCredential(deps: ServiceDeps, accountId: string, pro
 }
 
 /** Revocation is final and idempotent. */
-export async function revokeCredential(deps: ServiceDeps, accountId: string, projectId: string, appId: string): Promise<CredentialView> {
+export async function revokeCredential(deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, appId: string): Promise<CredentialView> {
   const credential = await getOwnCredential(deps, accountId, projectId, appId);
   if (credential.revokedAt !== null) return credentialView(credential);
   const now = nowSec(deps.clock);

@@ -1,5 +1,5 @@
 import { MAX_TTL_SECONDS } from '@rtc/protocol';
-import type { ProjectCutoffRecord } from '../core/ports.ts';
+import type { ProjectCutoffRecord } from './store.ts';
 
 /**
  * How long a cut-off outlives its archive: the longest a token issued before it can live, plus

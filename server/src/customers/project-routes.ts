@@ -7,9 +7,12 @@ import type { HttpContext } from '../http/context.ts';
 import { CUSTOMER_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { requireSession } from './auth-routes.ts';
+import type { AccountStore, ProjectStore } from './store.ts';
+import type { LiveParticipantStore } from '../rooms/store.ts';
+import type { RevocationStore, TokenCountStore } from '../tokens/store.ts';
 
 /** docs/reference/token-api.md, "Customer API": projects of the signed-in account, and console temporary tokens. */
-export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerProjectRoutes(app: FastifyInstance, ctx: HttpContext<ProjectStore & AccountStore & LiveParticipantStore & RevocationStore & TokenCountStore>): void {
   const session = { onRequest: requireSession(ctx) };
 
   registerOperation(app, CUSTOMER_API.createProject, async (req, reply, input) =>

@@ -1,8 +1,9 @@
 import { ApiError, notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { projectCutoffAt } from './project-cutoff.ts';
-import type { ProjectRecord } from '../core/ports.ts';
+import type { ProjectRecord } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
+import type { ProjectStore } from './store.ts';
 
 export const MAX_PROJECTS_PER_ACCOUNT = 100;
 
@@ -20,7 +21,7 @@ export const projectView = (p: ProjectRecord): ProjectView => ({
   created_at: p.createdAt, updated_at: p.updatedAt,
 });
 
-export async function createProject(deps: ServiceDeps, accountId: string, name: string): Promise<ProjectRecord> {
+export async function createProject(deps: ServiceDeps<ProjectStore>, accountId: string, name: string): Promise<ProjectRecord> {
   if ((await deps.store.countProjects(accountId)) >= MAX_PROJECTS_PER_ACCOUNT) {
     throw new ApiError('conflict', `an account may hold at most ${MAX_PROJECTS_PER_ACCOUNT} projects`);
   }
@@ -33,13 +34,13 @@ export async function createProject(deps: ServiceDeps, accountId: string, name: 
 }
 
 /** Another account's project is 404, never 403 (docs/decisions.md, "Customer API": existence is not leaked). */
-export async function getOwnProject(deps: ServiceDeps, accountId: string, projectId: string): Promise<ProjectRecord> {
+export async function getOwnProject(deps: ServiceDeps<ProjectStore>, accountId: string, projectId: string): Promise<ProjectRecord> {
   const project = await deps.store.getProject(accountId, projectId);
   if (!project) throw notFound('project');
   return project;
 }
 
-export async function renameProject(deps: ServiceDeps, accountId: string, projectId: string, name: string): Promise<ProjectRecord> {
+export async function renameProject(deps: ServiceDeps<ProjectStore>, accountId: string, projectId: string, name: string): Promise<ProjectRecord> {
   await getOwnProject(deps, accountId, projectId);
   const updated = await deps.store.updateProject(projectId, { name, updatedAt: nowSec(deps.clock) });
   if (!updated) throw notFound('project');
@@ -51,7 +52,7 @@ export async function renameProject(deps: ServiceDeps, accountId: string, projec
  * its tokens issued until now are cut off: persisted first, then published so that the media and
  * signaling roles end their sessions (docs/decisions.md, "Archiving ends live sessions").
  */
-export async function setArchived(deps: ServiceDeps, accountId: string, projectId: string, archived: boolean): Promise<ProjectRecord> {
+export async function setArchived(deps: ServiceDeps<ProjectStore>, accountId: string, projectId: string, archived: boolean): Promise<ProjectRecord> {
   const project = await getOwnProject(deps, accountId, projectId);
   if ((project.archivedAt !== null) === archived) return project;
   const now = nowSec(deps.clock);
@@ -71,7 +72,7 @@ export async function setArchived(deps: ServiceDeps, accountId: string, projectI
 /** Console calls of the live rooms and usage views, per account (they poll every few seconds per open tab). */
 export const CONSOLE_READS_PER_MINUTE = 600;
 
-export async function admitConsoleRead(deps: ServiceDeps, accountId: string): Promise<void> {
+export async function admitConsoleRead(deps: ServiceDeps<ProjectStore>, accountId: string): Promise<void> {
   const rate = await deps.limiter.hit(`console:${accountId}`, CONSOLE_READS_PER_MINUTE, 60);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
 }

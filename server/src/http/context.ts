@@ -7,8 +7,9 @@ import type { ServiceDeps } from '../core/deps.ts';
 import type { IssuerSettings } from '../tokens/issue.ts';
 
 /** What the HTTP edge needs besides the services: settings read once from the config. */
-export interface HttpContext {
-  readonly deps: ServiceDeps;
+export interface HttpContext<S = unknown> {
+  /** `S`: the part of the store the routes of a module use (the composition root passes the whole store). */
+  readonly deps: ServiceDeps<S>;
   readonly issuer: IssuerSettings;
   readonly limits: AddressLimits;
   readonly trustProxy: AddressSet | undefined;

@@ -1,5 +1,5 @@
+import type { StoreHealth } from '../core/ports.ts';
 import type { LiveKeyRing } from '../core/keyring.ts';
-import type { Store } from '../core/ports.ts';
 
 /** What `/ready` can find wanting (docs/operations/metrics.md, "Readiness"); never a URL or a secret. */
 export type ReadinessProblem = 'starting' | 'shutting_down' | 'store' | 'keys' | 'redis';
@@ -31,7 +31,7 @@ export interface ReadinessOptions {
 /** A store that takes longer than this to answer a ping counts as unavailable. */
 const STORE_PING_TIMEOUT_MS = 2000;
 
-export function createReadiness(deps: { readonly store: Pick<Store, 'ping'>; readonly keys: Pick<LiveKeyRing, 'verifying'> },
+export function createReadiness(deps: { readonly store: StoreHealth; readonly keys: Pick<LiveKeyRing, 'verifying'> },
   options: ReadinessOptions = {}): Readiness {
   let phase: 'starting' | 'serving' | 'shutting_down' = options.startedAlready ? 'serving' : 'starting';
   return {
@@ -52,7 +52,7 @@ export function createReadiness(deps: { readonly store: Pick<Store, 'ping'>; rea
   };
 }
 
-async function answers(store: Pick<Store, 'ping'>): Promise<boolean> {
+async function answers(store: StoreHealth): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), STORE_PING_TIMEOUT_MS);

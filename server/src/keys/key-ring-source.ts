@@ -1,4 +1,4 @@
-import type { Store } from '../core/ports.ts';
+import type { KeyRingStore } from './store.ts';
 import { parseKeyDocument, rotateKeyDocument, serializeKeyDocument, type KeyDocument } from './key-document.ts';
 
 /** A key document and the version it is stored at. */
@@ -25,7 +25,7 @@ export interface KeyRingSource {
 }
 
 /** The key ring in the store's `key_ring` row (PostgreSQL deployments). */
-export function createStoreKeyRingSource(store: Pick<Store, 'readKeyRing' | 'insertKeyRingIfAbsent' | 'replaceKeyRing'>): KeyRingSource {
+export function createStoreKeyRingSource(store: KeyRingStore): KeyRingSource {
   const where = 'the key ring in the database';
   const read = async (): Promise<VersionedKeyDocument | undefined> => {
     const stored = await store.readKeyRing();

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Store } from '../core/ports.ts';
+import type { Store } from '../store/port.ts';
 import type { Readiness } from '../http/readiness.ts';
 import type { RoleServer } from './roles.ts';
 

@@ -1,3 +1,4 @@
+import type { Store } from '../store/port.ts';
 import { createMemoryBus } from '../bus/memory.ts';
 import { createRedisBus } from '../bus/redis.ts';
 import { createSqliteBus } from '../bus/sqlite.ts';
@@ -43,7 +44,7 @@ export interface ComposeOptions {
 }
 
 /** The services of one process, and how to release what they hold. */
-export interface Services extends ServiceDeps {
+export interface Services extends ServiceDeps<Store> {
   /** With Redis: whether the request-path connection is up and the bus subscription in place (readiness). */
   readonly redisLive?: (() => boolean) | undefined;
   /** `listener` runs when this process recorded a webhook event (the delivery worker wakes); returns the unsubscribe. */
@@ -172,7 +173,7 @@ function openLocalBus(config: Config, options: ComposeOptions): EventBus {
 }
 
 /** What the api and token apps need besides the services, from the config and the bound media and signaling roles. */
-export function httpContext(config: Config, deps: ServiceDeps, urls: ReadonlyMap<RoleName, string>): HttpContext {
+export function httpContext(config: Config, deps: ServiceDeps<Store>, urls: ReadonlyMap<RoleName, string>): HttpContext<Store> {
   const mediaUrl = urls.get('media');
   const boundMediaPort = mediaUrl ? Number(new URL(mediaUrl).port) : undefined;
   return {

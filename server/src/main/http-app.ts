@@ -1,3 +1,4 @@
+import type { Store } from '../store/port.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../config.ts';
@@ -30,7 +31,7 @@ export interface HttpAppOptions {
 }
 
 /** Builds the HTTP app of one role (api or token) on shared services. */
-export function createHttpApp(ctx: HttpContext, options: HttpAppOptions): FastifyInstance {
+export function createHttpApp(ctx: HttpContext<Store>, options: HttpAppOptions): FastifyInstance {
   const app = createEdge({
     role: options.role, logger: options.logger, tls: options.tls, onRoute: options.onRoute,
     listener: options.listener ?? DEFAULT_LISTENER_LIMITS[options.role], trustProxy: ctx.trustProxy,

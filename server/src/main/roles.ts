@@ -1,3 +1,4 @@
+import type { Store } from '../store/port.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { PlatformMetrics } from '../metrics/metrics.ts';
@@ -15,7 +16,7 @@ export interface RoleServer {
 /** What every role starter receives from the composition root. */
 export interface RoleContext {
   readonly config: Config;
-  readonly deps: ServiceDeps;
+  readonly deps: ServiceDeps<Store>;
   readonly logger: Logger;
   /** This process's metrics (docs/operations/metrics.md); undefined: not recorded. */
   readonly metrics?: PlatformMetrics | undefined;
@@ -33,6 +34,6 @@ export const STORE_POLL_MS = 250;
  * without Redis, where the bus stays inside each process (docs/operations/scale-out.md). On SQLite
  * the bus reaches every process of the data directory, with Redis every node.
  */
-export function pollsStore(config: Config, deps: ServiceDeps): boolean {
+export function pollsStore(config: Config, deps: ServiceDeps<Store>): boolean {
   return deps.bus.reach === 'process' && config.store.kind === 'postgres';
 }

@@ -4,9 +4,12 @@ import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
 import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
-import type {
-  BusEvent, Clock, EventBus, LiveParticipantRecord, ProjectCutoffRecord, ProjectEventInput, ProjectEvents, Store,
-} from '../core/ports.ts';
+import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
+import type { ProjectCutoffRecord } from '../customers/store.ts';
+import type { LiveParticipantRecord } from '../rooms/store.ts';
+import type { ProjectStore } from '../customers/store.ts';
+import type { LiveParticipantStore, MediaNodeStore } from '../rooms/store.ts';
+import type { RevocationStore } from '../tokens/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
@@ -17,8 +20,8 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: Pick<Store, 'isRevoked' | 'listRevocations' | 'projectCutoff' | 'listProjectCutoffs'
-    | 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'heartbeatMediaNode' | 'clearMediaNode' | 'purgeMediaNodes'>;
+  readonly store: Pick<RevocationStore, 'isRevoked' | 'listRevocations'> & Pick<ProjectStore, 'projectCutoff' | 'listProjectCutoffs'>
+    & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;

@@ -4,12 +4,15 @@ import type { HttpContext } from '../http/context.ts';
 import { ROOM_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { authenticateTokenCaller, tokenApiGate } from '../tokens/routes.ts';
+import type { CredentialStore, ProjectStore } from '../customers/store.ts';
+import type { LiveParticipantStore } from './store.ts';
+import type { RevocationStore } from '../tokens/store.ts';
 
 /**
  * The room service API (docs/reference/room-api.md): identical on the api and token hosts, with
  * the token API's order of checks, scoped to the credential's project.
  */
-export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & CredentialStore>): void {
   const gate = { onRequest: tokenApiGate(ctx) };
 
   registerOperation(app, ROOM_API.listRtcRooms, async (req, reply) => {

@@ -1,8 +1,12 @@
 import type { ParticipantPermissions, Role, RtcParticipant, RtcRoom } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
-import type { LiveParticipantRecord, Scopes } from '../core/ports.ts';
+import type { Scopes } from '../customers/store.ts';
+import type { LiveParticipantRecord } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
+import type { ProjectStore } from '../customers/store.ts';
+import type { LiveParticipantStore } from './store.ts';
+import type { RevocationStore } from '../tokens/store.ts';
 
 /** A live participant and a live room as the room service API shows them (docs/reference/room-api.md). */
 export type ParticipantView = RtcParticipant;
@@ -22,7 +26,7 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
-function live(deps: ServiceDeps, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
+function live(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
   return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
@@ -45,17 +49,17 @@ function toRooms(participants: readonly LiveParticipantRecord[]): RoomView[] {
 const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant');
 const participantNotFound = (): ApiError => new ApiError('not_found', 'no such participant in this room');
 
-export async function listRooms(deps: ServiceDeps, projectId: string): Promise<{ rooms: RoomView[] }> {
+export async function listRooms(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string): Promise<{ rooms: RoomView[] }> {
   return { rooms: toRooms(await live(deps, projectId)) };
 }
 
-export async function getRoom(deps: ServiceDeps, projectId: string, roomId: string): Promise<RoomView> {
+export async function getRoom(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string): Promise<RoomView> {
   const room = toRooms(await live(deps, projectId, roomId))[0];
   if (!room) throw roomNotFound();
   return room;
 }
 
-async function findParticipant(deps: ServiceDeps, projectId: string, roomId: string, participantId: string): Promise<LiveParticipantRecord> {
+async function findParticipant(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string, participantId: string): Promise<LiveParticipantRecord> {
   const found = (await live(deps, projectId, roomId)).find((p) => p.participantId === participantId);
   if (!found) throw participantNotFound();
   return found;
@@ -66,7 +70,7 @@ async function findParticipant(deps: ServiceDeps, projectId: string, roomId: str
  * published, like `revokeByHandle`: each session closes with 4003 `revoked` and its grants are
  * refused from then on (docs/decisions.md, "Removing a participant revokes its grants").
  */
-async function revokeGrants(deps: ServiceDeps, participants: readonly LiveParticipantRecord[]): Promise<void> {
+async function revokeGrants(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, participants: readonly LiveParticipantRecord[]): Promise<void> {
   const now = nowSec(deps.clock);
   const revocations = participants.flatMap((p) => p.grants
     .filter((g) => g.expiresAt >= now)
@@ -76,13 +80,13 @@ async function revokeGrants(deps: ServiceDeps, participants: readonly LivePartic
 }
 
 export async function removeParticipant(
-  deps: ServiceDeps, projectId: string, roomId: string, participantId: string,
+  deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string, participantId: string,
 ): Promise<{ removed: true }> {
   await revokeGrants(deps, [await findParticipant(deps, projectId, roomId, participantId)]);
   return { removed: true };
 }
 
-export async function endRoom(deps: ServiceDeps, projectId: string, roomId: string): Promise<{ ended: true; participants: number }> {
+export async function endRoom(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string): Promise<{ ended: true; participants: number }> {
   const participants = await live(deps, projectId, roomId);
   if (participants.length === 0) throw roomNotFound();
   await revokeGrants(deps, participants);
@@ -96,7 +100,7 @@ export async function endRoom(deps: ServiceDeps, projectId: string, roomId: stri
  * publishes, and the credential's scopes bound what is granted.
  */
 export async function updateParticipant(
-  deps: ServiceDeps, cred: { readonly projectId: string; readonly scopes: Scopes },
+  deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
   roomId: string, participantId: string, patch: PermissionsPatch,
 ): Promise<ParticipantView> {
   if (patch.subscribe_room === true && patch.subscribe_streams !== undefined && patch.subscribe_streams.length > 0) {

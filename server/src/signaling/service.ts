@@ -2,11 +2,13 @@ import { ApiError, rateLimited } from '../core/errors.ts';
 import { jwsKeyId } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
-import type { ProjectCutoffRecord } from '../core/ports.ts';
+import type { ProjectCutoffRecord } from '../customers/store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
 import type { SignalingSettings } from './settings.ts';
 import { verifySignalingToken, type SessionIdentity } from './verify-token.ts';
+import type { ProjectStore } from '../customers/store.ts';
+import type { RevocationStore } from '../tokens/store.ts';
 
 /** The signaling service behind the HTTP edge: who a token speaks for, and the rooms. */
 export interface SignalingService {
@@ -50,7 +52,7 @@ function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): 
 }
 
 /** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
-export function createSignalingService(deps: ServiceDeps, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
+export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
   const rooms = createRoomRegistry(settings, deps.clock);
   // grants revoked while this process runs, kept until they expire: closes the gap between a
   // request's store look-up and its effect on the rooms

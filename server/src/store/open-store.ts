@@ -1,7 +1,7 @@
 import { createPostgresStore } from './postgres.ts';
 import { createSqliteStore } from './sqlite.ts';
 import type { Config } from '../config.ts';
-import type { Store } from '../core/ports.ts';
+import type { Store } from './port.ts';
 
 export interface OpenStoreOptions {
   /** A pooled database connection failed while idle; the pool replaces it. */

@@ -1,5 +1,7 @@
 import pg from 'pg';
-import type { AuthCredential, CredentialRecord, ProjectCutoffRecord, RevocationRecord, Store } from '../core/ports.ts';
+import type { AuthCredential, CredentialRecord, ProjectCutoffRecord } from '../customers/store.ts';
+import type { Store } from './port.ts';
+import type { RevocationRecord } from '../tokens/store.ts';
 import {
   toLiveParticipant, type LiveParticipantRow,
   toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,

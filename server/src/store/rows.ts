@@ -1,7 +1,6 @@
-import type {
-  AccountRecord, LiveGrant, LiveParticipantRecord, ProjectRecord, QuoteRecord, SessionRecord, SessionStatus, SubscriptionRequestRecord,
-  SubscriptionRequestStatus,
-} from '../core/ports.ts';
+import type { QuoteRecord, SubscriptionRequestRecord, SubscriptionRequestStatus } from '../billing/store.ts';
+import type { AccountRecord, ProjectRecord, SessionRecord, SessionStatus } from '../customers/store.ts';
+import type { LiveGrant, LiveParticipantRecord } from '../rooms/store.ts';
 
 /**
  * Rows both SQL stores read, with the same column names and types in SQLite and PostgreSQL, and

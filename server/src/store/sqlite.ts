@@ -1,10 +1,10 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type {
-  AuthCredential, CredentialPatch, CredentialRecord, LiveParticipantRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord, Store,
-  TokenCount,
-} from '../core/ports.ts';
+import type { AuthCredential, CredentialPatch, CredentialRecord, ProjectCutoffRecord, ProjectPatch, ProjectRecord } from '../customers/store.ts';
+import type { LiveParticipantRecord } from '../rooms/store.ts';
+import type { Store } from './port.ts';
+import type { TokenCount } from '../tokens/store.ts';
 import {
   toLiveParticipant, type LiveParticipantRow, toAccount, toProject, toQuote, toSession, toSubscriptionRequest, type AccountRow, type ProjectRow, type QuoteRow,
   type SessionRow, type SubscriptionRequestRow,

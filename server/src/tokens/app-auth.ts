@@ -3,8 +3,9 @@ import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, isId } from '@rt
 import { createAddressSet, type AddressSet } from '../core/address.ts';
 import { safeEqual } from '../core/encoding.ts';
 import { ApiError, badCredentials, rateLimited } from '../core/errors.ts';
-import type { AuthCredential } from '../core/ports.ts';
+import type { AuthCredential } from '../customers/store.ts';
 import type { ServiceDeps } from '../core/deps.ts';
+import type { CredentialStore } from '../customers/store.ts';
 
 export interface AddressLimits {
   readonly appPerMinute: number;
@@ -22,7 +23,7 @@ const DUMMY_HASH = Buffer.alloc(32);
 const failureKey = (address: string): string => `authfail:${address}`;
 
 /** Step 1 of docs/reference/token-api.md, "Order of checks": a blocked address, or one over its rate limit, gets 429. */
-export async function admitAddress(deps: ServiceDeps, address: string, limits: AddressLimits): Promise<void> {
+export async function admitAddress(deps: ServiceDeps<CredentialStore>, address: string, limits: AddressLimits): Promise<void> {
   const blocked = await deps.limiter.peek(failureKey(address), AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
   if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
   const rate = await deps.limiter.hit(`addr:${address}`, limits.addressPerMinute, 60);
@@ -30,7 +31,7 @@ export async function admitAddress(deps: ServiceDeps, address: string, limits: A
 }
 
 /** Counts an authentication failure against the address (20 in five minutes block it). */
-export async function recordAuthFailure(deps: ServiceDeps, address: string): Promise<void> {
+export async function recordAuthFailure(deps: ServiceDeps<CredentialStore>, address: string): Promise<void> {
   await deps.limiter.hit(failureKey(address), AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
 }
 
@@ -50,7 +51,7 @@ export function parseBasicAuth(header: string | undefined): { user: string; pass
  * App ID's rate limit, the IP allowlist and the project's archived state.
  */
 export async function authenticateApp(
-  deps: ServiceDeps,
+  deps: ServiceDeps<CredentialStore>,
   authorization: string | undefined,
   address: string,
   limits: AddressLimits,

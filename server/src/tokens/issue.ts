@@ -29,7 +29,7 @@ export interface Issuer extends CredentialPolicy {
  * Applies policy to a shaped request and mints the grant, media key and revocation handle. The
  * room's media node comes from the cluster's directory when there is one (docs/operations/scale-out.md).
  */
-export async function issueToken(deps: ServiceDeps, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): Promise<TokenResponse> {
+export async function issueToken(deps: ServiceDeps<unknown>, settings: IssuerSettings, issuer: Issuer, req: TokenRequest): Promise<TokenResponse> {
   const grant = applyTokenPolicy(req, issuer);
   // docs/reference/token-api.md, "Order of checks": 502 when this deployment has no TURN relay or signaling service configured
   const turn = settings.turn;

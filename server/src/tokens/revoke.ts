@@ -2,12 +2,13 @@ import { ApiError } from '../core/errors.ts';
 import type { Limiter, LimitResult } from '../core/ports.ts';
 import { decodeHandle } from './revocation-handle.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
+import type { RevocationStore } from './store.ts';
 
 /**
  * Revokes the grant behind a handle of the caller's project: persisted until the grant expires
  * and published to every media server. Idempotent.
  */
-export async function revokeByHandle(deps: ServiceDeps, projectId: string, handle: string): Promise<{ revoked: true }> {
+export async function revokeByHandle(deps: ServiceDeps<RevocationStore>, projectId: string, handle: string): Promise<{ revoked: true }> {
   const contents = decodeHandle(deps.keys.handleKey, handle);
   // docs/reference/token-api.md, "Revocation": an altered handle and another project's handle are indistinguishable
   if (!contents || contents.projectId !== projectId) {

@@ -2,19 +2,21 @@ import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fas
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import type { TokenMetrics } from '../metrics/metrics.ts';
-import type { AuthCredential } from '../core/ports.ts';
+import type { AuthCredential } from '../customers/store.ts';
 import { admitAddress, authenticateApp } from './app-auth.ts';
 import { issueToken } from './issue.ts';
 import { revocationLimiter, revokeByHandle } from './revoke.ts';
 import type { HttpContext } from '../http/context.ts';
 import { TOKEN_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
+import type { CredentialStore, ProjectStore } from '../customers/store.ts';
+import type { RevocationStore } from './store.ts';
 
 /**
  * Steps 1-3 of the token API's order of checks (docs/reference/token-api.md), run before the body is read:
  * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
  */
-export function tokenApiGate(ctx: HttpContext) {
+export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>) {
   return async (req: FastifyRequest): Promise<void> => {
     await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
     // docs/decisions.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
@@ -30,7 +32,7 @@ export function tokenApiGate(ctx: HttpContext) {
 }
 
 /** Steps 4-7: authentication, App ID rate limit, IP allowlist, archived project. */
-export function authenticateTokenCaller(ctx: HttpContext, req: FastifyRequest): Promise<AuthCredential> {
+export function authenticateTokenCaller(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>, req: FastifyRequest): Promise<AuthCredential> {
   return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
 }
 
@@ -49,7 +51,7 @@ export function countIssue(metrics: TokenMetrics | undefined): onResponseHookHan
 }
 
 /** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
-export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>): void {
   const gate = { onRequest: tokenApiGate(ctx), onResponse: countIssue(ctx.metrics) };
 
   registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
@@ -62,7 +64,7 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext): 
   }, gate);
 
   // a customer can revoke while the shared limiter is unreachable (docs/operations/scale-out.md, "Redis down")
-  const revokeCtx: HttpContext = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter) } };
+  const revokeCtx: HttpContext<CredentialStore & RevocationStore & ProjectStore> = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter) } };
   registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(revokeCtx, req);
     return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));

@@ -1,3 +1,4 @@
+import type { StoreHealth } from '../core/ports.ts';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors.ts';
 import { issueToken } from './issue.ts';
@@ -6,9 +7,11 @@ import { TOKEN_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { createReadiness } from '../http/readiness.ts';
 import { authenticateTokenCaller, countIssue, tokenApiGate } from './routes.ts';
+import type { CredentialStore, ProjectStore } from '../customers/store.ts';
+import type { RevocationStore } from './store.ts';
 
 /** `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"): the short form of the token request. */
-export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore & StoreHealth>): void {
   registerOperation(app, TOKEN_API.issueServiceToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
     const body = input.body();
@@ -28,7 +31,7 @@ export function registerTokenServiceRoutes(app: FastifyInstance, ctx: HttpContex
 }
 
 /** `GET /health`, `GET /ready` and `GET /.well-known/jwks.json`, unauthenticated. */
-export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerPublicKeyRoutes(app: FastifyInstance, ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore & StoreHealth>): void {
   // built again only when the key ring was reloaded with other keys (docs/operations/configuration.md, "Keys")
   let jwks = { of: undefined as unknown, body: '' };
   const currentJwks = (): string => {

@@ -3,6 +3,7 @@ import { ApiError, rateLimited } from '../core/errors.ts';
 import type { ServiceDeps } from '../core/deps.ts';
 import { issueToken, type IssuerSettings } from './issue.ts';
 import { getOwnProject } from '../customers/projects.ts';
+import type { ProjectStore } from '../customers/store.ts';
 
 /** Console test tokens are short-lived: at most ten minutes. */
 export const TEMPORARY_TOKEN_MAX_TTL_SECONDS = 600;
@@ -14,7 +15,7 @@ const TEMPORARY_TOKENS_PER_MINUTE = 60;
  * then is `readRequest` called, so the request body is read after them.
  */
 export async function issueTemporaryToken(
-  deps: ServiceDeps, settings: IssuerSettings, accountId: string, projectId: string, readRequest: () => TokenRequest,
+  deps: ServiceDeps<ProjectStore>, settings: IssuerSettings, accountId: string, projectId: string, readRequest: () => TokenRequest,
 ): Promise<TokenResponse> {
   const project = await getOwnProject(deps, accountId, projectId);
   const rate = await deps.limiter.hit(`temptoken:${accountId}`, TEMPORARY_TOKENS_PER_MINUTE, 60);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store, TokenCount } from '../core/ports.ts';
+import type { Store } from '../store/port.ts';
+import type { TokenCount } from './store.ts';
 import { TokenUsage, dayOf } from './usage.ts';
 
 /** A store whose token count writes fail while `down` is set, and that records what it got. */

@@ -3,10 +3,12 @@
  * Issuing a token only counts in memory; the counts go to the store in one batch every few
  * seconds and when the process stops, so the token API's hot path never waits on the database.
  */
-import type { Store, TokenCount, TokenCounter } from '../core/ports.ts';
+import type { TokenCounter } from '../core/ports.ts';
+import type { TokenCount, TokenCountStore } from './store.ts';
 import type { ServiceDeps } from '../core/deps.ts';
 import { nowSec } from '../core/deps.ts';
 import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
+import type { ProjectStore } from '../customers/store.ts';
 
 /** How many days the usage view shows, today included. */
 export const USAGE_DAYS = 14;
@@ -16,11 +18,11 @@ export function dayOf(epochSec: number): string {
 }
 
 export class TokenUsage implements TokenCounter {
-  private readonly store: Store;
+  private readonly store: TokenCountStore;
   private pending = new Map<string, TokenCount>();
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(store: Store) {
+  constructor(store: TokenCountStore) {
     this.store = store;
   }
 
@@ -65,7 +67,7 @@ export interface DayCount {
 }
 
 /** The project's tokens per day over the last `USAGE_DAYS` days, oldest first, days without tokens as 0. */
-export async function projectUsage(deps: ServiceDeps, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
+export async function projectUsage(deps: ServiceDeps<TokenCountStore & ProjectStore>, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
   const project = await getOwnProject(deps, accountId, projectId);
   await admitConsoleRead(deps, accountId);
   // this process's own counts are current; other processes' arrive within their flush interval

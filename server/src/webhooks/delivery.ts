@@ -1,6 +1,7 @@
 import { newOpaqueId } from '../core/ids.ts';
 import { nextAttemptAt, signatureHeader, type RetryPolicy } from './webhook.ts';
-import type { Clock, DeliveryJob, WebhookStore } from '../core/ports.ts';
+import type { Clock } from '../core/ports.ts';
+import type { DeliveryJob, WebhookStore } from './store.ts';
 
 /** One POST of a delivery; the sender enforces its own timeout. */
 export interface WebhookPost {
@@ -15,11 +16,6 @@ export interface WebhookPost {
 export type WebhookSendResult = { readonly statusCode: number; readonly error?: undefined } | { readonly statusCode?: undefined; readonly error: string };
 
 export type WebhookSender = (post: WebhookPost) => Promise<WebhookSendResult>;
-
-/** Checks an endpoint URL's target before it is saved (SSRF): a problem to show, or undefined. */
-export interface WebhookTargets {
-  problem(url: string): Promise<string | undefined>;
-}
 
 /** One attempt's result, for counters (the place where delivery metrics hook in). */
 export interface DeliveryResult {

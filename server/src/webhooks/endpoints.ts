@@ -2,11 +2,11 @@ import { paginate, type PageQuery } from '../core/cursor.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newId, newWebhookSecret } from '../core/ids.ts';
 import { webhookUrlProblem } from './webhook.ts';
-import type {
-  Clock, DeliveryRecord, OutboxEvent, ProjectEventInput, ProjectEvents, ProjectEventType, WebhookRecord, WebhookStore,
-} from '../core/ports.ts';
+import type { Clock, ProjectEventInput, ProjectEvents, ProjectEventType } from '../core/ports.ts';
+import type { DeliveryRecord, OutboxEvent, WebhookRecord, WebhookStore } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { getOwnProject } from '../customers/projects.ts';
+import type { ProjectStore } from '../customers/store.ts';
 
 export const MAX_WEBHOOKS_PER_PROJECT = 10;
 /** How long the secret before a rotation still signs deliveries (both signatures are sent). */
@@ -91,19 +91,19 @@ export function createProjectEvents(store: WebhookStore, clock: Clock, onRecorde
   };
 }
 
-async function checkUrl(deps: ServiceDeps, url: string): Promise<void> {
+async function checkUrl(deps: ServiceDeps<WebhookStore & ProjectStore>, url: string): Promise<void> {
   const problem = webhookUrlProblem(url) ?? await deps.webhookTargets?.problem(url);
   if (problem) throw new ApiError('invalid_request', problem);
 }
 
-export async function getOwnWebhook(deps: ServiceDeps, accountId: string, projectId: string, id: string): Promise<WebhookRecord> {
+export async function getOwnWebhook(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string): Promise<WebhookRecord> {
   await getOwnProject(deps, accountId, projectId);
   const webhook = await deps.store.getWebhook(projectId, id);
   if (!webhook) throw notFound('webhook');
   return webhook;
 }
 
-export async function createWebhook(deps: ServiceDeps, accountId: string, projectId: string, body: WebhookCreate): Promise<WebhookWithSecret> {
+export async function createWebhook(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, body: WebhookCreate): Promise<WebhookWithSecret> {
   const project = await getOwnProject(deps, accountId, projectId);
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
   if ((await deps.store.countWebhooks(projectId)) >= MAX_WEBHOOKS_PER_PROJECT) {
@@ -120,14 +120,14 @@ export async function createWebhook(deps: ServiceDeps, accountId: string, projec
   return { ...webhookView(record, deps.clock.nowMs()), secret: record.secret };
 }
 
-export async function listWebhooks(deps: ServiceDeps, accountId: string, projectId: string): Promise<WebhookView[]> {
+export async function listWebhooks(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string): Promise<WebhookView[]> {
   await getOwnProject(deps, accountId, projectId);
   const now = deps.clock.nowMs();
   return (await deps.store.listWebhooks(projectId)).map((w) => webhookView(w, now));
 }
 
 export async function updateWebhook(
-  deps: ServiceDeps, accountId: string, projectId: string, id: string, body: WebhookUpdate,
+  deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string, body: WebhookUpdate,
 ): Promise<WebhookView> {
   await getOwnWebhook(deps, accountId, projectId, id);
   if (body.url !== undefined) await checkUrl(deps, body.url);
@@ -143,13 +143,13 @@ export async function updateWebhook(
 }
 
 /** Deleting drops the endpoint's deliveries too, pending or not. */
-export async function deleteWebhook(deps: ServiceDeps, accountId: string, projectId: string, id: string): Promise<void> {
+export async function deleteWebhook(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string): Promise<void> {
   await getOwnProject(deps, accountId, projectId);
   if (!(await deps.store.deleteWebhook(projectId, id))) throw notFound('webhook');
 }
 
 /** A new secret; deliveries carry signatures with both for `SECRET_GRACE_MS` (docs/reference/webhooks.md, "Rotating the secret"). */
-export async function rotateWebhookSecret(deps: ServiceDeps, accountId: string, projectId: string, id: string): Promise<WebhookWithSecret> {
+export async function rotateWebhookSecret(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string): Promise<WebhookWithSecret> {
   const webhook = await getOwnWebhook(deps, accountId, projectId, id);
   const secret = newWebhookSecret();
   const updated = await deps.store.updateWebhook(id, {
@@ -161,7 +161,7 @@ export async function rotateWebhookSecret(deps: ServiceDeps, accountId: string, 
 }
 
 /** Records a `webhook.test` event for this endpoint only (enabled or not), delivered through the outbox like any other. */
-export async function sendTestEvent(deps: ServiceDeps, accountId: string, projectId: string, id: string): Promise<{ event_id: string }> {
+export async function sendTestEvent(deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string): Promise<{ event_id: string }> {
   const webhook = await getOwnWebhook(deps, accountId, projectId, id);
   const event = outboxEvent({ projectId, type: 'webhook.test', occurredAt: nowSec(deps.clock), data: { webhook_id: webhook.id } },
     deps.clock.nowMs(), webhook.id);
@@ -171,7 +171,7 @@ export async function sendTestEvent(deps: ServiceDeps, accountId: string, projec
 }
 
 export async function listDeliveries(
-  deps: ServiceDeps, accountId: string, projectId: string, id: string, query: PageQuery,
+  deps: ServiceDeps<WebhookStore & ProjectStore>, accountId: string, projectId: string, id: string, query: PageQuery,
 ): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
   await getOwnWebhook(deps, accountId, projectId, id);
   const page = await paginate({ listing: 'webhook-deliveries', filters: { webhook: id } }, query, {

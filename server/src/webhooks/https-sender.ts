@@ -3,7 +3,8 @@ import { Agent, request } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { isPrivateAddress } from './webhook.ts';
-import type { WebhookPost, WebhookSender, WebhookTargets } from './delivery.ts';
+import type { WebhookTargets } from '../core/ports.ts';
+import type { WebhookPost, WebhookSender } from './delivery.ts';
 
 export interface HttpsSenderOptions {
   /** Whole attempt, from connect to the end of the response (default 10 s). */

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../core/ids.ts';
-import type { WebhookStore } from '../core/ports.ts';
+import type { WebhookStore } from './store.ts';
 import {
   DELIVERY_COLUMNS, toDelivery, toJob, toWebhook, wants, WEBHOOK_COLUMNS, type DeliveryRow, type JobRow, type WebhookRow,
 } from './rows.ts';

@@ -7,9 +7,11 @@ import type { HttpContext } from '../http/context.ts';
 import { WEBHOOKS_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { requireSession } from '../customers/auth-routes.ts';
+import type { AccountStore, ProjectStore } from '../customers/store.ts';
+import type { WebhookStore } from './store.ts';
 
 /** docs/reference/webhooks.md: a project's endpoints; the signing secret is shown only by create and rotate. */
-export function registerWebhookRoutes(app: FastifyInstance, ctx: HttpContext): void {
+export function registerWebhookRoutes(app: FastifyInstance, ctx: HttpContext<WebhookStore & ProjectStore & AccountStore>): void {
   const session = { onRequest: requireSession(ctx) };
   const { deps } = ctx;
 

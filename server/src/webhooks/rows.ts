@@ -1,4 +1,5 @@
-import type { DeliveryRecord, DeliveryStatus, ProjectEventType, WebhookRecord } from '../core/ports.ts';
+import type { ProjectEventType } from '../core/ports.ts';
+import type { DeliveryRecord, DeliveryStatus, WebhookRecord } from './store.ts';
 
 /**
  * The webhook tables as both SQL stores read them. Times of endpoints are seconds, like the other

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { newId } from '../core/ids.ts';
-import type { WebhookRecord, WebhookStore } from '../core/ports.ts';
+import type { WebhookRecord, WebhookStore } from './store.ts';
 import {
   DELIVERY_COLUMNS, toDelivery, toJob, toWebhook, wants, WEBHOOK_COLUMNS, type DeliveryRow, type JobRow, type WebhookRow,
 } from './rows.ts';

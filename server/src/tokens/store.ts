@@ -1,0 +1,30 @@
+/** The token module's records and its slices of the store: revocations and issued-token counts. */
+
+export interface RevocationRecord {
+  readonly grantId: string;
+  readonly projectId: string;
+  readonly expiresAt: number;
+}
+
+/** Tokens issued for a project on one UTC day (`YYYY-MM-DD`): the console's usage figures. */
+export interface TokenCount {
+  readonly projectId: string;
+  readonly day: string;
+  readonly count: number;
+}
+
+/** Revoked grants, kept until they expire. */
+export interface RevocationStore {
+  insertRevocation(revocation: RevocationRecord): Promise<void>;
+  isRevoked(grantId: string): Promise<boolean>;
+  listRevocations(nowSec: number): Promise<RevocationRecord[]>;
+  purgeRevocations(nowSec: number): Promise<number>;
+}
+
+/** Tokens issued per project and UTC day (the console's usage figures). */
+export interface TokenCountStore {
+  /** Adds to the tokens issued per project and day (each process adds what it issued). */
+  addTokenCounts(counts: readonly TokenCount[]): Promise<void>;
+  /** Tokens issued for a project per day, from `sinceDay` on, oldest first; days without any are left out. */
+  listTokenCounts(projectId: string, sinceDay: string): Promise<TokenCount[]>;
+}
