@@ -1,0 +1,48 @@
+import type pg from 'pg';
+import { pgQueries } from '../sql/postgres.ts';
+import { toLiveParticipant, type LiveParticipantRow } from './rows.ts';
+import type { LiveParticipantStore, MediaNodeStore } from './store.ts';
+
+/** The room module's part of the PostgreSQL store (participants live on the media nodes, and the nodes' heartbeats), on its pool. */
+export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore {
+  const { rows, one } = pgQueries(pool);
+  return {
+    async upsertLiveParticipant(p) {
+      await pool.query(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role, publish_streams,
+        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (participant_id) DO UPDATE SET
+        publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
+        subscribe_room = EXCLUDED.subscribe_room, grants = EXCLUDED.grants`,
+      [p.participantId, p.projectId, p.roomId, p.userId, p.role, JSON.stringify(p.publishStreams),
+        JSON.stringify(p.subscribeStreams), p.subscribeRoom, p.joinedAt, p.roomStartedAt, p.mediaNode, JSON.stringify(p.grants)]);
+    },
+    async deleteLiveParticipant(participantId) {
+      await pool.query('DELETE FROM live_participants WHERE participant_id = $1', [participantId]);
+    },
+    async updateLiveParticipant(participantId, perm) {
+      const r = await one<LiveParticipantRow>(`UPDATE live_participants SET publish_streams = $2, subscribe_streams = $3,
+        subscribe_room = $4 WHERE participant_id = $1 RETURNING *`,
+      [participantId, JSON.stringify(perm.publishStreams), JSON.stringify(perm.subscribeStreams), perm.subscribeRoom]);
+      return r && toLiveParticipant(r);
+    },
+    async listLiveParticipants(projectId, roomId, seenSince) {
+      return (await rows<LiveParticipantRow>(`SELECT p.* FROM live_participants p
+        JOIN media_node_heartbeats h ON h.node_id = p.media_node
+        WHERE p.project_id = $1 AND ($2::text IS NULL OR p.room_id = $2) AND h.seen_at >= $3
+        ORDER BY p.joined_at, p.seq`, [projectId, roomId ?? null, seenSince])).map(toLiveParticipant);
+    },
+    async heartbeatMediaNode(nodeId, nowSec) {
+      await pool.query(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES ($1, $2) ON CONFLICT (node_id)
+        DO UPDATE SET seen_at = GREATEST(media_node_heartbeats.seen_at, EXCLUDED.seen_at)`, [nodeId, nowSec]);
+    },
+    async clearMediaNode(nodeId) {
+      await pool.query(`WITH gone AS (DELETE FROM live_participants WHERE media_node = $1)
+        DELETE FROM media_node_heartbeats WHERE node_id = $1`, [nodeId]);
+    },
+    async purgeMediaNodes(seenBefore) {
+      const stale = await rows<{ node_id: string }>(`WITH stale AS (DELETE FROM media_node_heartbeats WHERE seen_at < $1 RETURNING node_id),
+        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM stale)) SELECT node_id FROM stale`, [seenBefore]);
+      return stale.length;
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import type { LiveGrant, LiveParticipantRecord } from './store.ts';
+
+/** A `live_participants` row; the lists are JSON text in both stores. */
+export interface LiveParticipantRow {
+  participant_id: string; project_id: string; room_id: string; user_id: string; role: string; publish_streams: string;
+  subscribe_streams: string; subscribe_room: number | boolean; joined_at: number; room_started_at: number; media_node: string;
+  grants: string;
+}
+
+export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord => ({
+  participantId: r.participant_id, projectId: r.project_id, roomId: r.room_id, userId: r.user_id, role: r.role,
+  publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
+  subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
+  mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[],
+});

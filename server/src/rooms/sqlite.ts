@@ -1,0 +1,61 @@
+import type Database from 'better-sqlite3';
+import { toLiveParticipant, type LiveParticipantRow } from './rows.ts';
+import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore } from './store.ts';
+
+/** The room module's part of the SQLite store (participants live on the media nodes, and the nodes' heartbeats), on its connection. */
+export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore {
+  const q = {
+    upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
+      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+      VALUES (@participantId, @projectId, @roomId, @userId, @role, @publishStreams, @subscribeStreams, @subscribeRoom,
+      @joinedAt, @roomStartedAt, @mediaNode, @grants) ON CONFLICT (participant_id) DO UPDATE SET
+      publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
+      subscribe_room = excluded.subscribe_room, grants = excluded.grants`),
+    deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
+    updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
+      SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
+    liveParticipant: db.prepare<[string], LiveParticipantRow>('SELECT * FROM live_participants WHERE participant_id = ?'),
+    listLiveParticipants: db.prepare<{ projectId: string; roomId: string | null; seenSince: number }, LiveParticipantRow>(
+      `SELECT p.* FROM live_participants p JOIN media_node_heartbeats h ON h.node_id = p.media_node
+       WHERE p.project_id = @projectId AND (@roomId IS NULL OR p.room_id = @roomId) AND h.seen_at >= @seenSince
+       ORDER BY p.joined_at, p.rowid`),
+    heartbeatMediaNode: db.prepare<[string, number]>(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES (?, ?)
+      ON CONFLICT (node_id) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`),
+    clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
+    clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
+    staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
+  };
+
+  const clearMediaNode = db.transaction((nodeId: string): void => {
+    q.clearNodeParticipants.run(nodeId);
+    q.clearNodeHeartbeat.run(nodeId);
+  });
+  const purgeMediaNodes = db.transaction((seenBefore: number): number => {
+    const stale = q.staleNodes.all(seenBefore);
+    for (const nodeId of stale) clearMediaNode(nodeId);
+    return stale.length;
+  });
+  const liveParams = (p: LiveParticipantRecord) => ({
+    ...p, publishStreams: JSON.stringify(p.publishStreams), subscribeStreams: JSON.stringify(p.subscribeStreams),
+    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants),
+  });
+
+  return {
+    async upsertLiveParticipant(p) { q.upsertLiveParticipant.run(liveParams(p)); },
+    async deleteLiveParticipant(participantId) { q.deleteLiveParticipant.run(participantId); },
+    async updateLiveParticipant(participantId, perm) {
+      const changes = q.updateLiveParticipant.run({
+        id: participantId, pub: JSON.stringify(perm.publishStreams), subs: JSON.stringify(perm.subscribeStreams),
+        subRoom: perm.subscribeRoom ? 1 : 0,
+      }).changes;
+      const r = changes === 1 ? q.liveParticipant.get(participantId) : undefined;
+      return r && toLiveParticipant(r);
+    },
+    async listLiveParticipants(projectId, roomId, seenSince) {
+      return q.listLiveParticipants.all({ projectId, roomId: roomId ?? null, seenSince }).map(toLiveParticipant);
+    },
+    async heartbeatMediaNode(nodeId, nowSec) { q.heartbeatMediaNode.run(nodeId, nowSec); },
+    async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
+    async purgeMediaNodes(seenBefore) { return purgeMediaNodes(seenBefore); },
+  };
+}
