@@ -5,11 +5,25 @@ import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { deepFreeze } from './core/freeze.ts';
-import type { RtcOptions } from './media/webrtc/options.ts';
 import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '@rtc/protocol';
 
 export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
+
+/** How the media role's WebRTC endpoint gathers its candidates (docs/operations/configuration.md, "WebRTC"). */
+export interface RtcOptions {
+  /** UDP ports for ICE, both included; undefined: ports the system chooses. */
+  readonly portRange: readonly [number, number] | undefined;
+  /**
+   * Addresses to gather host candidates on. Empty: every IPv4 interface (and IPv6 ones with
+   * `ipv6`), plus the loopback address when the media role is bound to loopback.
+   */
+  readonly addresses: readonly string[];
+  readonly includeLoopback: boolean;
+  readonly ipv6: boolean;
+  /** Announced instead of the host candidates' addresses (a 1:1 NAT). */
+  readonly publicIp: string | undefined;
+}
 
 export interface Config {
   /** Roles this process serves. */

@@ -4,7 +4,7 @@ import type { TokenResponse } from '@rtc/protocol';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
 import { startMediaRole } from '../../server/src/media/role.ts';
-import type { RoleServer } from '../../server/src/main/roles.ts';
+import type { RoleServer } from '../../server/src/role.ts';
 import type { ProjectEventInput } from '../../server/src/core/ports.ts';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';

@@ -1,7 +1,8 @@
+import { noQuerySchema } from '../http/query.ts';
 import { z } from 'zod';
 import {
   categoriesResponseSchema, currenciesResponseSchema, discountResponseSchema, extensionsQuerySchema,
-  extensionsResponseSchema, noQuerySchema, platformCatalogSchema, plansResponseSchema, ratesResponseSchema,
+  extensionsResponseSchema, platformCatalogSchema, plansResponseSchema, ratesResponseSchema,
 } from './public-schemas.ts';
 import { responseComponent, type Operation } from '../http/registry.ts';
 

@@ -5,7 +5,8 @@ import type { QuoteCreate, QuoteView } from './quotes.ts';
 import type { SubscriptionRequestCreate, SubscriptionRequestQuery, SubscriptionRequestView } from './subscriptions.ts';
 import { MAX_QUOTE_MINUTES, PRICE_LIST } from './catalog/price-list.ts';
 import { typeError } from '../http/validate.ts';
-import { cursorParam, limitParam, queryText, usageKindMap } from './public-schemas.ts';
+import { cursorParam, limitParam, queryText } from '../http/query.ts';
+import { usageKindMap } from './public-schemas.ts';
 
 const planIds = PRICE_LIST.plans.map((p) => p.id) as [string, ...string[]];
 const currencyCodes = PRICE_LIST.currencies.map((c) => c.code) as [string, ...string[]];

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { servedHere } from '../http/operation-route.ts';
+import type { Host } from '../http/registry.ts';
 
 /**
  * The console web page (docs/console.md), built by Vite into dist/console and served by the api
@@ -9,6 +11,9 @@ import type { FastifyInstance } from 'fastify';
  * routes are pages, not API operations, so the OpenAPI document leaves them out.
  */
 export const CONSOLE_ROUTES = ['GET /', 'GET /assets/*'] as const;
+
+/** The hosts that serve the console page. */
+export const CONSOLE_HOSTS: readonly Host[] = ['api'];
 
 /**
  * The page may load only its own scripts and styles, talk to its own origin and to media servers
@@ -27,6 +32,7 @@ function consoleDir(): string | undefined {
 }
 
 export function registerConsoleRoutes(app: FastifyInstance): void {
+  if (!servedHere(app, CONSOLE_HOSTS)) return;
   const dir = consoleDir();
   const headers = (reply: { header(name: string, value: string): unknown }): void => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);

@@ -1,11 +1,16 @@
+import { createHmac } from 'node:crypto';
 import { MAX_TTL_SECONDS } from '@rtc/protocol';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newAppSecret, newId } from '../core/ids.ts';
 import type { CredentialRecord, Scopes } from './store.ts';
-import { hashAppSecret } from '../tokens/app-auth.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { getOwnProject } from './projects.ts';
 import type { CredentialStore, ProjectStore } from './store.ts';
+
+/** HMAC-SHA-256 of an App Secret under the server key: the only form in which secrets are stored. */
+export function hashAppSecret(key: Buffer, secret: string): string {
+  return createHmac('sha256', key).update(secret).digest('base64url');
+}
 
 export const MAX_CREDENTIALS_PER_PROJECT = 50;
 

@@ -2,20 +2,22 @@ import {
   credentialCreateSchema, credentialPatchSchema, loginSchema, projectCreateSchema, projectPatchSchema, refreshSchema,
   registerSchema,
 } from './schemas.ts';
-import { tokenRequestSchema } from '../tokens/schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
 import {
-  accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, participantRemovedSchema, projectListSchema,
-  projectSchema, projectUsageSchema, roomListSchema, roomSchema, sessionTokensSchema, tokenResponseSchema,
-} from '../http/responses.ts';
+  accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, projectListSchema, projectSchema, sessionTokensSchema,
+} from './responses.ts';
 
-const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
-const projectRoom = { ...projectId, room_id: idParam('the room id of the tokens') };
-const projectParticipant = { ...projectRoom, participant_id: idParam('pa_…, as listed by GET /v1/projects/{id}/rooms/{room_id}') };
+/** The path parameter of a project's operations. */
+export const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
 const credentialIds = { ...projectId, app_id: idParam('App ID (app_…) of a credential of the project') };
-const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
+/** What a JSON body too large or of another type answers. */
+export const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
 
-/** The customer API (docs/reference/token-api.md, "Customer API"): accounts, projects, credentials, temporary tokens. */
+/**
+ * The customer API (docs/reference/token-api.md, "Customer API"): accounts, projects, credentials. The
+ * console's temporary tokens and usage (tokens/operations.ts) and its view of live rooms
+ * (rooms/operations.ts) are in the modules that serve them.
+ */
 export const CUSTOMER_API = {
   register: {
     id: 'register', method: 'POST', path: '/v1/auth/register', hosts: ['api'], tag: 'Accounts',
@@ -99,52 +101,6 @@ export const CUSTOMER_API = {
     auth: 'bearer', pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
     errors: ['unauthenticated', 'not_found'],
-  },
-  createTemporaryToken: {
-    id: 'createTemporaryToken', method: 'POST', path: '/v1/projects/{id}/temporary-token', hosts: ['api'], tag: 'Projects',
-    summary: 'A short-lived test token for the console (no App Secret needed)',
-    description: 'Same body and response as POST /v1/rtc/tokens; at most 10 minutes; 60 a minute per account.',
-    auth: 'bearer', pathParams: projectId, body: requestComponent(tokenRequestSchema, 'TokenRequest'),
-    example: { room_id: 'test-room', user_id: 'console-user', role: 'host', publish_streams: [1], ttl_seconds: 300 },
-    responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
-    errors: [
-      'invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'rate_limited',
-      'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable'],
-    ],
-  },
-  listProjectRooms: {
-    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', hosts: ['api'], tag: 'Projects',
-    summary: 'The project\'s live rooms, for the console',
-    description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
-    auth: 'bearer', pathParams: projectId,
-    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  getProjectRoom: {
-    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', hosts: ['api'], tag: 'Projects',
-    summary: 'One live room of the project and its participants, for the console',
-    description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
-    auth: 'bearer', pathParams: projectRoom,
-    responses: { 200: { description: 'the room', schema: roomSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  removeProjectParticipant: {
-    id: 'removeProjectParticipant', method: 'POST', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
-    hosts: ['api'], tag: 'Projects',
-    summary: 'Remove a participant from a live room, for the console',
-    description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
-      + 'the participant\'s grants are revoked and its media session closes within about a second.',
-    auth: 'bearer', pathParams: projectParticipant,
-    responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
-  },
-  getProjectUsage: {
-    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', hosts: ['api'], tag: 'Projects',
-    summary: 'Tokens issued per day for the project, for the console',
-    description: 'Counted per UTC day; each process writes its counts every 5 seconds, so a token issued elsewhere shows within that time.',
-    auth: 'bearer', pathParams: projectId,
-    responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
   },
   createCredential: {
     id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',

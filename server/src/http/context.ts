@@ -2,9 +2,23 @@ import type { AddressSet } from '../core/address.ts';
 import type { TokenMetrics } from '../metrics/metrics.ts';
 import type { Limiter } from '../core/ports.ts';
 import type { Readiness } from './readiness.ts';
-import type { AddressLimits } from '../tokens/app-auth.ts';
 import type { ServiceDeps } from '../core/deps.ts';
-import type { IssuerSettings } from '../tokens/issue.ts';
+
+/** Where grants point the app, and the optional services a token may carry. */
+export interface IssuerSettings {
+  readonly issuer: string;
+  readonly sfuHost: string;
+  readonly sfuPort: number;
+  /** TURN REST API shared secret and relay URIs; undefined: `turn: true` gets 502 turn_unavailable. */
+  readonly turn?: { readonly secret: string; readonly uris: readonly string[] } | undefined;
+  /** Base URL of the signaling service; undefined: `signaling: true` gets 502 signaling_unavailable. */
+  readonly signalingUrl?: string | undefined;
+}
+
+export interface AddressLimits {
+  readonly appPerMinute: number;
+  readonly addressPerMinute: number;
+}
 
 /** What the HTTP edge needs besides the services: settings read once from the config. */
 export interface HttpContext<S = unknown> {
@@ -25,6 +39,10 @@ export interface HttpContext<S = unknown> {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The role this app serves (`api`, `token`, `signaling`): operations whose hosts leave it out are not registered. */
+    servedRole: string;
+  }
   interface FastifyRequest {
     /** The client address (X-Forwarded-For only from RTC_TRUST_PROXY). */
     clientAddress: string;

@@ -70,6 +70,8 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
     }, handler),
   } satisfies FastifyServerOptions);
 
+  // registerOperation serves an operation only on the hosts its record names (http/registry.ts)
+  app.decorate('servedRole', options.role);
   const onRoute = options.onRoute;
   if (onRoute) app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url, config: route.config }));
   app.removeAllContentTypeParsers();

@@ -2,9 +2,9 @@ import type {
   FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, RouteShorthandOptions,
 } from 'fastify';
 import type { z } from 'zod';
-import { validateQuery } from '../billing/public-schemas.ts';
+import { validateQuery } from './query.ts';
 import { parseJsonBody, validate } from './validate.ts';
-import type { Auth, Operation } from './registry.ts';
+import type { Auth, Host, Operation } from './registry.ts';
 import type { RouteFlags } from './reply.ts';
 
 /** The body an operation's schema admits; `never` for operations without a body. */
@@ -54,13 +54,20 @@ export function routePath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, ':$1');
 }
 
+/** Whether the app serves routes of a record that names `hosts`: the record alone says where a route is served. */
+export function servedHere(app: FastifyInstance, hosts: readonly Host[]): boolean {
+  return (hosts as readonly string[]).includes(app.servedRole);
+}
+
 /**
- * Registers the route of `op`: method, path, body limit and auth flags come from the record, the
- * query is validated with its schema, and the body with its schema when the handler asks for it.
+ * Registers the route of `op` when the app's role is one of the record's hosts (and nothing
+ * otherwise): method, path, body limit and auth flags come from the record, the query is validated
+ * with its schema, and the body with its schema when the handler asks for it.
  */
 export function registerOperation<O extends Operation>(
   app: FastifyInstance, op: O, handler: OperationHandler<O>, options: OperationRouteOptions = {},
 ): void {
+  if (!servedHere(app, op.hosts)) return;
   const route: RouteShorthandOptions = {
     config: { ...(options.flags ?? AUTH_FLAGS[op.auth]) },
     ...(op.bodyLimitBytes !== undefined && { bodyLimit: op.bodyLimitBytes }),

@@ -86,6 +86,9 @@ export const errorSchema = responseComponent(z.strictObject({
   message: z.string().meta({ description: 'what went wrong; for 400, the violated rule' }),
 }), 'Error');
 
+/** A time in a response: whole seconds since the Unix epoch. */
+export const epochSeconds = z.int().min(0).meta({ description: 'seconds since the Unix epoch' });
+
 /** A path parameter: an identifier looked up in the store (malformed or foreign ids are 404). */
 export const idParam = (description: string) => z.string().meta({ description });
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Store } from '../store/port.ts';
 import type { Readiness } from '../http/readiness.ts';
-import type { RoleServer } from './roles.ts';
+import type { RoleServer } from '../role.ts';
 
 export interface AdminOptions {
   readonly host: string;

@@ -17,6 +17,15 @@ import { registerRtcRoomRoutes } from '../rooms/routes.ts';
 import { registerRtcTokenRoutes } from '../tokens/routes.ts';
 import { registerPublicKeyRoutes, registerTokenServiceRoutes } from '../tokens/service-routes.ts';
 import { registerWebhookRoutes } from '../webhooks/routes.ts';
+import { registerRoomConsoleRoutes } from '../rooms/console-routes.ts';
+import { registerTokenConsoleRoutes } from '../tokens/console-routes.ts';
+
+/** The routes of every module an api or token process serves, in registration order. */
+const MODULE_ROUTES: readonly ((app: FastifyInstance, ctx: HttpContext<Store>) => void)[] = [
+  registerRtcTokenRoutes, registerRtcRoomRoutes, registerPublicKeyRoutes, registerTokenServiceRoutes, registerAuthRoutes,
+  registerProjectRoutes, registerTokenConsoleRoutes, registerRoomConsoleRoutes, registerCredentialRoutes, registerWebhookRoutes,
+  registerPublicRoutes, registerBillingRoutes, registerSubscriptionRoutes, registerOpenApiRoutes, registerConsoleRoutes,
+];
 
 export type HttpRole = 'api' | 'token';
 
@@ -40,20 +49,7 @@ export function createHttpApp(ctx: HttpContext<Store>, options: HttpAppOptions):
   });
   app.decorateRequest('accountId', '');
 
-  registerRtcTokenRoutes(app, ctx);
-  registerRtcRoomRoutes(app, ctx);
-  registerPublicKeyRoutes(app, ctx);
-  if (options.role === 'token') registerTokenServiceRoutes(app, ctx);
-  if (options.role === 'api') {
-    registerAuthRoutes(app, ctx);
-    registerProjectRoutes(app, ctx);
-    registerCredentialRoutes(app, ctx);
-    registerWebhookRoutes(app, ctx);
-    registerPublicRoutes(app, ctx);
-    registerBillingRoutes(app, ctx);
-    registerSubscriptionRoutes(app, ctx);
-    registerOpenApiRoutes(app);
-    registerConsoleRoutes(app);
-  }
+  // every module registers all its routes; each is served only by the hosts its operation record names
+  for (const register of MODULE_ROUTES) register(app, ctx);
   return app;
 }

@@ -1,3 +1,4 @@
+import type { Store } from '../store/port.ts';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -12,7 +13,7 @@ import { startAdminListener } from './admin.ts';
 import { startWebhookWorker } from '../webhooks/worker.ts';
 import { startSignaling } from '../signaling/role.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
-import type { RoleContext, RoleServer, RoleStarter } from './roles.ts';
+import type { RoleContext, RoleServer, RoleStarter } from '../role.ts';
 
 export interface RunningPlatform {
   readonly urls: ReadonlyMap<RoleName, string>;
@@ -28,7 +29,7 @@ const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
-const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter>> = {
+const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter<Store>>> = {
   // loaded only by a process that runs it: the WebRTC stack weighs some 25 MB that api and token processes do without
   media: async (ctx) => (await import('../media/role.ts')).startMediaRole(ctx),
   signaling: startSignaling,
@@ -48,7 +49,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   // one registry per process (docs/operations/metrics.md)
   const metrics = createMetrics();
   const readiness = createReadiness(deps, { redisLive: deps.redisLive });
-  const roleContext: RoleContext = { config, deps, logger, metrics, readiness };
+  const roleContext: RoleContext<Store> = { config, deps, logger, metrics, readiness };
 
   const running: RoleServer[] = [];
   const urls = new Map<RoleName, string>();

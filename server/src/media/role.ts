@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { MEDIA_PATH } from '@rtc/protocol';
 import { createAddressSet } from '../core/address.ts';
 import { createRoleServer } from '../http/connection-guard.ts';
-import { MediaHub } from './hub.ts';
-import { pollsStore, STORE_POLL_MS, type RoleStarter } from '../main/roles.ts';
+import { MediaHub, type MediaHubOptions } from './hub.ts';
+import { pollsStore, STORE_POLL_MS, type RoleStarter } from '../role.ts';
 
 /**
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
  * (`ws`, or `wss` when TLS is configured). Protocol: docs/protocol/media.md.
  */
-export const startMediaRole: RoleStarter = async ({ config, deps, logger, metrics }) => {
+export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ config, deps, logger, metrics }) => {
   const hub = await MediaHub.create({
     // read at each check: the ring is replaced when keys are rotated (docs/operations/configuration.md, "Keys")
     keys: {

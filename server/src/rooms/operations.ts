@@ -1,7 +1,8 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { permissionsPatchSchema } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from '../http/responses.ts';
+import { projectId } from '../customers/operations.ts';
+import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from './responses.ts';
 
 /** The errors every room service operation can answer, in the token API's order of checks. */
 const CALLER_ERRORS: readonly ErrorSpec[] = [
@@ -75,3 +76,36 @@ export const ROOM_API = {
 } satisfies Record<string, Operation>;
 
 export const ROOM_API_OPERATIONS: readonly Operation[] = Object.values(ROOM_API);
+
+const projectRoom = { ...projectId, room_id: idParam('the room id of the tokens') };
+const projectParticipant = { ...projectRoom, participant_id: idParam('pa_…, as listed by GET /v1/projects/{id}/rooms/{room_id}') };
+
+/** The room service API for the console, on its session: the same answers, the project checked against the account. */
+export const ROOM_CONSOLE_API = {
+  listProjectRooms: {
+    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', hosts: ['api'], tag: 'Projects',
+    summary: 'The project\'s live rooms, for the console',
+    description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
+    auth: 'bearer', pathParams: projectId,
+    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
+  },
+  getProjectRoom: {
+    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', hosts: ['api'], tag: 'Projects',
+    summary: 'One live room of the project and its participants, for the console',
+    description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
+    auth: 'bearer', pathParams: projectRoom,
+    responses: { 200: { description: 'the room', schema: roomSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
+  },
+  removeProjectParticipant: {
+    id: 'removeProjectParticipant', method: 'POST', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
+    hosts: ['api'], tag: 'Projects',
+    summary: 'Remove a participant from a live room, for the console',
+    description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
+      + 'the participant\'s grants are revoked and its media session closes within about a second.',
+    auth: 'bearer', pathParams: projectParticipant,
+    responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
+  },
+} satisfies Record<string, Operation>;

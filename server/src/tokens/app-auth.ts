@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import type { AddressLimits } from '../http/context.ts';
 import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, isId } from '@rtc/protocol';
 import { createAddressSet, type AddressSet } from '../core/address.ts';
 import { safeEqual } from '../core/encoding.ts';
@@ -6,16 +7,6 @@ import { ApiError, badCredentials, rateLimited } from '../core/errors.ts';
 import type { AuthCredential } from '../customers/store.ts';
 import type { ServiceDeps } from '../core/deps.ts';
 import type { CredentialStore } from '../customers/store.ts';
-
-export interface AddressLimits {
-  readonly appPerMinute: number;
-  readonly addressPerMinute: number;
-}
-
-/** HMAC-SHA-256 of an App Secret under the server key: the only form in which secrets are stored. */
-export function hashAppSecret(key: Buffer, secret: string): string {
-  return createHmac('sha256', key).update(secret).digest('base64url');
-}
 
 // Compared against when the App ID is unknown, so both failures cost the same work (no timing oracle).
 const DUMMY_HASH = Buffer.alloc(32);

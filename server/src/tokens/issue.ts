@@ -1,3 +1,4 @@
+import type { IssuerSettings } from '../http/context.ts';
 import type { GrantClaims, TokenRequest, TokenResponse } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
@@ -7,17 +8,6 @@ import { encodeHandle } from './revocation-handle.ts';
 import { applyTokenPolicy, type CredentialPolicy } from './policy.ts';
 import { turnCredentials } from './turn.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
-
-/** Where grants point the app, and the optional services a token may carry. */
-export interface IssuerSettings {
-  readonly issuer: string;
-  readonly sfuHost: string;
-  readonly sfuPort: number;
-  /** TURN REST API shared secret and relay URIs; undefined: `turn: true` gets 502 turn_unavailable. */
-  readonly turn?: { readonly secret: string; readonly uris: readonly string[] } | undefined;
-  /** Base URL of the signaling service; undefined: `signaling: true` gets 502 signaling_unavailable. */
-  readonly signalingUrl?: string | undefined;
-}
 
 /** The subject of an issuance: a real credential, or a project's console pseudo-credential. */
 export interface Issuer extends CredentialPolicy {

@@ -1,7 +1,11 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from './schemas.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, readySchema, revocationResultSchema, tokenResponseSchema } from '../http/responses.ts';
+import { BODY_ERRORS, projectId } from '../customers/operations.ts';
+import {
+  healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, projectUsageSchema, readySchema, revocationResultSchema,
+  tokenResponseSchema,
+} from './responses.ts';
 
 const TOKEN_API_ERRORS: readonly ErrorSpec[] = [
   'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'invalid_credentials', 'scope_denied',
@@ -90,3 +94,27 @@ export const TOKEN_API = {
 } satisfies Record<string, Operation>;
 
 export const TOKEN_API_OPERATIONS: readonly Operation[] = Object.values(TOKEN_API);
+
+/** The console's token operations, on its session (docs/console.md): test tokens and the project's token counts. */
+export const TOKEN_CONSOLE_API = {
+  createTemporaryToken: {
+    id: 'createTemporaryToken', method: 'POST', path: '/v1/projects/{id}/temporary-token', hosts: ['api'], tag: 'Projects',
+    summary: 'A short-lived test token for the console (no App Secret needed)',
+    description: 'Same body and response as POST /v1/rtc/tokens; at most 10 minutes; 60 a minute per account.',
+    auth: 'bearer', pathParams: projectId, body: requestComponent(tokenRequestSchema, 'TokenRequest'),
+    example: { room_id: 'test-room', user_id: 'console-user', role: 'host', publish_streams: [1], ttl_seconds: 300 },
+    responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
+    errors: [
+      'invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'rate_limited',
+      'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable'],
+    ],
+  },
+  getProjectUsage: {
+    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', hosts: ['api'], tag: 'Projects',
+    summary: 'Tokens issued per day for the project, for the console',
+    description: 'Counted per UTC day; each process writes its counts every 5 seconds, so a token issued elsewhere shows within that time.',
+    auth: 'bearer', pathParams: projectId,
+    responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
+    errors: ['unauthenticated', 'not_found', 'rate_limited'],
+  },
+} satisfies Record<string, Operation>;

@@ -1,7 +1,8 @@
 import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import type { ServiceDeps } from '../core/deps.ts';
-import { issueToken, type IssuerSettings } from './issue.ts';
+import type { IssuerSettings } from '../http/context.ts';
+import { issueToken } from './issue.ts';
 import { getOwnProject } from '../customers/projects.ts';
 import type { ProjectStore } from '../customers/store.ts';
 

@@ -1,6 +1,6 @@
 import { deliveriesQuerySchema, webhookCreateSchema, webhookPatchSchema } from './schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
-import { deliveryListSchema, webhookListSchema, webhookSchema, webhookTestSchema, webhookWithSecretSchema } from '../http/responses.ts';
+import { deliveryListSchema, webhookListSchema, webhookSchema, webhookTestSchema, webhookWithSecretSchema } from './responses.ts';
 
 const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
 const webhookIds = { ...projectId, webhook_id: idParam('webhook id (wh_…) of an endpoint of the project') };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { PageQuery } from '../core/cursor.ts';
 import type { ProjectEventType } from '../core/ports.ts';
 import type { WebhookCreate, WebhookUpdate } from './endpoints.ts';
-import { cursorParam, limitParam } from '../billing/public-schemas.ts';
+import { cursorParam, limitParam } from '../http/query.ts';
 import { typeError } from '../http/validate.ts';
 
 /** Every event type an endpoint can ask for (docs/reference/webhooks.md, "Events"). */

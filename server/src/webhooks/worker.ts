@@ -2,7 +2,14 @@ import type { Logger } from 'pino';
 import { createHttpsSender } from './https-sender.ts';
 import type { Config } from '../config.ts';
 import { startWebhookDelivery, type DeliveryResult } from './delivery.ts';
-import type { Services } from '../main/compose.ts';
+import type { ServiceDeps } from '../core/deps.ts';
+import type { WebhookStore } from './store.ts';
+
+/** What the worker needs of the process's services: the outbox, and word of each event this process records. */
+export interface WebhookWorkerDeps extends ServiceDeps<WebhookStore> {
+  /** `listener` runs when this process recorded a webhook event; returns the unsubscribe. */
+  onEventRecorded(listener: () => void): () => void;
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -15,7 +22,7 @@ export interface WebhookWorkerOptions {
  * The webhook delivery worker of a process that serves the api role (docs/reference/webhooks.md,
  * "Delivery"): woken by the events this process records, and polling for the others'.
  */
-export function startWebhookWorker(config: Config, deps: Services, logger: Logger, options: WebhookWorkerOptions = {}): { stop(): Promise<void> } {
+export function startWebhookWorker(config: Config, deps: WebhookWorkerDeps, logger: Logger, options: WebhookWorkerOptions = {}): { stop(): Promise<void> } {
   const { retryBaseMs, timeoutMs, allowPrivate, ca } = config.webhooks;
   const sender = createHttpsSender({ timeoutMs, allowPrivate, ca });
   const worker = startWebhookDelivery({

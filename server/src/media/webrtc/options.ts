@@ -1,19 +1,7 @@
 import { useOPUS, useVP8, type PeerConfig } from 'werift';
+import type { RtcOptions } from '../../config.ts';
 
-/** How the media role's WebRTC endpoint gathers its candidates (docs/operations/configuration.md, "WebRTC"). */
-export interface RtcOptions {
-  /** UDP ports for ICE, both included; undefined: ports the system chooses. */
-  readonly portRange: readonly [number, number] | undefined;
-  /**
-   * Addresses to gather host candidates on. Empty: every IPv4 interface (and IPv6 ones with
-   * `ipv6`), plus the loopback address when the media role is bound to loopback.
-   */
-  readonly addresses: readonly string[];
-  readonly includeLoopback: boolean;
-  readonly ipv6: boolean;
-  /** Announced instead of the host candidates' addresses (a 1:1 NAT). */
-  readonly publicIp: string | undefined;
-}
+export type { RtcOptions };
 
 /**
  * The peer configuration of every server-side peer connection: Opus and VP8 only (the encrypted

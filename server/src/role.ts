@@ -1,9 +1,8 @@
-import type { Store } from '../store/port.ts';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import type { PlatformMetrics } from '../metrics/metrics.ts';
-import type { Readiness } from '../http/readiness.ts';
-import type { ServiceDeps } from '../core/deps.ts';
+import type { Config } from './config.ts';
+import type { PlatformMetrics } from './metrics/metrics.ts';
+import type { Readiness } from './http/readiness.ts';
+import type { ServiceDeps } from './core/deps.ts';
 
 /** A network role started by `rtc serve`: where it listens and how it stops. */
 export interface RoleServer {
@@ -13,10 +12,13 @@ export interface RoleServer {
   close(): Promise<void>;
 }
 
-/** What every role starter receives from the composition root. */
-export interface RoleContext {
+/**
+ * What every role starter receives from the composition root; `S` is the part of the store the
+ * role uses (the composition root passes the whole store).
+ */
+export interface RoleContext<S = unknown> {
   readonly config: Config;
-  readonly deps: ServiceDeps<Store>;
+  readonly deps: ServiceDeps<S>;
   readonly logger: Logger;
   /** This process's metrics (docs/operations/metrics.md); undefined: not recorded. */
   readonly metrics?: PlatformMetrics | undefined;
@@ -24,7 +26,7 @@ export interface RoleContext {
   readonly readiness?: Readiness | undefined;
 }
 
-export type RoleStarter = (ctx: RoleContext) => Promise<RoleServer>;
+export type RoleStarter<S = unknown> = (ctx: RoleContext<S>) => Promise<RoleServer>;
 
 /** How often a media or signaling role reads revocations from the store when it polls (well inside the one-second target). */
 export const STORE_POLL_MS = 250;
@@ -34,6 +36,6 @@ export const STORE_POLL_MS = 250;
  * without Redis, where the bus stays inside each process (docs/operations/scale-out.md). On SQLite
  * the bus reaches every process of the data directory, with Redis every node.
  */
-export function pollsStore(config: Config, deps: ServiceDeps<Store>): boolean {
+export function pollsStore(config: Config, deps: Pick<ServiceDeps, 'bus'>): boolean {
   return deps.bus.reach === 'process' && config.store.kind === 'postgres';
 }

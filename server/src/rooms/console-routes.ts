@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import { requireSession } from '../customers/auth-routes.ts';
+import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
+import type { AccountStore, ProjectStore } from '../customers/store.ts';
+import type { HttpContext } from '../http/context.ts';
+import { registerOperation } from '../http/operation-route.ts';
+import type { RevocationStore } from '../tokens/store.ts';
+import { ROOM_CONSOLE_API } from './operations.ts';
+import { getRoom, listRooms, removeParticipant } from './service.ts';
+import type { LiveParticipantStore } from './store.ts';
+
+/** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
+export function registerRoomConsoleRoutes(
+  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore>,
+): void {
+  const session = { onRequest: requireSession(ctx) };
+
+  registerOperation(app, ROOM_CONSOLE_API.listProjectRooms, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
+    return reply.send(await listRooms(ctx.deps, project.id));
+  }, session);
+
+  registerOperation(app, ROOM_CONSOLE_API.getProjectRoom, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
+    return reply.send(await getRoom(ctx.deps, project.id, input.params.room_id));
+  }, session);
+
+  registerOperation(app, ROOM_CONSOLE_API.removeProjectParticipant, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
+    return reply.send(await removeParticipant(ctx.deps, project.id, input.params.room_id, input.params.participant_id));
+  }, session);
+}

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { ROLES } from '@rtc/protocol';
+import { epochSeconds, responseComponent } from '../http/registry.ts';
+import type { ParticipantView, RoomView } from './service.ts';
+
+/**
+ * Response bodies of the room service API, as rooms/service.ts builds them. Each `satisfies` the type it
+ * documents, and the contract test checks real responses against them, so a field added or renamed
+ * in a use case fails one or the other.
+ */
+
+const roomParticipantSchema = responseComponent(z.strictObject({
+  participant_id: z.string().meta({ description: 'pa_…, given by the media server at join' }),
+  user_id: z.string(),
+  role: z.enum(ROLES),
+  publish_streams: z.array(z.int()),
+  subscribe_streams: z.array(z.int()),
+  subscribe_room: z.boolean(),
+  joined_at: epochSeconds,
+}) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
+
+const roomFields = z.strictObject({
+  room_id: z.string(),
+  media_node: z.string().meta({ description: 'host:port of the media node that holds the room' }),
+  started_at: epochSeconds.meta({ description: 'when the room opened on its media node' }),
+  participants: z.array(roomParticipantSchema).meta({ description: 'oldest join first' }),
+}) satisfies z.ZodType<RoomView>;
+
+export const roomSchema = responseComponent(roomFields, 'Room');
+export const roomListSchema = responseComponent(z.strictObject({
+  rooms: z.array(roomSchema).meta({ description: 'live rooms of the project, oldest first' }),
+}), 'RoomList');
+export const participantSchema = roomParticipantSchema;
+export const participantRemovedSchema = responseComponent(z.strictObject({ removed: z.literal(true) }), 'ParticipantRemoved');
+export const roomEndedSchema = responseComponent(z.strictObject({
+  ended: z.literal(true),
+  participants: z.int().min(0).meta({ description: 'how many participants were closed' }),
+}), 'RoomEnded');

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { requireSession } from '../customers/auth-routes.ts';
+import type { AccountStore, ProjectStore } from '../customers/store.ts';
+import type { HttpContext } from '../http/context.ts';
+import { registerOperation } from '../http/operation-route.ts';
+import { TOKEN_CONSOLE_API } from './operations.ts';
+import type { TokenCountStore } from './store.ts';
+import { issueTemporaryToken } from './temporary.ts';
+import { projectUsage } from './usage.ts';
+
+/** The console's token routes (docs/console.md), on its session: temporary test tokens and the project's token counts. */
+export function registerTokenConsoleRoutes(app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore>): void {
+  const session = { onRequest: requireSession(ctx) };
+
+  registerOperation(app, TOKEN_CONSOLE_API.getProjectUsage, async (req, reply, input) =>
+    reply.send(await projectUsage(ctx.deps, req.accountId, input.params.id)), session);
+
+  registerOperation(app, TOKEN_CONSOLE_API.createTemporaryToken, async (req, reply, input) =>
+    reply.code(200).send(await issueTemporaryToken(ctx.deps, ctx.issuer, req.accountId, input.params.id, input.body)), session);
+}
