@@ -1,12 +1,12 @@
 import {
-  HEADER_BYTES, KEY_BYTES, KIND_CODE, MAX_CLIENT_MESSAGE_BYTES, MEDIA_KINDS, NONCE_BYTES, NONCE_LABEL, REPLAY_WINDOW, ReplayWindow, TAG_BYTES,
+  HEADER_BYTES, KEY_BYTES, KIND_CODE, MAX_CLIENT_MESSAGE_BYTES, MEDIA_CLOSE, MEDIA_KINDS, NONCE_BYTES, NONCE_LABEL, REPLAY_WINDOW, ReplayWindow, TAG_BYTES,
   type FrameHeader, type ParticipantInfo, type StreamInfo,
 } from '@rtc/protocol';
 import { Connection, mediaKeyOf, type ConnectionHandlers, type JoinedMessage, type ServerMessage } from './connection.ts';
 import { importAesKey, open, proofOfPossession, randomBytes, sha256, type SecretKey } from './crypto.ts';
 import { Emitter } from './emitter.ts';
 import { fromB64u, toB64u, utf8 } from './encoding.ts';
-import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, errorForClose, type MediaErrorCode } from './errors.ts';
+import { CLOSE_CODES, MEDIA_ERROR_CODES, MediaError, SOCKET_CLOSE, errorForClose, type MediaErrorCode } from './errors.ts';
 import type {
   FrameKind, MediaSessionEvents, MediaToken, ReceivedFrame, RemoteParticipant, RemoteStream, WebRtcOptions, WebSocketConstructor,
 } from './types.ts';
@@ -288,9 +288,10 @@ export class MediaSession {
     this.shutdown();
     if (connection?.isOpen) {
       await connection.sendControl({ type: 'leave' }).catch(() => false);
-      connection.abandon(1000, 'normal');
+      connection.abandon('normal');
     }
-    this.events.emit('disconnected', { code: 1000, reason: 'normal', willReconnect: false, error: new MediaError('closed', 'the session was closed') });
+    const { code, reason } = MEDIA_CLOSE.normal;
+    this.events.emit('disconnected', { code, reason, willReconnect: false, error: new MediaError('closed', 'the session was closed') });
   }
 
   /** @internal opens the first connection; rejects when the join fails. */
@@ -366,7 +367,7 @@ export class MediaSession {
 
   private async adopt(connection: Connection, joined: JoinedMessage, token: MediaToken): Promise<void> {
     if (this.currentState === 'closed') {
-      connection.abandon(1000, 'normal');
+      connection.abandon('normal');
       return;
     }
     const participants = new Map<string, RemoteParticipant>();
@@ -607,7 +608,7 @@ export class MediaSession {
       if (connection !== this.connection) return;
       if (Date.now() - connection.lastHeard > keepaliveTimeoutMs) {
         // nothing heard for too long: the network is gone even if the socket does not know it
-        connection.abandon(4008, 'timeout');
+        connection.abandon('timeout');
         return;
       }
       connection.request({ type: 'ping' }).catch(() => undefined);
@@ -668,7 +669,7 @@ export class MediaSession {
     this.shutdown();
     if (error.code === 'revoked') this.events.emit('revoked', { error });
     if (error.code === 'expired') this.events.emit('expired', { error });
-    this.events.emit('disconnected', { code: error.closeCode ?? 1006, reason: error.code, willReconnect: false, error });
+    this.events.emit('disconnected', { code: error.closeCode ?? SOCKET_CLOSE.abnormal, reason: error.code, willReconnect: false, error });
   }
 
   private stateIs(state: SessionState): boolean {
