@@ -1,4 +1,4 @@
-import { MEDIA_CLOSE } from '@rtc/protocol';
+import { MEDIA_CLOSE, type ServerControl } from '@rtc/protocol';
 
 /**
  * Stable error codes of the app SDK; branch on `code`, never on the message.
@@ -79,4 +79,11 @@ export const CLOSE_CODES: Readonly<Record<number, CloseMeaning>> = {
 export function errorForClose(closeCode: number, reason: string): MediaError {
   const known = CLOSE_CODES[closeCode];
   return new MediaError(known?.code ?? 'connection_failed', `the media connection closed (${closeCode}${reason ? ` ${reason}` : ''})`, { closeCode });
+}
+
+/** The error of a refused request: the server's `error` reply, its code checked against `MEDIA_ERROR_CODES`. */
+export function requestError(reply: ServerControl): MediaError {
+  if (reply.type !== 'error') return new MediaError('protocol_error', 'the request was refused');
+  const known: MediaErrorCode = (MEDIA_ERROR_CODES as readonly string[]).includes(reply.code) ? reply.code : 'protocol_error';
+  return new MediaError(known, reply.message, reply.reason === undefined ? {} : { reason: reply.reason });
 }
