@@ -1,6 +1,7 @@
 import { MEDIA_PATH } from '@rtc/protocol';
 import { mediaKeyOf } from './connection.ts';
-import { MediaSession, type SessionSettings } from './session.ts';
+import { MediaSession } from './session.ts';
+import type { SessionSettings } from './session/types.ts';
 import type { ConnectOptions, MediaToken, WebSocketConstructor } from './types.ts';
 
 /**

@@ -1,11 +1,11 @@
 /** One WebSocket to the media server, from the challenge to the close (docs/protocol/media.md). */
 import {
-  KEY_BYTES, KIND_CODE, NONCE_BYTES, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, parseChallenge, parseServerControl,
-  type ClientControl, type ClientRequest, type FrameHeader, type JoinMessage, type ServerControl,
+  KEY_BYTES, KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, NONCE_LABEL, PROTOCOL_VERSION, decodeHeader, encodeHeader, parseChallenge, parseServerControl,
+  type ClientControl, type ClientRequest, type FrameHeader, type JoinMessage, type MediaCloseName, type ServerControl,
 } from '@rtc/protocol';
 import { deriveSessionKeys, open, proofOfPossession, randomBytes, seal, sha256, type SecretKey } from './crypto.ts';
 import { fromB64u, fromUtf8, toB64u, utf8 } from './encoding.ts';
-import { MediaError, errorForClose } from './errors.ts';
+import { MediaError, SOCKET_CLOSE, errorForClose } from './errors.ts';
 import type { MediaToken, WebSocketConstructor, WebSocketEventLike, WebSocketLike } from './types.ts';
 
 /** A control message from the server, checked against docs/protocol/media.md by `parseServerControl`. */
@@ -82,7 +82,7 @@ export class Connection {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        connection.abandon(4008, 'timeout');
+        connection.abandon('timeout');
         reject(error);
       };
       const timer = setTimeout(() => fail(new MediaError('timeout', 'the media server did not complete the join in time')), options.timeoutMs);
@@ -181,9 +181,10 @@ export class Connection {
     return sent;
   }
 
-  /** Closes the socket; `onClose` runs at once with this code (a dead network may never confirm). */
-  abandon(code: number, reason: string): void {
+  /** Closes the socket with one of `MEDIA_CLOSE`; `onClose` runs at once with its code (a dead network may never confirm). */
+  abandon(close: MediaCloseName): void {
     if (this.closed) return;
+    const { code, reason } = MEDIA_CLOSE[close];
     try {
       this.ws.close(code, reason);
     } catch {
@@ -193,7 +194,7 @@ export class Connection {
   }
 
   private onSocketClose(event: WebSocketEventLike): void {
-    this.finish(typeof event.code === 'number' ? event.code : 1006, typeof event.reason === 'string' ? event.reason : '');
+    this.finish(typeof event.code === 'number' ? event.code : SOCKET_CLOSE.abnormal, typeof event.reason === 'string' ? event.reason : '');
   }
 
   private finish(code: number, reason: string): void {
@@ -209,9 +210,9 @@ export class Connection {
     if (this.closed) return;
     this.lastHeard = Date.now();
     const data = event.data;
-    if (!(data instanceof ArrayBuffer)) return this.abandon(4004, 'protocol_error');
+    if (!(data instanceof ArrayBuffer)) return this.abandon('protocol_error');
     const message = new Uint8Array(data);
-    this.inbound = this.inbound.then(() => this.process(message)).catch(() => this.abandon(4004, 'protocol_error'));
+    this.inbound = this.inbound.then(() => this.process(message)).catch(() => this.abandon('protocol_error'));
   }
 
   private async process(message: Uint8Array): Promise<void> {

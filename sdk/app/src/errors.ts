@@ -1,4 +1,4 @@
-import { MEDIA_CLOSE } from '@rtc/protocol';
+import { MEDIA_CLOSE, type ServerControl } from '@rtc/protocol';
 
 /**
  * Stable error codes of the app SDK; branch on `code`, never on the message.
@@ -57,19 +57,33 @@ export class MediaError extends Error {
 type CloseMeaning = { readonly code: MediaErrorCode; readonly reconnect: boolean };
 
 /**
- * What each close code means to the SDK: the server's codes of docs/protocol/media.md (1000 ends
- * the session as `closed`), and codes the WebSocket layer itself reports when the server did not
- * close the connection.
+ * Close codes of RFC 6455 that the media server never sends: the WebSocket layer reports 1006
+ * itself when a connection dropped without a close frame, and a proxy in front of the server may
+ * close with 1012 or 1013.
+ */
+export const SOCKET_CLOSE = { abnormal: 1006, service_restart: 1012, try_again_later: 1013 } as const;
+
+/**
+ * What each close code means to the SDK: the server's codes of docs/protocol/media.md (`normal`
+ * ends the session as `closed`), and codes the WebSocket layer itself reports when the server did
+ * not close the connection.
  */
 export const CLOSE_CODES: Readonly<Record<number, CloseMeaning>> = {
   ...Object.fromEntries(Object.values(MEDIA_CLOSE).map((c): [number, CloseMeaning] =>
-    [c.code, { code: c.reason === 'normal' ? 'closed' : c.reason, reconnect: c.reconnect }])),
-  1006: { code: 'connection_failed', reconnect: true },
-  1012: { code: 'going_away', reconnect: true },
-  1013: { code: 'going_away', reconnect: true },
+    [c.code, { code: c.reason === MEDIA_CLOSE.normal.reason ? 'closed' : c.reason, reconnect: c.reconnect }])),
+  [SOCKET_CLOSE.abnormal]: { code: 'connection_failed', reconnect: true },
+  [SOCKET_CLOSE.service_restart]: { code: 'going_away', reconnect: true },
+  [SOCKET_CLOSE.try_again_later]: { code: 'going_away', reconnect: true },
 };
 
 export function errorForClose(closeCode: number, reason: string): MediaError {
   const known = CLOSE_CODES[closeCode];
   return new MediaError(known?.code ?? 'connection_failed', `the media connection closed (${closeCode}${reason ? ` ${reason}` : ''})`, { closeCode });
+}
+
+/** The error of a refused request: the server's `error` reply, its code checked against `MEDIA_ERROR_CODES`. */
+export function requestError(reply: ServerControl): MediaError {
+  if (reply.type !== 'error') return new MediaError('protocol_error', 'the request was refused');
+  const known: MediaErrorCode = (MEDIA_ERROR_CODES as readonly string[]).includes(reply.code) ? reply.code : 'protocol_error';
+  return new MediaError(known, reply.message, reply.reason === undefined ? {} : { reason: reply.reason });
 }

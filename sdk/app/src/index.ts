@@ -1,7 +1,8 @@
 export { MEDIA_PATH } from '@rtc/protocol';
 export { connect } from './connect.ts';
-export { MediaSession, LocalStream, MAX_FRAME_PAYLOAD_BYTES } from './session.ts';
-export type { SessionState } from './session.ts';
+export { MediaSession } from './session.ts';
+export { LocalStream, MAX_FRAME_PAYLOAD_BYTES } from './session/local-stream.ts';
+export type { SessionState } from './session/types.ts';
 export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {

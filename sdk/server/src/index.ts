@@ -1,5 +1,7 @@
 export { TokenClient } from './token-client.ts';
-export type { TokenClientOptions, CallOptions, TokenClientEvent, TokenClientLogger } from './token-client.ts';
+export type { TokenClientOptions } from './client-options.ts';
+export type { CallOptions } from './api-call.ts';
+export type { TokenClientEvent, TokenClientLogger } from './client-events.ts';
 export type { RtcRoom, RtcParticipant, ParticipantPermissions } from './rooms.ts';
 export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
 export type { TokenOperation } from './errors.ts';
