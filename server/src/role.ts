@@ -27,15 +27,3 @@ export interface RoleContext<S = unknown> {
 }
 
 export type RoleStarter<S = unknown> = (ctx: RoleContext<S>) => Promise<RoleServer>;
-
-/** How often a media or signaling role reads revocations from the store when it polls (well inside the one-second target). */
-export const STORE_POLL_MS = 250;
-
-/**
- * Whether the media and signaling roles must read revocations from the store: only on PostgreSQL
- * without Redis, where the bus stays inside each process (docs/operations/scale-out.md). On SQLite
- * the bus reaches every process of the data directory, with Redis every node.
- */
-export function pollsStore(config: Config, deps: Pick<ServiceDeps, 'bus'>): boolean {
-  return deps.bus.reach === 'process' && config.store.kind === 'postgres';
-}

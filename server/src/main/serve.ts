@@ -1,4 +1,5 @@
 import type { Store } from '../store/port.ts';
+import { REVOCATION_PURGE_INTERVAL_MS } from '../grant-guard/guard.ts';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -24,7 +25,6 @@ export interface RunningPlatform {
 /** A delivery attempt's result as the metrics name it: a failed attempt is retried, a last one abandoned. */
 const WEBHOOK_OUTCOME: Record<DeliveryResult['outcome'], WebhookOutcome> = { delivered: 'delivered', retry: 'failed', failed: 'abandoned' };
 
-const REVOCATION_PURGE_INTERVAL_MS = 60_000;
 /** Delivered and failed webhook deliveries stay in the delivery log this long (docs/reference/webhooks.md). */
 const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 

@@ -3,7 +3,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
-import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
+import { GrantGuard } from '../grant-guard/guard.ts';
+import { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
 import type { LiveParticipantRecord } from '../rooms/store.ts';
@@ -13,7 +14,6 @@ import type { RevocationStore } from '../tokens/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
-import { RevocationIndex } from './revocation-index.ts';
 import { Room } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
 import type { RtcOptions } from './webrtc/options.ts';
@@ -41,17 +41,15 @@ export interface MediaHubOptions {
   readonly rtc?: RtcOptions | undefined;
 }
 
-const REVOCATION_PURGE_INTERVAL_MS = 60_000;
-
 /**
- * The media server's state: rooms keyed by (project, room id), every open session, and the
- * revocation index and archive cut-offs fed by the event bus and by the persisted lists loaded at start.
+ * The media server's state: rooms keyed by (project, room id), every open session, the sessions
+ * that use each grant, and the grant guard that ends them on a revocation or an archive.
  */
 export class MediaHub implements SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
-  readonly revocations = new RevocationIndex<Session>();
-  private readonly cutoffs = new ProjectCutoffs();
+  readonly grantHolders = new GrantHolders<Session>();
+  private readonly guard: GrantGuard;
   /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
   readonly stats = { framesForwarded: 0, framesDropped: 0, rtpForwarded: 0 };
   readonly rtc: RtcOptions | undefined;
@@ -68,9 +66,7 @@ export class MediaHub implements SessionHost {
   private readonly sessions = new Set<Session>();
   private readonly wss: WebSocketServer;
   private readonly unsubscribe: () => void;
-  private readonly unsubscribeResync: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
-  private reloading: Promise<void> | undefined;
   /** Set by `startPresence`; undefined: no presence is kept. */
   private nodeId: string | undefined;
   private readonly events: ProjectEvents | undefined;
@@ -96,8 +92,13 @@ export class MediaHub implements SessionHost {
       clientTracking: false,
     });
     this.unsubscribe = options.bus.subscribe((event) => this.onEvent(event));
-    this.unsubscribeResync = options.bus.onResync(() => {
-      this.reloadFromStore().catch((err: unknown) => this.logger.warn({ err }, 'media: reading revocations after a bus outage failed'));
+    this.guard = GrantGuard.watch({
+      store: options.store, bus: options.bus, clock: options.clock,
+      onRevoked: (grantId) => this.revoke(grantId),
+      onCutOff: (cutoff) => this.cutOff(cutoff),
+      pollMs: options.storePollMs,
+      active: () => this.sessions.size > 0,
+      onReadError: (err) => this.logger.warn({ err }, 'media: reading revocations failed'),
     });
   }
 
@@ -105,30 +106,17 @@ export class MediaHub implements SessionHost {
   static async create(options: MediaHubOptions): Promise<MediaHub> {
     const hub = new MediaHub(options);
     try {
-      await hub.reloadFromStore();
+      await hub.guard.load();
     } catch (err) {
       hub.unsubscribe();
-      hub.unsubscribeResync();
+      hub.guard.close();
       throw err;
-    }
-    if (options.storePollMs !== undefined) {
-      const poll = setInterval(() => {
-        if (hub.sessions.size === 0 || hub.reloading) return;
-        hub.reloadFromStore().catch((err: unknown) => hub.logger.warn({ err }, 'media: reading revocations failed'));
-      }, options.storePollMs);
-      poll.unref();
-      hub.timers.push(poll);
     }
     const sweep = setInterval(() => {
       for (const session of hub.sessions) if (session.isJoined) session.sweep(Math.ceil(IDLE_TIMEOUT_MS / IDLE_SWEEP_INTERVAL_MS));
     }, IDLE_SWEEP_INTERVAL_MS);
-    const purge = setInterval(() => {
-      hub.revocations.purge(hub.nowSec());
-      hub.cutoffs.purge(hub.nowSec());
-    }, REVOCATION_PURGE_INTERVAL_MS);
     sweep.unref();
-    purge.unref();
-    hub.timers.push(sweep, purge);
+    hub.timers.push(sweep);
     return hub;
   }
 
@@ -172,39 +160,13 @@ export class MediaHub implements SessionHost {
     });
   }
 
-  /**
-   * Reads the persisted revocations and archive cut-offs and applies them as if they came over the
-   * bus: at start, after the bus may have missed events, and on each poll. One read at a time: a
-   * call made during a read waits for it and then reads again (the read in flight may predate what
-   * the caller must see).
-   */
-  private reloadFromStore(): Promise<void> {
-    const read = async (): Promise<void> => {
-      const now = this.nowSec();
-      const [revocations, cutoffs] = await Promise.all([this.store.listRevocations(now), this.store.listProjectCutoffs(now)]);
-      for (const r of revocations) this.revoke(r.grantId, r.expiresAt);
-      for (const c of cutoffs) this.cutOff(c);
-    };
-    const next = (this.reloading ?? Promise.resolve()).catch(() => {}).then(read);
-    const current = next.finally(() => {
-      if (this.reloading === current) this.reloading = undefined;
-    });
-    this.reloading = current;
-    return current;
-  }
-
-  /**
-   * Revoked or cut off by its project's archive in memory (from the bus or the lists loaded at
-   * start), else asks the store.
-   */
-  async isRefused(grant: MediaGrant): Promise<boolean> {
-    if (this.isRefusedInMemory(grant)) return true;
-    const [revoked, cutoff] = await Promise.all([this.store.isRevoked(grant.grantId), this.store.projectCutoff(grant.projectId)]);
-    return revoked || isCutOff(cutoff?.cutAt, grant.issuedAt) || this.isRefusedInMemory(grant);
+  /** Revoked or cut off by its project's archive, in memory or in the store (grant-guard/guard.ts). */
+  isRefused(grant: MediaGrant): Promise<boolean> {
+    return this.guard.isRefused(grant);
   }
 
   isRefusedInMemory(grant: MediaGrant): boolean {
-    return this.revocations.isRevoked(grant.grantId) || this.cutoffs.covers(grant.projectId, grant.issuedAt);
+    return this.guard.isRefusedInMemory(grant);
   }
 
   roomFor(projectId: string, roomId: string): Room {
@@ -327,18 +289,17 @@ export class MediaHub implements SessionHost {
     return this.rooms.size;
   }
 
+  /** Permission changes of the room service API; revocations and archives reach the guard. */
   private onEvent(event: BusEvent): void {
-    if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
-    else if (event.type === 'project.archived') this.cutOff(event);
-    else if (event.type === 'participant.updated') {
+    if (event.type === 'participant.updated') {
       const session = this.participants.get(event.participantId);
       if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
       session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
     }
   }
 
-  private revoke(grantId: string, expiresAt: number): void {
-    const sessions = this.revocations.revoke(grantId, expiresAt);
+  private revoke(grantId: string): void {
+    const sessions = this.grantHolders.of(grantId);
     if (sessions.length === 0) return;
     const arrived = performance.now();
     for (const session of sessions) session.close('revoked');
@@ -347,7 +308,6 @@ export class MediaHub implements SessionHost {
 
   /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
   private cutOff(cutoff: ProjectCutoffRecord): void {
-    if (!this.cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) return;
     const arrived = performance.now();
     let closed = 0;
     for (const session of [...this.sessions]) {
@@ -361,7 +321,7 @@ export class MediaHub implements SessionHost {
   /** Closes every session with 1001 and stops listening to the bus. */
   async close(): Promise<void> {
     this.unsubscribe();
-    this.unsubscribeResync();
+    this.guard.close();
     for (const timer of this.timers) clearInterval(timer);
     for (const session of [...this.sessions]) session.close('going_away');
     if (this.nodeId !== undefined) {

@@ -16,7 +16,7 @@ import {
   CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MAX_LIVE_GRANTS_PER_SESSION,
   MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
 } from './limits.ts';
-import type { RevocationIndex } from './revocation-index.ts';
+import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
@@ -35,7 +35,7 @@ export interface SessionHost {
   readonly stats: { framesForwarded: number; framesDropped: number; rtpForwarded: number };
   /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: `rtc_offer` is refused with `rtc_unavailable`. */
   readonly rtc: RtcOptions | undefined;
-  readonly revocations: RevocationIndex<Session>;
+  readonly grantHolders: GrantHolders<Session>;
   nowMs(): number;
   /** Revoked, or cut off by its project's archive: asks the store when memory does not know. */
   isRefused(grant: MediaGrant): Promise<boolean>;
@@ -253,7 +253,7 @@ export class Session implements Member, PeerOwner {
     this.peer?.close();
     if (wasJoined && this.room) {
       this.room.remove(this);
-      for (const grantId of this.liveGrants.keys()) this.host.revocations.remove(grantId, this);
+      for (const grantId of this.liveGrants.keys()) this.host.grantHolders.remove(grantId, this);
       this.host.left(this, this.room);
     }
     this.host.forget(this);
@@ -338,7 +338,7 @@ export class Session implements Member, PeerOwner {
     for (const id of grant.pub) this.mayHavePublished.add(id);
     this.liveGrants.set(grant.grantId, grant.expiresAt);
     this.oldestIssuedAt = Math.min(this.oldestIssuedAt, grant.issuedAt);
-    this.host.revocations.add(grant.grantId, this);
+    this.host.grantHolders.add(grant.grantId, this);
     clearTimeout(this.expiryTimer);
     // grants live an hour at most; the bound only keeps setTimeout's 32-bit range
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, grant.expiresAt * 1000 - this.host.nowMs()));
@@ -412,7 +412,7 @@ export class Session implements Member, PeerOwner {
     for (const [grantId, exp] of this.liveGrants) {
       if (exp * 1000 <= nowMs) {
         this.liveGrants.delete(grantId);
-        this.host.revocations.remove(grantId, this);
+        this.host.grantHolders.remove(grantId, this);
       }
     }
     if (!this.liveGrants.has(next.grantId) && this.liveGrants.size >= MAX_LIVE_GRANTS_PER_SESSION) return refuse('too_many_grants');

@@ -5,7 +5,8 @@ import { createSignalingService } from './service.ts';
 import { defaultSignalingSettings } from './settings.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
-import { pollsStore, STORE_POLL_MS, type RoleStarter } from '../role.ts';
+import { pollsStore, STORE_POLL_MS } from '../grant-guard/guard.ts';
+import type { RoleStarter } from '../role.ts';
 
 /** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
 export const startSignaling: RoleStarter<RevocationStore & ProjectStore> = async ({ config, deps, logger, metrics, readiness }) => {

@@ -1,8 +1,7 @@
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { jwsKeyId } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
-import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
-import type { ProjectCutoffRecord } from '../customers/store.ts';
+import { GrantGuard } from '../grant-guard/guard.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
 import type { SignalingSettings } from './settings.ts';
@@ -35,6 +34,7 @@ const invalidToken = (): ApiError => new ApiError('unauthenticated', INVALID_SIG
 // tokens whose signature was checked, so a chatty session does not pay an Ed25519 verification per
 // message; expiry and revocation are still checked on every request
 const VERIFIED_CACHE_SIZE = 4096;
+const VERIFIED_PURGE_INTERVAL_MS = 60_000;
 
 export interface SignalingServiceOptions {
   /**
@@ -54,11 +54,6 @@ function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): 
 /** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
 export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
   const rooms = createRoomRegistry(settings, deps.clock);
-  // grants revoked while this process runs, kept until they expire: closes the gap between a
-  // request's store look-up and its effect on the rooms
-  const revoked = new Map<string, number>();
-  // the same for archive cut-offs (docs/decisions.md, "Archiving ends live sessions")
-  const cutoffs = new ProjectCutoffs();
   const verified = new Map<string, SessionIdentity>();
   const verify = (token: string, now: number): SessionIdentity | undefined => {
     const cached = verified.get(token);
@@ -71,58 +66,24 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     return identity;
   };
 
-  const onRevoked = (grantId: string, expiresAt: number): void => {
-    revoked.set(grantId, expiresAt);
-    rooms.revoke(grantId);
-  };
-  const onArchived = (cutoff: ProjectCutoffRecord): void => {
-    if (cutoffs.add({ projectId: cutoff.projectId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt })) {
-      rooms.cutOff(cutoff.projectId, cutoff.cutAt);
-    }
-  };
-  const unsubscribe = deps.bus.subscribe((event) => {
-    if (event.type === 'grant.revoked') onRevoked(event.grantId, event.expiresAt);
-    else if (event.type === 'project.archived') onArchived(event);
+  const guard = GrantGuard.watch({
+    store: deps.store, bus: deps.bus, clock: deps.clock,
+    onRevoked: (grantId) => rooms.revoke(grantId),
+    onCutOff: (cutoff) => rooms.cutOff(cutoff.projectId, cutoff.cutAt),
+    pollMs: options.revocationPollMs,
+    active: () => rooms.stats().sessions > 0,
+    onReadError: options.onPollError,
   });
-  // one read of the store at a time: on each poll, and when the bus may have missed events; a
-  // request made during a read runs another one after it (the read in flight may predate it)
-  let reading = false;
-  let again = false;
-  const readRevocations = (): void => {
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
-    const now = nowSec(deps.clock);
-    Promise.all([deps.store.listRevocations(now), deps.store.listProjectCutoffs(now)]).then(([list, cuts]) => {
-      for (const r of list) if (!revoked.has(r.grantId)) onRevoked(r.grantId, r.expiresAt);
-      for (const c of cuts) onArchived(c);
-    }).catch((err: unknown) => options.onPollError?.(err)).finally(() => {
-      reading = false;
-      if (again) {
-        again = false;
-        readRevocations();
-      }
-    });
-  };
-  const unsubscribeResync = deps.bus.onResync(readRevocations);
-  const poll = options.revocationPollMs === undefined ? undefined : setInterval(() => {
-    if (rooms.stats().sessions > 0) readRevocations();
-  }, options.revocationPollMs);
-  poll?.unref();
   const purge = setInterval(() => {
     const now = nowSec(deps.clock);
-    for (const [grantId, expiresAt] of revoked) if (expiresAt < now) revoked.delete(grantId);
-    cutoffs.purge(now);
     for (const [token, identity] of verified) if (identity.expiresAt <= now) verified.delete(token);
-  }, 60_000);
+  }, VERIFIED_PURGE_INTERVAL_MS);
   purge.unref();
 
-  const refusedInMemory = (identity: SessionIdentity): boolean =>
-    revoked.has(identity.grantId) || cutoffs.covers(identity.projectId, identity.issuedAt);
   const live = (identity: SessionIdentity): void => {
-    if (refusedInMemory(identity)) throw invalidToken();
+    // revocations and archive cut-offs heard while this process runs: closes the gap between a
+    // request's store look-up and its effect on the rooms
+    if (guard.isRefusedInMemory(identity)) throw invalidToken();
   };
 
   return {
@@ -138,9 +99,7 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
       if (!identity) throw invalidToken();
       // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was
       // archived, is refused, also after a restart
-      if (refusedInMemory(identity)) throw invalidToken();
-      const [isRevoked, cutoff] = await Promise.all([deps.store.isRevoked(identity.grantId), deps.store.projectCutoff(identity.projectId)]);
-      if (isRevoked || isCutOff(cutoff?.cutAt, identity.issuedAt)) throw invalidToken();
+      if (await guard.isRefused(identity)) throw invalidToken();
       const limit = await deps.limiter.hit(`signaling:${identity.grantId}`, settings.rateLimit.max, settings.rateLimit.windowSec);
       if (!limit.ok) throw rateLimited(limit.retryAfterSec);
       return identity;
@@ -170,9 +129,7 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     close() {
       verified.clear();
       clearInterval(purge);
-      clearInterval(poll);
-      unsubscribe();
-      unsubscribeResync();
+      guard.close();
       rooms.close();
     },
   };
