@@ -1,6 +1,6 @@
 /**
  * WebRTC in the browser: headless Chromium pages (fake camera and microphone) running the bundled
- * app SDK (test/e2e/webrtc-page.ts) against `rtc serve` from dist/ (api, token, media). One
+ * app SDK (test/helpers/webrtc-page.ts) against `rtc serve` from dist/ (api, token, media). One
  * publisher page stays in the room, publishing audio and video. Each round, after one unmeasured
  * round, BENCH_WEBRTC_JOINS times (10):
  *
@@ -29,7 +29,7 @@ import type { Browser, Page } from 'playwright-core';
 import WebSocket from 'ws';
 import type { TokenResponse } from '@rtc/protocol';
 import { connect, type MediaSession } from '../sdk/app/src/index.ts';
-import { WEBRTC_PAGE, type PageRtc } from '../test/e2e/webrtc-page.ts';
+import { WEBRTC_PAGE, type PageRtc } from '../test/helpers/webrtc-page.ts';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../test/helpers/browser.ts';
 import { postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';

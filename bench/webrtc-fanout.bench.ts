@@ -29,7 +29,7 @@ import {
   OPUS_PAYLOAD_TYPE, RtcTestClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
 } from '../test/helpers/webrtc-client.ts';
 import { postJson } from './lib/http.ts';
-import type { WireCredentials } from './lib/media-wire.ts';
+import type { WireCredentials } from '../test/helpers/media-wire.ts';
 import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';

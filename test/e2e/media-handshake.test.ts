@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { KINDS, WireClient, openMediaSocket, sealWire, wireProof, type WireCloseInfo } from '../../bench/lib/media-wire.ts';
+import { KINDS, WireClient, openMediaSocket, sealWire, wireProof, type WireCloseInfo } from '../helpers/media-wire.ts';
 import type { GrantClaims, TokenResponse } from '@rtc/protocol';
 import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
 import { GRANT_TYPE, signJws } from '../../server/src/core/grant.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { KINDS, WireClient, sealWire } from '../../bench/lib/media-wire.ts';
+import { KINDS, WireClient, sealWire } from '../helpers/media-wire.ts';
 import {
   MediaError, type MediaSession, type RemoteStream, type WebSocketEventLike, type WebSocketLike,
 } from '../../sdk/app/src/index.ts';

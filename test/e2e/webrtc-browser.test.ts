@@ -8,7 +8,7 @@ import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
-import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PageRtc } from './webrtc-page.ts';
+import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PageRtc } from '../helpers/webrtc-page.ts';
 
 const CAMERA = 2;
 const MIC = 1;

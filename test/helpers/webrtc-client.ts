@@ -1,6 +1,6 @@
 /**
  * A WebRTC test client of the media role (docs/protocol/media.md, "WebRTC media"): the raw media
- * protocol client of the benchmarks (bench/lib/media-wire.ts) for the sealed session, and a werift
+ * protocol client of the tests and benchmarks (media-wire.ts) for the sealed session, and a werift
  * peer connection for RTP. It sends and receives RTP as given (no frame encryption of section 11:
  * the server forwards payloads without looking at them), so tests can compare bytes.
  */
@@ -9,7 +9,7 @@ import {
   CipherContext, HashAlgorithm, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtpHeader, RtpPacket,
   type DtlsKeys, type PeerConfig, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
-import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from '../../bench/lib/media-wire.ts';
+import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from './media-wire.ts';
 
 export type RtcKind = 'audio' | 'video';
 export type RtcDirection = 'send' | 'recv';
