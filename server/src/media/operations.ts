@@ -8,7 +8,7 @@ import { responseComponent, type Operation } from '../http/registry.ts';
  * follows the upgrade is no HTTP and is specified in docs/protocol/media.md, not here.
  */
 
-/** The answer to a plain HTTP request on the media path (main/media-role.ts). */
+/** The answer to a plain HTTP request on the media path (media/role.ts). */
 export const upgradeRequiredSchema = responseComponent(z.strictObject({
   error: z.literal('upgrade_required'),
   message: z.string(),

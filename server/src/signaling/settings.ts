@@ -3,7 +3,7 @@ import {
   PRESENCE_GRACE_SECONDS, RETENTION_EVENTS, RETENTION_SECONDS, TOKEN_RATE_WINDOW_SECONDS, TOKEN_REQUESTS_PER_WINDOW,
 } from './limits.ts';
 
-/** Settings of the signaling service; the protocol's limits are named in core/signaling-limits.ts. */
+/** Settings of the signaling service; the protocol's limits are named in signaling/limits.ts. */
 
 export interface SignalingSettings {
   /** `iss` every signaling token must carry. */

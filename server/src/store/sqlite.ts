@@ -87,7 +87,7 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX subscription_requests_account ON subscription_requests(account_id);
    CREATE INDEX subscription_requests_project ON subscription_requests(project_id);
    CREATE UNIQUE INDEX subscription_requests_one_pending ON subscription_requests(project_id) WHERE status = 'pending';`,
-  // platform events shared by the processes of one data directory (adapters/bus/sqlite.ts)
+  // platform events shared by the processes of one data directory (bus/sqlite.ts)
   `CREATE TABLE bus_events (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
      origin TEXT NOT NULL,
