@@ -36,3 +36,8 @@ export type {
 } from './signaling-events.ts';
 export { E2EE_TRAILER_BYTES, E2EE_MARKER, E2EE_TAG_BYTES, clearBytes, encodeTrailer, decodeTrailer, e2eeNonce } from './e2ee-frame.ts';
 export type { E2eeTrailer } from './e2ee-frame.ts';
+export {
+  WEBHOOK_HEADERS, WEBHOOK_USER_AGENT, WEBHOOK_SIGNATURE_VERSION, WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_EVENT_TYPES,
+  webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
+} from './webhooks.ts';
+export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';

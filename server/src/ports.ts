@@ -1,4 +1,5 @@
 /** The ports the services use, in domain terms; adapters implement them (memory, SQLite, ...). */
+import type { WebhookEventType } from '@rtc/protocol';
 
 export interface Clock {
   nowMs(): number;
@@ -329,9 +330,7 @@ export interface EventBus {
 }
 
 /** What happened in a project that its webhook endpoints are told about (docs/reference/webhooks.md). */
-export type ProjectEventType =
-  | 'participant.joined' | 'participant.left' | 'room.started' | 'room.finished' | 'token.revoked'
-  | 'credential.rotated' | 'credential.revoked' | 'project.archived' | 'webhook.test';
+export type ProjectEventType = WebhookEventType;
 
 /** JSON-safe details of an event: ids of rooms, participants, users, App IDs; never a secret. */
 export type ProjectEventData = Readonly<Record<string, string | number | boolean | null | readonly string[] | readonly number[]>>;
