@@ -41,3 +41,7 @@ export {
   webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
 } from './webhooks.ts';
 export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
+export type {
+  Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
+  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RevocationResult,
+} from './customer-views.ts';

@@ -1,19 +1,13 @@
 import { ApiError, notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { projectCutoffAt } from '../core/project-cutoff.ts';
+import type { Project } from '@rtc/protocol';
 import type { ProjectRecord } from '../ports.ts';
 import { nowSec, type ServiceDeps } from './deps.ts';
 
 export const MAX_PROJECTS_PER_ACCOUNT = 100;
 
-export interface ProjectView {
-  readonly id: string;
-  readonly name: string;
-  readonly archived: boolean;
-  readonly archived_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
+export type ProjectView = Project;
 
 export const projectView = (p: ProjectRecord): ProjectView => ({
   id: p.id, name: p.name, archived: p.archivedAt !== null, archived_at: p.archivedAt,

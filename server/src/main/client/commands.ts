@@ -3,6 +3,7 @@
  * (docs/reference/cli.md).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Credential, CredentialList, CredentialWithSecret, Project, ProjectList } from '@rtc/protocol';
 import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type Auth, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
 
@@ -115,7 +116,7 @@ function sessionOf(body: unknown, url: string, email: string, nowSec: number): S
 }
 
 /** Calls the customer API as the stored session, refreshing its access token when it ran out. */
-async function asCustomer(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<unknown> {
+async function asCustomer<T>(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<T> {
   let session = readSession(io.env);
   if (!session) throw new CommandError('not logged in: run rtc login --url URL --email E');
   const refresh = async (current: StoredSession): Promise<StoredSession> => {
@@ -131,11 +132,11 @@ async function asCustomer(io: ClientIO, path: string, init: { method?: 'GET' | '
   };
   if (session.access_expires_at - 30 <= io.nowSec()) session = await refresh(session);
   try {
-    return await callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+    return await callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
   } catch (err) {
     if (!(err instanceof CommandError && 'status' in err && err.status === 401)) throw err;
     session = await refresh(session);
-    return callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+    return callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
   }
 }
 
@@ -185,23 +186,21 @@ async function logout(args: readonly string[], io: ClientIO): Promise<number> {
   return 0;
 }
 
-function projectLine(p: unknown): string {
-  const r = isRecord(p) ? p : {};
-  return `${String(r['id'])}  ${r['archived'] === true ? 'archived' : 'active  '}  ${String(r['name'])}`;
+function projectLine(p: Project): string {
+  return `${p.id}  ${p.archived ? 'archived' : 'active  '}  ${p.name}`;
 }
 
 async function projects(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'list') {
     const { values } = parseCommand('projects list', rest, JSON_FLAG, 0);
-    const body = await asCustomer(io, '/v1/projects');
-    const list = isRecord(body) && Array.isArray(body['projects']) ? body['projects'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no projects'] : list.map(projectLine)));
+    const body = await asCustomer<ProjectList>(io, '/v1/projects');
+    print(io, values['json'] === true, body, () => (body.projects.length === 0 ? ['no projects'] : body.projects.map(projectLine)));
     return 0;
   }
   if (sub === 'create') {
     const { values } = parseCommand('projects create', rest, { ...JSON_FLAG, name: { type: 'string' } }, 0);
-    const body = await asCustomer(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
+    const body = await asCustomer<Project>(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
     print(io, values['json'] === true, body, () => [projectLine(body)]);
     return 0;
   }
@@ -209,18 +208,14 @@ async function projects(args: readonly string[], io: ClientIO): Promise<number> 
 }
 
 /** `export` lines a shell can eval: the App ID and App Secret as the client commands read them. */
-function credentialEnv(c: unknown): string[] {
-  const r = isRecord(c) ? c : {};
-  const quote = (v: unknown): string => `'${String(v).replace(/'/g, `'\\''`)}'`;
-  return [`export RTC_APP_ID=${quote(r['app_id'])}`, `export RTC_APP_SECRET=${quote(r['app_secret'])}`];
+function credentialEnv(c: CredentialWithSecret): string[] {
+  const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+  return [`export RTC_APP_ID=${quote(c.app_id)}`, `export RTC_APP_SECRET=${quote(c.app_secret)}`];
 }
 
-function credentialLines(c: unknown): string[] {
-  const r = isRecord(c) ? c : {};
-  const lines = [`${String(r['app_id'])}  ${String(r['status'])}  ${Array.isArray(r['scopes']) ? r['scopes'].join(',') : ''}  ${String(r['name'])}`];
-  if (typeof r['app_secret'] === 'string') {
-    lines.push(`app_secret: ${r['app_secret']}`, 'The App Secret is shown this once: keep it in your secret store.');
-  }
+function credentialLines(c: Credential | CredentialWithSecret): string[] {
+  const lines = [`${c.app_id}  ${c.status}  ${c.scopes.join(',')}  ${c.name}`];
+  if ('app_secret' in c) lines.push(`app_secret: ${c.app_secret}`, 'The App Secret is shown this once: keep it in your secret store.');
   return lines;
 }
 
@@ -231,9 +226,8 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
   if (sub === 'list') {
     const { values } = parseCommand(command, rest, base, 0);
     const project = encodeURIComponent(required(command, values, 'project'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials`);
-    const list = isRecord(body) && Array.isArray(body['credentials']) ? body['credentials'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no credentials'] : list.flatMap(credentialLines)));
+    const body = await asCustomer<CredentialList>(io, `/v1/projects/${project}/credentials`);
+    print(io, values['json'] === true, body, () => (body.credentials.length === 0 ? ['no credentials'] : body.credentials.flatMap(credentialLines)));
     return 0;
   }
   if (sub === 'create') {
@@ -244,7 +238,7 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const project = encodeURIComponent(required(command, values, 'project'));
     const list = (flag: string): string[] | undefined => str(values, flag)?.split(',').map((s) => s.trim()).filter(Boolean);
     const maxTtl = integer(command, 'max-ttl', str(values, 'max-ttl'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials`, {
+    const body = await asCustomer<CredentialWithSecret>(io, `/v1/projects/${project}/credentials`, {
       body: {
         scopes: list('scopes') ?? ['publisher', 'subscriber'],
         ...(str(values, 'name') === undefined ? {} : { name: str(values, 'name') }),
@@ -259,8 +253,9 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const { values, positionals } = parseCommand(command, rest, sub === 'rotate' ? { ...base, env: { type: 'boolean' } } : base, 1);
     const project = encodeURIComponent(required(command, values, 'project'));
     const appId = encodeURIComponent(positional(command, positionals, 0, 'APP_ID'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
-    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
+    // rotate answers the credential with its new App Secret, revoke without one
+    const body = await asCustomer<Credential | CredentialWithSecret>(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
+    print(io, values['json'] === true, body, () => (values['env'] === true && 'app_secret' in body ? credentialEnv(body) : credentialLines(body)));
     return 0;
   }
   throw new UsageError(`credentials: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create, rotate, revoke)`);

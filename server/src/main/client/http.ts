@@ -41,8 +41,11 @@ export interface CallOptions {
   readonly body?: unknown;
 }
 
-/** Calls the public HTTP API; returns the parsed JSON body of a 2xx answer, throws ApiResponseError otherwise. */
-export async function callApi(baseUrl: string, path: string, options: CallOptions = {}): Promise<unknown> {
+/**
+ * Calls the public HTTP API; returns the parsed JSON body of a 2xx answer, as the view `T` the
+ * endpoint answers (unchecked), and throws ApiResponseError otherwise.
+ */
+export async function callApi<T = unknown>(baseUrl: string, path: string, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const auth = options.auth;
   if (auth && 'bearer' in auth) headers['authorization'] = `Bearer ${auth.bearer}`;
@@ -76,7 +79,7 @@ export async function callApi(baseUrl: string, path: string, options: CallOption
     const message = typeof record['message'] === 'string' ? record['message'] : (text.slice(0, 200) || res.statusText);
     throw new ApiResponseError(res.status, code, message);
   }
-  return body;
+  return body as T;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
