@@ -11,6 +11,7 @@ export type {
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
+export { encodeBase64url, decodeBase64url } from './base64url.ts';
 export type { IdKind } from './ids.ts';
 export { ReplayWindow } from './replay-window.ts';
 export {
@@ -45,3 +46,7 @@ export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
   ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RevocationResult,
 } from './customer-views.ts';
+export {
+  GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,
+} from './jws.ts';
+export type { JwsFailure, JwsVerification, JwsKeyLookup, JwsVerifyKey, Ed25519PublicJwk } from './jws.ts';

@@ -358,7 +358,7 @@ async function grant(args: readonly string[], io: ClientIO): Promise<number> {
   const { values, positionals } = parseCommand('grant verify', rest, { ...URL_FLAG, ...JSON_FLAG }, 1);
   const jws = positional('grant verify', positionals, 0, 'GRANT');
   const jwks = await callApi(baseUrl('grant verify', values, io), '/.well-known/jwks.json');
-  const verified = verifyGrant(jws, jwks, io.nowSec());
+  const verified = await verifyGrant(jws, jwks, io.nowSec());
   const c = verified.claims;
   const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : 'none');
   print(io, values['json'] === true, { valid: true, kid: verified.kid, typ: verified.type, expires_in: verified.expiresIn, claims: c }, () => [
