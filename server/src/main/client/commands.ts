@@ -3,8 +3,13 @@
  * (docs/reference/cli.md).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Credential, CredentialList, CredentialWithSecret, Project, ProjectList } from '@rtc/protocol';
-import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type Auth, type StoredSession } from './http.ts';
+import type {
+  Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, RevocationResult, RoomEnded, RoomList, RtcParticipant,
+  RtcRoom, TokenRequest,
+} from '@rtc/protocol';
+import type { TokenClient } from '@rtc/server-sdk';
+import { createAppClient, viaAppClient } from './app-client.ts';
+import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
 
 export interface ClientIO {
@@ -100,11 +105,13 @@ function baseUrl(command: string, values: Values, io: ClientIO): string {
   return url;
 }
 
-function appAuth(command: string, values: Values, io: ClientIO): Auth {
-  const user = str(values, 'app-id') || io.env['RTC_APP_ID'];
-  const password = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
-  if (!user || !password) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
-  return { basic: { user, password } };
+/** The token API's client for `--url` and the credential of `--app-id`/`--app-secret` (or RTC_APP_ID/RTC_APP_SECRET). */
+function appClient(command: string, values: Values, io: ClientIO): TokenClient {
+  const url = baseUrl(command, values, io);
+  const appId = str(values, 'app-id') || io.env['RTC_APP_ID'];
+  const appSecret = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
+  if (!appId || !appSecret) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
+  return createAppClient(url, appId, appSecret);
 }
 
 function sessionOf(body: unknown, url: string, email: string, nowSec: number): StoredSession {
@@ -273,10 +280,11 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
     const publish = numbers(c, 'publish', str(values, 'publish'));
     const subscribe = numbers(c, 'subscribe', str(values, 'subscribe'));
     const ttl = integer(c, 'ttl', str(values, 'ttl'));
+    // the role is checked by the API, which names the roles it accepts
     const request = {
       room_id: required(c, values, 'room'),
       user_id: required(c, values, 'user'),
-      role: required(c, values, 'role'),
+      role: required(c, values, 'role') as TokenRequest['role'],
       ...(publish === undefined ? {} : { publish_streams: publish }),
       ...(subscribe === undefined ? {} : { subscribe_streams: subscribe }),
       ...(values['subscribe-room'] === true ? { subscribe_room: true } : {}),
@@ -284,8 +292,7 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
       ...(values['turn'] === true ? { turn: true } : {}),
       ...(values['signaling'] === true ? { signaling: true } : {}),
     };
-    const url = baseUrl(c, values, io);
-    const body = await callApi(url, '/v1/rtc/tokens', { body: request, auth: appAuth(c, values, io) });
+    const body = await viaAppClient(appClient(c, values, io), (client) => client.issue(request));
     io.out(JSON.stringify(body, null, 2));
     return 0;
   }
@@ -293,25 +300,24 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
     const { values } = parseCommand('token revoke', rest, { ...APP_FLAGS, ...JSON_FLAG, handle: { type: 'string' } }, 0);
     const c = 'token revoke';
     const handle = required(c, values, 'handle');
-    const body = await callApi(baseUrl(c, values, io), '/v1/rtc/tokens/revoke', { body: { revocation_handle: handle }, auth: appAuth(c, values, io) });
+    await viaAppClient(appClient(c, values, io), (client) => client.revoke(handle));
+    const body: RevocationResult = { revoked: true };
     print(io, values['json'] === true, body, () => ['revoked']);
     return 0;
   }
   throw new UsageError(`token: unknown subcommand ${JSON.stringify(sub ?? '')} (create, revoke)`);
 }
 
-function participantLine(p: unknown): string {
-  const r = isRecord(p) ? p : {};
-  const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : '-');
-  return `  ${String(r['participant_id'])}  user=${String(r['user_id'])}  role=${String(r['role'])}  publish=${list(r['publish_streams'])}  `
-    + `subscribe=${r['subscribe_room'] === true ? 'room' : list(r['subscribe_streams'])}`;
+function participantLine(p: RtcParticipant): string {
+  const list = (v: readonly number[]): string => (v.length > 0 ? v.join(',') : '-');
+  return `  ${p.participant_id}  user=${p.user_id}  role=${p.role}  publish=${list(p.publish_streams)}  `
+    + `subscribe=${p.subscribe_room ? 'room' : list(p.subscribe_streams)}`;
 }
 
-function roomLines(room: unknown, withParticipants: boolean): string[] {
-  const r = isRecord(room) ? room : {};
-  const people = Array.isArray(r['participants']) ? r['participants'] : [];
-  const started = typeof r['started_at'] === 'number' ? new Date(r['started_at'] * 1000).toISOString() : '?';
-  const head = `${String(r['room_id'])}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${String(r['media_node'])}  started=${started}`;
+function roomLines(room: RtcRoom, withParticipants: boolean): string[] {
+  const people = room.participants;
+  const started = new Date(room.started_at * 1000).toISOString();
+  const head = `${room.room_id}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${room.media_node}  started=${started}`;
   return withParticipants ? [head, ...people.map(participantLine)] : [head];
 }
 
@@ -319,34 +325,36 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   const command = `rooms ${sub ?? ''}`.trim();
   const flags = { ...APP_FLAGS, ...JSON_FLAG } satisfies Options;
-  const call = (values: Values, path: string, method?: 'POST'): Promise<unknown> =>
-    callApi(baseUrl(command, values, io), path, { ...(method ? { method } : {}), auth: appAuth(command, values, io) });
-  const room = (positionals: readonly string[]): string => encodeURIComponent(positional(command, positionals, 0, 'ROOM'));
+  const call = <T>(values: Values, run: (client: TokenClient) => Promise<T>): Promise<T> => viaAppClient(appClient(command, values, io), run);
+  const room = (positionals: readonly string[]): string => positional(command, positionals, 0, 'ROOM');
   if (sub === 'list') {
     const { values } = parseCommand(command, rest, flags, 0);
-    const body = await call(values, '/v1/rtc/rooms');
-    const list = isRecord(body) && Array.isArray(body['rooms']) ? body['rooms'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no live rooms'] : list.flatMap((r) => roomLines(r, false))));
+    const body: RoomList = { rooms: await call(values, (client) => client.listRooms()) };
+    print(io, values['json'] === true, body, () => (body.rooms.length === 0 ? ['no live rooms'] : body.rooms.flatMap((r) => roomLines(r, false))));
     return 0;
   }
   if (sub === 'show') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}`);
+    const roomId = room(positionals);
+    const body = await call(values, (client) => client.getRoom(roomId));
     print(io, values['json'] === true, body, () => roomLines(body, true));
     return 0;
   }
   if (sub === 'remove') {
     const { values, positionals } = parseCommand(command, rest, flags, 2);
-    const participant = encodeURIComponent(positional(command, positionals, 1, 'PARTICIPANT'));
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/participants/${participant}/remove`, 'POST');
+    const roomId = room(positionals);
+    const participant = positional(command, positionals, 1, 'PARTICIPANT');
+    await call(values, (client) => client.removeParticipant(roomId, participant));
+    const body: ParticipantRemoved = { removed: true };
     print(io, values['json'] === true, body, () => ['removed']);
     return 0;
   }
   if (sub === 'end') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/end`, 'POST');
-    const count = isRecord(body) ? String(body['participants']) : '?';
-    print(io, values['json'] === true, body, () => [`ended (${count} participants disconnected)`]);
+    const roomId = room(positionals);
+    const { participants } = await call(values, (client) => client.endRoom(roomId));
+    const body: RoomEnded = { ended: true, participants };
+    print(io, values['json'] === true, body, () => [`ended (${participants} participants disconnected)`]);
     return 0;
   }
   throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end)`);

@@ -33,7 +33,8 @@ export class ApiResponseError extends CommandError {
   }
 }
 
-export type Auth = { readonly bearer: string } | { readonly basic: { readonly user: string; readonly password: string } } | undefined;
+/** A console session's access token; the token and room commands go through the server SDK (app-client.ts). */
+export type Auth = { readonly bearer: string } | undefined;
 
 export interface CallOptions {
   readonly method?: 'GET' | 'POST' | 'PATCH';
@@ -48,10 +49,7 @@ export interface CallOptions {
 export async function callApi<T = unknown>(baseUrl: string, path: string, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const auth = options.auth;
-  if (auth && 'bearer' in auth) headers['authorization'] = `Bearer ${auth.bearer}`;
-  if (auth && 'basic' in auth) {
-    headers['authorization'] = `Basic ${Buffer.from(`${auth.basic.user}:${auth.basic.password}`).toString('base64')}`;
-  }
+  if (auth) headers['authorization'] = `Bearer ${auth.bearer}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const url = new URL(path, `${baseUrl.replace(/\/+$/, '')}/`).toString();
   let res: Response;
