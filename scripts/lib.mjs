@@ -70,7 +70,7 @@ export function ensureCommands(commandsToPackages) {
 }
 
 /** Workspace packages whose sources the build compiles, and the name the code imports them by. */
-const BUILT_PACKAGES = [{ name: '@rtc/protocol', dir: 'protocol' }];
+const BUILT_PACKAGES = [{ name: '@rtc/protocol', dir: 'protocol' }, { name: '@rtc/server-sdk', dir: 'sdk/server' }];
 
 /**
  * Compiles to dist/, then gives the compiled code the same package layout as the sources: in the

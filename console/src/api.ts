@@ -5,22 +5,18 @@
  * at load, so a duplicated tab never holds the same refresh token as its original (the first to
  * use it would end the other's session). Nothing else is stored.
  */
+import { isErrorCode, type ErrorCode, type SessionTokens } from '@rtc/protocol';
 
+/** An error answer of the API: its status, and the `error` code and `message` of its body (docs/reference/errors.md). */
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
 
-  constructor(status: number, code: string, message: string) {
+  constructor(status: number, code: ErrorCode, message: string) {
     super(message);
     this.status = status;
     this.code = code;
   }
-}
-
-interface SessionTokens {
-  readonly access_token: string;
-  readonly refresh_token: string;
-  readonly account: { readonly id: string; readonly email: string };
 }
 
 const REFRESH_KEY = 'rtc-console-refresh';
@@ -71,11 +67,11 @@ export async function signOut(): Promise<void> {
 }
 
 async function failure(res: Response): Promise<ApiError> {
-  let code = 'internal_error';
+  let code: ErrorCode = 'internal_error';
   let message = `the server answered ${res.status}`;
   try {
     const body = (await res.json()) as { error?: unknown; message?: unknown };
-    if (typeof body.error === 'string') code = body.error;
+    if (isErrorCode(body.error)) code = body.error;
     if (typeof body.message === 'string') message = body.message;
   } catch {
     // not JSON: the status says enough
@@ -141,35 +137,4 @@ export async function signIn(kind: 'login' | 'register', email: string, password
   });
   if (!res.ok) throw await failure(res);
   adopt((await res.json()) as SessionTokens);
-}
-
-export interface Project {
-  readonly id: string;
-  readonly name: string;
-  readonly archived: boolean;
-  readonly created_at: number;
-}
-
-export interface Credential {
-  readonly app_id: string;
-  readonly name: string;
-  readonly scopes: readonly ('publisher' | 'subscriber')[];
-  readonly ip_allowlist: readonly string[];
-  readonly max_ttl_seconds: number;
-  readonly status: 'active' | 'revoked';
-  readonly created_at: number;
-  readonly rotated_at: number | null;
-}
-
-export type CredentialWithSecret = Credential & { readonly app_secret: string };
-
-export interface Participant {
-  readonly participant_id: string;
-  readonly user_id: string;
-  readonly role: string;
-}
-
-export interface Room {
-  readonly room_id: string;
-  readonly participants: readonly Participant[];
 }

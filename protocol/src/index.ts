@@ -11,6 +11,7 @@ export type {
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
+export { encodeBase64url, decodeBase64url } from './base64url.ts';
 export type { IdKind } from './ids.ts';
 export { ReplayWindow } from './replay-window.ts';
 export {
@@ -36,3 +37,16 @@ export type {
 } from './signaling-events.ts';
 export { E2EE_TRAILER_BYTES, E2EE_MARKER, E2EE_TAG_BYTES, clearBytes, encodeTrailer, decodeTrailer, e2eeNonce } from './e2ee-frame.ts';
 export type { E2eeTrailer } from './e2ee-frame.ts';
+export {
+  WEBHOOK_HEADERS, WEBHOOK_USER_AGENT, WEBHOOK_SIGNATURE_VERSION, WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_EVENT_TYPES,
+  webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
+} from './webhooks.ts';
+export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
+export type {
+  Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
+  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RevocationResult,
+} from './customer-views.ts';
+export {
+  GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,
+} from './jws.ts';
+export type { JwsFailure, JwsVerification, JwsKeyLookup, JwsVerifyKey, Ed25519PublicJwk } from './jws.ts';

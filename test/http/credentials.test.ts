@@ -3,25 +3,13 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '@rtc/protocol';
+import type { Credential, TokenResponse } from '@rtc/protocol';
 import { bearer, createProject, registerAccount, type Account } from '../helpers/customer.ts';
 import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 
-interface CredentialBody {
-  readonly app_id: string;
-  readonly project_id: string;
-  readonly name: string;
-  readonly scopes: string[];
-  readonly ip_allowlist: string[];
-  readonly max_ttl_seconds: number;
-  readonly status: 'active' | 'revoked';
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly rotated_at: number | null;
-  readonly revoked_at: number | null;
-  readonly app_secret?: string;
-}
+/** A credential, with its App Secret when created or rotated. */
+type CredentialBody = Credential & { readonly app_secret?: string };
 
 const VIEW_FIELDS = [
   'app_id', 'created_at', 'ip_allowlist', 'max_ttl_seconds', 'name', 'project_id', 'revoked_at', 'rotated_at',

@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_TTL_SECONDS } from '@rtc/protocol';
+import { MAX_TTL_SECONDS, type Project } from '@rtc/protocol';
 import type { BusEvent } from '../../server/src/core/ports.ts';
 import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
 import { type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-
-interface ProjectBody {
-  readonly id: string;
-  readonly name: string;
-  readonly archived: boolean;
-  readonly archived_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
 
 describe('customer API: projects', () => {
   let server: InProcessPlatform;
@@ -35,7 +26,7 @@ describe('customer API: projects', () => {
   it('creates a project (201) with a prj_ id and its fields', async () => {
     const res = await call('POST', '/v1/projects', owner.accessToken, { name: '  Launch demo  ' });
     assert.equal(res.status, 201, res.text);
-    const p = res.json<ProjectBody>();
+    const p = res.json<Project>();
     assert.deepEqual(Object.keys(p).sort(), ['archived', 'archived_at', 'created_at', 'id', 'name', 'updated_at']);
     assert.match(p.id, /^prj_[A-Za-z0-9_-]{22}$/);
     assert.equal(p.name, 'Launch demo');
@@ -54,7 +45,7 @@ describe('customer API: projects', () => {
     const b = await createProject(server, acc.accessToken, 'second');
     const res = await call('GET', '/v1/projects', acc.accessToken);
     assert.equal(res.status, 200, res.text);
-    const list = res.json<{ projects: ProjectBody[] }>().projects;
+    const list = res.json<{ projects: Project[] }>().projects;
     assert.deepEqual(list.map((p) => p.id), [a, b]);
     assert.deepEqual(list.map((p) => p.name), ['first', 'second']);
     assert.ok(!list.some((p) => p.id === stranger.projectId));
@@ -64,41 +55,41 @@ describe('customer API: projects', () => {
     const id = await createProject(server, owner.accessToken, 'fetch me');
     const res = await call('GET', `/v1/projects/${id}`, owner.accessToken);
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.json<ProjectBody>().id, id);
-    assert.equal(res.json<ProjectBody>().name, 'fetch me');
+    assert.equal(res.json<Project>().id, id);
+    assert.equal(res.json<Project>().name, 'fetch me');
   });
 
   it('renames a project with PATCH (200) and keeps the new name', async () => {
     const id = await createProject(server, owner.accessToken, 'old name');
     const res = await call('PATCH', `/v1/projects/${id}`, owner.accessToken, { name: 'new name' });
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.json<ProjectBody>().name, 'new name');
-    assert.ok(res.json<ProjectBody>().updated_at >= res.json<ProjectBody>().created_at);
+    assert.equal(res.json<Project>().name, 'new name');
+    assert.ok(res.json<Project>().updated_at >= res.json<Project>().created_at);
     const again = await call('GET', `/v1/projects/${id}`, owner.accessToken);
-    assert.equal(again.json<ProjectBody>().name, 'new name');
+    assert.equal(again.json<Project>().name, 'new name');
   });
 
   it('archives and unarchives a project, each idempotently', async () => {
     const id = await createProject(server, owner.accessToken);
     const archived = await call('POST', `/v1/projects/${id}/archive`, owner.accessToken);
     assert.equal(archived.status, 200, archived.text);
-    assert.equal(archived.json<ProjectBody>().archived, true);
-    const at = archived.json<ProjectBody>().archived_at;
+    assert.equal(archived.json<Project>().archived, true);
+    const at = archived.json<Project>().archived_at;
     assert.ok(Number.isInteger(at));
 
     const twice = await call('POST', `/v1/projects/${id}/archive`, owner.accessToken);
     assert.equal(twice.status, 200, twice.text);
-    assert.equal(twice.json<ProjectBody>().archived, true);
-    assert.equal(twice.json<ProjectBody>().archived_at, at);
-    assert.equal((await call('GET', `/v1/projects/${id}`, owner.accessToken)).json<ProjectBody>().archived, true);
+    assert.equal(twice.json<Project>().archived, true);
+    assert.equal(twice.json<Project>().archived_at, at);
+    assert.equal((await call('GET', `/v1/projects/${id}`, owner.accessToken)).json<Project>().archived, true);
 
     const restored = await call('POST', `/v1/projects/${id}/unarchive`, owner.accessToken);
     assert.equal(restored.status, 200, restored.text);
-    assert.equal(restored.json<ProjectBody>().archived, false);
-    assert.equal(restored.json<ProjectBody>().archived_at, null);
+    assert.equal(restored.json<Project>().archived, false);
+    assert.equal(restored.json<Project>().archived_at, null);
     const restoredTwice = await call('POST', `/v1/projects/${id}/unarchive`, owner.accessToken);
     assert.equal(restoredTwice.status, 200, restoredTwice.text);
-    assert.equal(restoredTwice.json<ProjectBody>().archived, false);
+    assert.equal(restoredTwice.json<Project>().archived, false);
   });
 
   it('refuses tokens for an archived project\'s credentials and accepts them again once unarchived', async () => {
@@ -122,7 +113,7 @@ describe('customer API: projects', () => {
       if (e.type === 'project.archived' && e.projectId === c.projectId) events.push(e);
     });
     try {
-      const first = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<ProjectBody>().archived_at!;
+      const first = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<Project>().archived_at!;
       const cutoff = { projectId: c.projectId, cutAt: first, expiresAt: first + MAX_TTL_SECONDS + 60 };
       assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), cutoff);
       assert.deepEqual(events, [{ type: 'project.archived', ...cutoff }]);
@@ -132,7 +123,7 @@ describe('customer API: projects', () => {
       server.clock.advance(5000);
       assert.equal((await call('POST', `/v1/projects/${c.projectId}/unarchive`, c.accessToken)).status, 200);
       assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), cutoff, 'an unarchive does not revive old tokens');
-      const second = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<ProjectBody>().archived_at!;
+      const second = (await call('POST', `/v1/projects/${c.projectId}/archive`, c.accessToken)).json<Project>().archived_at!;
       assert.equal(second, first + 5);
       assert.deepEqual(await server.deps.store.projectCutoff(c.projectId), { projectId: c.projectId, cutAt: second, expiresAt: second + MAX_TTL_SECONDS + 60 });
       assert.equal(events.length, 2);
@@ -196,8 +187,8 @@ describe('customer API: projects', () => {
     }
     // nothing changed: the owner still sees the project as it was and the credential still works
     const own = await call('GET', `/v1/projects/${pid}`, stranger.accessToken);
-    assert.equal(own.json<ProjectBody>().name, 'test project');
-    assert.equal(own.json<ProjectBody>().archived, false);
+    assert.equal(own.json<Project>().name, 'test project');
+    assert.equal(own.json<Project>().archived, false);
     const token = await server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: stranger.auth }, body: { room_id: 'r', user_id: 'u', role: 'host' },
     });

@@ -1,12 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Credential, type CredentialWithSecret } from '../api.ts';
+import type { Credential, CredentialList, CredentialScope, CredentialWithSecret } from '@rtc/protocol';
+import { api } from '../api.ts';
 import { ErrorText, Field, formatTime, useAction } from '../ui.tsx';
-
-type Scope = 'publisher' | 'subscriber';
 
 interface Draft {
   name: string;
-  scopes: Scope[];
+  scopes: CredentialScope[];
   allowlist: string;
   ttl: string;
 }
@@ -24,7 +23,7 @@ function bodyOf(draft: Draft): Record<string, unknown> {
 
 function CredentialForm(props: { draft: Draft; submit: string; busy: boolean; onChange: (d: Draft) => void; onSubmit: () => void }) {
   const { draft, onChange } = props;
-  const toggle = (scope: Scope, on: boolean): void => onChange({ ...draft, scopes: on ? [...draft.scopes, scope] : draft.scopes.filter((s) => s !== scope) });
+  const toggle = (scope: CredentialScope, on: boolean): void => onChange({ ...draft, scopes: on ? [...draft.scopes, scope] : draft.scopes.filter((s) => s !== scope) });
   return (
     <form onSubmit={(e) => { e.preventDefault(); props.onSubmit(); }}>
       <Field label="Name"><input required maxLength={100} value={draft.name} onInput={(e) => onChange({ ...draft, name: e.currentTarget.value })} /></Field>
@@ -70,7 +69,7 @@ export function CredentialsSection({ projectId }: { projectId: string }) {
   const [secret, setSecret] = useState<CredentialWithSecret | undefined>(undefined);
   const action = useAction();
   const base = `/v1/projects/${projectId}/credentials`;
-  const reload = async (): Promise<void> => setCredentials((await api<{ credentials: Credential[] }>('GET', base)).credentials);
+  const reload = async (): Promise<void> => setCredentials((await api<CredentialList>('GET', base)).credentials);
   useEffect(() => void action.run(reload), [projectId]);
   return (
     <section aria-labelledby="credentials-title">

@@ -1,13 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
+import { decodeJwsSegment, GRANT_TYPE, jwksKeyLookup, SIGNALING_TOKEN_TYPE, verifyJws, type JwsFailure, type JwsKeyLookup } from '@rtc/protocol';
 import { publicApi } from '../api.ts';
 import { ErrorText, formatTime } from '../ui.tsx';
-
-interface Jwk {
-  readonly kid: string;
-  readonly kty: string;
-  readonly crv: string;
-  readonly x: string;
-}
 
 interface Inspection {
   readonly header: Record<string, unknown>;
@@ -16,41 +10,35 @@ interface Inspection {
   readonly why: string;
 }
 
-function b64url(text: string): Uint8Array<ArrayBuffer> {
-  const padded = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
-  const raw = atob(padded);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-  return out;
-}
-
-function json(part: string): Record<string, unknown> {
-  const value: unknown = JSON.parse(new TextDecoder().decode(b64url(part)));
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
-  return value as Record<string, unknown>;
-}
+const WHY: Readonly<Record<JwsFailure, string>> = {
+  malformed: 'not a compact JWS in strict base64url, or too long',
+  wrong_type: 'not a media grant or signaling token',
+  unknown_key: 'no such key in the JWKS',
+  bad_signature: 'the signature does not match',
+};
 
 /** Decodes a media grant (a compact JWS, not secret) and checks its Ed25519 signature against the platform's JWKS, here in the page. */
-async function inspect(grant: string, keys: readonly Jwk[]): Promise<Inspection> {
-  const parts = grant.trim().split('.');
+async function inspect(grant: string, keys: JwsKeyLookup): Promise<Inspection> {
+  const token = grant.trim();
+  const parts = token.split('.');
   if (parts.length !== 3) throw new Error('A grant has three parts separated by dots.');
-  const [h, p, s] = parts as [string, string, string];
-  const header = json(h);
-  const claims = json(p);
-  const jwk = keys.find((k) => k.kid === header['kid']);
+  const [h, p] = parts as [string, string, string];
+  const header = decodeJwsSegment(h);
+  const claims = decodeJwsSegment(p);
+  if (!header || !claims) throw new Error('not a JSON object');
   if (header['alg'] !== 'EdDSA') return { header, claims, verified: false, why: `unexpected algorithm ${String(header['alg'])}` };
-  if (!jwk) return { header, claims, verified: false, why: `no key ${String(header['kid'])} in the JWKS` };
-  const key = await crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, { name: 'Ed25519' }, false, ['verify']);
-  const ok = await crypto.subtle.verify({ name: 'Ed25519' }, key, b64url(s), new TextEncoder().encode(`${h}.${p}`));
-  return { header, claims, verified: ok, why: ok ? `signed by ${jwk.kid}` : 'the signature does not match' };
+  const kid = header['kid'];
+  if (typeof kid !== 'string' || !(await keys(kid))) return { header, claims, verified: false, why: `no key ${String(kid)} in the JWKS` };
+  const result = await verifyJws(token, keys, [GRANT_TYPE, SIGNALING_TOKEN_TYPE]);
+  return { header, claims, verified: result.ok, why: result.ok ? `signed by ${kid}` : WHY[result.reason] };
 }
 
 export function InspectorPage() {
   const [grant, setGrant] = useState('');
-  const [keys, setKeys] = useState<readonly Jwk[]>([]);
+  const [keys, setKeys] = useState<JwsKeyLookup>(() => jwksKeyLookup({ keys: [] }));
   const [result, setResult] = useState<Inspection | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
-  useEffect(() => void publicApi<{ keys: Jwk[] }>('/.well-known/jwks.json').then((j) => setKeys(j.keys), setError), []);
+  useEffect(() => void publicApi<unknown>('/.well-known/jwks.json').then((jwks) => setKeys(() => jwksKeyLookup(jwks)), setError), []);
   useEffect(() => {
     setResult(undefined);
     setError(undefined);

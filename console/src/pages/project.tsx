@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Project } from '../api.ts';
+import type { Project } from '@rtc/protocol';
+import { api } from '../api.ts';
 import { ErrorText, Field, useAction } from '../ui.tsx';
 import { CredentialsSection } from './credentials.tsx';
 import { TestRoom } from './test-room.tsx';

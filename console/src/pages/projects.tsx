@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Project } from '../api.ts';
+import type { Project, ProjectList } from '@rtc/protocol';
+import { api } from '../api.ts';
 import { ErrorText, Field, formatTime, useAction } from '../ui.tsx';
 
 export function ProjectsPage() {
@@ -7,7 +8,7 @@ export function ProjectsPage() {
   const [name, setName] = useState('');
   const load = useAction();
   const create = useAction();
-  const reload = (): Promise<void> => load.run(async () => setProjects((await api<{ projects: Project[] }>('GET', '/v1/projects')).projects));
+  const reload = (): Promise<void> => load.run(async () => setProjects((await api<ProjectList>('GET', '/v1/projects')).projects));
   useEffect(() => void reload(), []);
   return (
     <section>

@@ -1,22 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Room } from '../api.ts';
+import type { ProjectUsage, RoomList, RtcRoom, TokenDayCount } from '@rtc/protocol';
+import { api } from '../api.ts';
 import { ErrorText, useAction } from '../ui.tsx';
-
-interface DayCount {
-  readonly day: string;
-  readonly tokens: number;
-}
 
 /** The project's live rooms and participants and its tokens per day, refreshed every five seconds while shown. */
 export function UsageSection({ projectId }: { projectId: string }) {
-  const [rooms, setRooms] = useState<readonly Room[] | undefined>(undefined);
-  const [days, setDays] = useState<readonly DayCount[]>([]);
+  const [rooms, setRooms] = useState<readonly RtcRoom[] | undefined>(undefined);
+  const [days, setDays] = useState<readonly TokenDayCount[]>([]);
   const load = useAction();
   useEffect(() => {
     const reload = (): void => void load.run(async () => {
       const [live, usage] = await Promise.all([
-        api<{ rooms: Room[] }>('GET', `/v1/projects/${projectId}/rooms`),
-        api<{ tokens_per_day: DayCount[] }>('GET', `/v1/projects/${projectId}/usage`),
+        api<RoomList>('GET', `/v1/projects/${projectId}/rooms`),
+        api<ProjectUsage>('GET', `/v1/projects/${projectId}/usage`),
       ]);
       setRooms(live.rooms);
       setDays(usage.tokens_per_day);

@@ -41,6 +41,8 @@ export class TokenApiError extends Error {
   readonly code: ErrorCode;
   /** HTTP status of the answer (400, 401, 403, 404, 413, 415, 429, 502, ...). */
   readonly status: number;
+  /** The `message` of the answer's body, verbatim: for people (a tool may print it), not for branching. */
+  readonly serverMessage: string;
   /** `Retry-After` of the answer, in whole seconds; undefined when the header was absent. */
   readonly retryAfterSec: number | undefined;
   /** `X-Request-Id` of the answer: quote it when asking the platform's support. */
@@ -59,6 +61,7 @@ export class TokenApiError extends Error {
     this.name = 'TokenApiError';
     this.code = code;
     this.status = status;
+    this.serverMessage = serverMessage;
     this.retryAfterSec = details.retryAfterSec;
     this.requestId = details.requestId;
     this.operation = details.operation;

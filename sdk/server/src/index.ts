@@ -14,6 +14,5 @@ export type {
 } from '@rtc/protocol';
 export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
-export type {
-  ParticipantEventData, RoomEventData, VerifyWebhookOptions, WebhookErrorCode, WebhookEvent, WebhookEventData, WebhookEventType, WebhookHeaders,
-} from './webhook.ts';
+export type { VerifyWebhookOptions, WebhookErrorCode, WebhookHeaders } from './webhook.ts';
+export type { ParticipantEventData, RoomEventData, WebhookEvent, WebhookEventData, WebhookEventType } from '@rtc/protocol';

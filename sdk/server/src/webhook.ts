@@ -1,46 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-
-/** A media room's event: the room, and the media node that hosts it (null on a single node). */
-export interface RoomEventData {
-  readonly room_id: string;
-  readonly media_node: string | null;
-  readonly [key: string]: unknown;
-}
-
-/** A participant's event: the room's fields and who joined or left. */
-export interface ParticipantEventData extends RoomEventData {
-  readonly participant_id: string;
-  readonly user_id: string;
-  readonly role: string;
-}
-
-/** The data of each event type (docs/reference/webhooks.md, "Events"). */
-export interface WebhookEventData {
-  'participant.joined': ParticipantEventData;
-  'participant.left': ParticipantEventData;
-  'room.started': RoomEventData;
-  'room.finished': RoomEventData;
-  'token.revoked': { readonly grant_id: string; readonly expires_at: number };
-  'credential.rotated': { readonly app_id: string };
-  'credential.revoked': { readonly app_id: string };
-  'project.archived': Readonly<Record<string, never>>;
-  'webhook.test': { readonly webhook_id: string };
-}
-
-export type WebhookEventType = keyof WebhookEventData;
-
-/** A verified event, discriminated by `type`. */
-export type WebhookEvent = {
-  [T in WebhookEventType]: {
-    /** `evt_…`: the same on every retry of the event; de-duplicate on it. */
-    readonly id: string;
-    readonly type: T;
-    readonly project_id: string;
-    /** Seconds since the Unix epoch. */
-    readonly occurred_at: number;
-    readonly data: WebhookEventData[T];
-  }
-}[WebhookEventType];
+import {
+  parseWebhookSignatures, parseWebhookTimestamp, WEBHOOK_HEADERS, WEBHOOK_TOLERANCE_SECONDS, webhookSignedPrefix, type WebhookEvent,
+} from '@rtc/protocol';
 
 /** Why a delivery was refused; branch on `code`. */
 export type WebhookErrorCode =
@@ -110,25 +71,25 @@ export function verifyWebhook(
   if (!Array.isArray(secrets) || secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s.length === 0)) {
     throw new TypeError('verifyWebhook: the secret must be a non-empty string (or a list of them)');
   }
-  const id = header(headers, 'rtc-webhook-id');
-  const timestampText = header(headers, 'rtc-webhook-timestamp');
-  const signatures = header(headers, 'rtc-webhook-signature');
+  const id = header(headers, WEBHOOK_HEADERS.id);
+  const timestampText = header(headers, WEBHOOK_HEADERS.timestamp);
+  const signatures = header(headers, WEBHOOK_HEADERS.signature);
   if (!id || !timestampText || !signatures) {
-    throw new WebhookVerificationError('ERR_WEBHOOK_HEADERS', 'rtc-webhook-id, rtc-webhook-timestamp and rtc-webhook-signature are required');
+    throw new WebhookVerificationError('ERR_WEBHOOK_HEADERS', `${WEBHOOK_HEADERS.id}, ${WEBHOOK_HEADERS.timestamp} and ${WEBHOOK_HEADERS.signature} are required`);
   }
-  if (!/^\d{1,12}$/.test(timestampText)) throw new WebhookVerificationError('ERR_WEBHOOK_TIMESTAMP', 'the timestamp is not a number of seconds');
-  const timestamp = Number(timestampText);
+  const timestamp = parseWebhookTimestamp(timestampText);
+  if (timestamp === undefined) throw new WebhookVerificationError('ERR_WEBHOOK_TIMESTAMP', 'the timestamp is not a number of seconds');
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  const tolerance = options.toleranceSeconds ?? 300;
+  const tolerance = options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
   if (Math.abs(now - timestamp) > tolerance) {
     throw new WebhookVerificationError('ERR_WEBHOOK_TIMESTAMP', 'the timestamp is outside the tolerance (a replay, or a clock that is off)');
   }
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
-  const given = signatures.split(' ').filter((s) => s.startsWith('v1=')).map((s) => Buffer.from(s.slice(3), 'hex'));
+  const given = parseWebhookSignatures(signatures).map((hex) => Buffer.from(hex, 'hex'));
   let valid = false;
   for (const s of secrets) {
-    const expected = createHmac('sha256', s).update(`${timestamp}.`).update(body).digest();
+    const expected = createHmac('sha256', s).update(webhookSignedPrefix(timestamp)).update(body).digest();
     for (const g of given) {
       // every pair is compared, so the time taken does not tell which one matched
       if (g.length === expected.length && timingSafeEqual(g, expected)) valid = true;

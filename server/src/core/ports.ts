@@ -1,3 +1,4 @@
+import type { WebhookEventType } from '@rtc/protocol';
 /** The ports every module shares, in domain terms; adapters implement them (memory, SQLite, Redis, ...). */
 
 /** The database behind the store answers (readiness). */
@@ -69,9 +70,7 @@ export interface EventBus {
 }
 
 /** What happened in a project that its webhook endpoints are told about (docs/reference/webhooks.md). */
-export type ProjectEventType =
-  | 'participant.joined' | 'participant.left' | 'room.started' | 'room.finished' | 'token.revoked'
-  | 'credential.rotated' | 'credential.revoked' | 'project.archived' | 'webhook.test';
+export type ProjectEventType = WebhookEventType;
 
 /** JSON-safe details of an event: ids of rooms, participants, users, App IDs; never a secret. */
 export type ProjectEventData = Readonly<Record<string, string | number | boolean | null | readonly string[] | readonly number[]>>;

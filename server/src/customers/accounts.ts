@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX } from '@rtc/protocol';
+import { AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, ID_PREFIX, type Account, type SessionTokens } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { newBearer, newId, newOpaqueId } from '../core/ids.ts';
 import type { AccountRecord, SessionRecord } from './store.ts';
@@ -10,19 +10,8 @@ export const ACCESS_TOKEN_TTL_SECONDS = 900;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 const REGISTRATIONS_PER_HOUR = 100;
 
-export interface AccountView {
-  readonly id: string;
-  readonly email: string;
-  readonly created_at: number;
-}
-
-export interface SessionTokens {
-  readonly account: AccountView;
-  readonly access_token: string;
-  readonly refresh_token: string;
-  readonly token_type: 'Bearer';
-  readonly expires_in: number;
-}
+export type AccountView = Account;
+export type { SessionTokens };
 
 const LOGIN_FAILED = 'invalid e-mail address or password';
 const SESSION_INVALID = 'the session token is missing, invalid or expired';

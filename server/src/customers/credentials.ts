@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { MAX_TTL_SECONDS } from '@rtc/protocol';
+import { MAX_TTL_SECONDS, type Credential, type CredentialScope, type CredentialWithSecret } from '@rtc/protocol';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newAppSecret, newId } from '../core/ids.ts';
 import type { CredentialRecord, Scopes } from './store.ts';
@@ -14,7 +14,7 @@ export function hashAppSecret(key: Buffer, secret: string): string {
 
 export const MAX_CREDENTIALS_PER_PROJECT = 50;
 
-export type ScopeName = 'publisher' | 'subscriber';
+export type ScopeName = CredentialScope;
 
 /** A new credential; fields left out take the defaults. */
 export interface CredentialCreate {
@@ -27,24 +27,9 @@ export interface CredentialCreate {
 /** A change to a credential; fields left out stay as they are. */
 export type CredentialPatch = Partial<CredentialCreate>;
 
-export interface CredentialView {
-  readonly app_id: string;
-  readonly project_id: string;
-  readonly name: string;
-  readonly scopes: readonly ScopeName[];
-  readonly ip_allowlist: readonly string[];
-  readonly max_ttl_seconds: number;
-  readonly status: 'active' | 'revoked';
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly rotated_at: number | null;
-  readonly revoked_at: number | null;
-}
-
+export type CredentialView = Credential;
 /** A credential as shown once, at creation or rotation: with its App Secret. */
-export interface CredentialWithSecret extends CredentialView {
-  readonly app_secret: string;
-}
+export type { CredentialWithSecret };
 
 const scopesOf = (list: readonly string[]): Scopes =>
   ({ publisher: list.includes('publisher'), subscriber: list.includes('subscriber') });

@@ -1,5 +1,6 @@
 import { ApiError, notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import type { Project } from '@rtc/protocol';
 import { projectCutoffAt } from './project-cutoff.ts';
 import type { ProjectRecord } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
@@ -7,14 +8,7 @@ import type { ProjectStore } from './store.ts';
 
 export const MAX_PROJECTS_PER_ACCOUNT = 100;
 
-export interface ProjectView {
-  readonly id: string;
-  readonly name: string;
-  readonly archived: boolean;
-  readonly archived_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
+export type ProjectView = Project;
 
 export const projectView = (p: ProjectRecord): ProjectView => ({
   id: p.id, name: p.name, archived: p.archivedAt !== null, archived_at: p.archivedAt,

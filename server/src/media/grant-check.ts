@@ -1,7 +1,7 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { isId, KEY_LABEL, parseGrantClaims, type Role } from '@rtc/protocol';
 import { fromB64u, safeEqual } from '../core/encoding.ts';
-import { GRANT_TYPE, verifyJws } from '../core/grant.ts';
+import { GRANT_TYPE, verifyGrantJws } from '../core/grant.ts';
 import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
 import { deriveMediaKey } from '../tokens/media-key.ts';
 import { CLOCK_SKEW_SECONDS } from './limits.ts';
@@ -52,8 +52,8 @@ const UNKNOWN_KEY = { ok: false, failure: 'unauthorized', unknownKey: true } as 
  * against `nowSec`, and derives its media key from the master named by `cnf.kid`. Revocation is
  * the caller's check.
  */
-export function checkGrant(token: string, keys: GrantKeys, nowSec: number): GrantCheck {
-  const verified = verifyJws(token, keys.verifying, GRANT_TYPE);
+export async function checkGrant(token: string, keys: GrantKeys, nowSec: number): Promise<GrantCheck> {
+  const verified = await verifyGrantJws(token, keys.verifying, GRANT_TYPE);
   if (!verified.ok) return verified.reason === 'unknown_key' ? UNKNOWN_KEY : UNAUTHORIZED;
   const c = parseGrantClaims(verified.claims);
   if (!c || c.aud !== 'rtc-media' || c.iss !== keys.issuer) return UNAUTHORIZED;

@@ -13,15 +13,15 @@ export type JoinCheck =
   | { readonly ok: false; readonly close: MediaCloseName; readonly unknownKey?: true | undefined };
 
 /**
- * The synchronous part of a join (docs/protocol/media.md, "What the server checks"): the `join`
+ * The checks of a join (docs/protocol/media.md, "What the server checks"): the `join`
  * message, the grant, the proof of possession against this connection's challenge, then the
  * session keys. The media key is wiped before returning. Revocation and admission are the
  * session's.
  */
-export function checkJoin(text: string, keys: GrantKeys, serverNonce: Buffer, nowMs: number): JoinCheck {
+export async function checkJoin(text: string, keys: GrantKeys, serverNonce: Buffer, nowMs: number): Promise<JoinCheck> {
   const join = parseJoin(text);
   if (!join) return { ok: false, close: 'protocol_error' };
-  const check = checkGrant(join.grant, keys, Math.floor(nowMs / 1000));
+  const check = await checkGrant(join.grant, keys, Math.floor(nowMs / 1000));
   if (!check.ok) return { ok: false, close: check.failure, unknownKey: check.unknownKey };
   const clientNonce = fromB64u(join.nonce)!;
   try {
@@ -39,13 +39,13 @@ export type RenewalCheck =
   | { readonly ok: false; readonly reason: RenewRefusal; readonly unknownKey?: true | undefined };
 
 /**
- * The synchronous part of a renewal (docs/protocol/media.md, "Renewal"): the new grant, its proof
+ * The checks of a renewal (docs/protocol/media.md, "Renewal"): the new grant, its proof
  * against the single-use renewal challenge, and the same project, room and user as `current`.
  */
-export function checkRenewal(
+export async function checkRenewal(
   control: ClientControl & { readonly type: 'renew' }, keys: GrantKeys, challenge: Buffer, current: MediaGrant, nowMs: number,
-): RenewalCheck {
-  const check = checkGrant(control.grant, keys, Math.floor(nowMs / 1000));
+): Promise<RenewalCheck> {
+  const check = await checkGrant(control.grant, keys, Math.floor(nowMs / 1000));
   if (!check.ok) return { ok: false, reason: check.failure === 'expired' ? 'expired' : 'invalid_grant', unknownKey: check.unknownKey };
   const next = check.grant;
   const proven = verifyProof(check.mediaKey, next.digest, challenge, fromB64u(control.nonce)!, fromB64u(control.proof)!);

@@ -270,16 +270,27 @@ export class Session implements Member, PeerOwner {
     if (this.state !== 'handshake' || isBinary) return this.close('protocol_error');
     if (data.length > MAX_HANDSHAKE_MESSAGE_BYTES) return this.close('message_too_big');
     const text = data.toString('utf8');
-    const check = checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs());
+    // no other message is taken while the join is checked
+    this.state = 'joining';
+    void this.checkJoining(text).then(
+      (check) => {
+        if (this.state === 'joining') this.join(check);
+      },
+      (err: unknown) => {
+        this.host.logger.error({ err }, 'media: checking a join failed');
+        this.close('internal_error');
+      },
+    );
+  }
+
+  private async checkJoining(text: string): Promise<JoinCheck> {
+    const check = await checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs());
     const reload = this.host.keys.reload;
-    if (check.ok || !check.unknownKey || !reload) return this.join(check);
+    if (check.ok || !check.unknownKey || !reload || this.state !== 'joining') return check;
     // docs/operations/configuration.md, "Keys": a grant signed by a key another node rotated in;
     // reload the keys (throttled) and check once more
-    this.state = 'joining';
-    void reload().then((loaded) => {
-      if (this.state !== 'joining') return;
-      this.join(loaded ? checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs()) : check);
-    });
+    const loaded = await reload();
+    return loaded && this.state === 'joining' ? checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs()) : check;
   }
 
   private join(check: JoinCheck): void {
@@ -395,14 +406,24 @@ export class Session implements Member, PeerOwner {
       this.sendControl(errorReply(control.id, 'renew_refused', `the renewal was refused: ${reason}`, { reason, renew_nonce: b64u(this.renewNonce) }));
     };
     if (!challenge) return refuse('stale_challenge');
-    const check = checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs());
+    void this.checkRenewing(control, challenge).then(
+      (check) => {
+        if (this.state === 'joined') this.finishRenewal(control, check, refuse);
+      },
+      (err: unknown) => {
+        this.host.logger.error({ err }, 'media: checking a renewal failed');
+        this.close('internal_error');
+      },
+    );
+  }
+
+  private async checkRenewing(control: ClientControl & { readonly type: 'renew' }, challenge: Buffer): Promise<RenewalCheck> {
+    const check = await checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs());
     const reload = this.host.keys.reload;
-    if (check.ok || !check.unknownKey || !reload) return this.finishRenewal(control, check, refuse);
+    if (check.ok || !check.unknownKey || !reload || this.state !== 'joined') return check;
     // a grant signed by a key rotated in elsewhere: reload the keys (throttled) and check once more
-    void reload().then((loaded) => {
-      if (this.state !== 'joined') return;
-      this.finishRenewal(control, loaded ? checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs()) : check, refuse);
-    });
+    const loaded = await reload();
+    return loaded && this.state === 'joined' ? checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs()) : check;
   }
 
   private finishRenewal(control: ClientControl & { readonly type: 'renew' }, check: RenewalCheck, refuse: (reason: RenewRefusal) => void): void {

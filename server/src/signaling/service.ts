@@ -55,10 +55,10 @@ function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): 
 export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
   const rooms = createRoomRegistry(settings, deps.clock);
   const verified = new Map<string, SessionIdentity>();
-  const verify = (token: string, now: number): SessionIdentity | undefined => {
+  const verify = async (token: string, now: number): Promise<SessionIdentity | undefined> => {
     const cached = verified.get(token);
     if (cached) return cached.expiresAt > now ? cached : undefined;
-    const identity = verifySignalingToken(token, deps.keys.verifyingByKid, { issuer: settings.issuer, nowSec: now });
+    const identity = await verifySignalingToken(token, deps.keys.verifyingByKid, { issuer: settings.issuer, nowSec: now });
     if (identity) {
       if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
       verified.set(token, identity);
@@ -90,11 +90,11 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     settings,
     async authenticate(token) {
       if (token === undefined) throw invalidToken();
-      let identity = verify(token, nowSec(deps.clock));
+      let identity = await verify(token, nowSec(deps.clock));
       // docs/operations/configuration.md, "Keys": signed by a key another node rotated in; reload
       // the keys (throttled) and check once more
       if (!identity && namesUnknownKey(token, deps.keys.verifyingByKid) && await deps.keys.reloadForUnknownKey()) {
-        identity = verify(token, nowSec(deps.clock));
+        identity = await verify(token, nowSec(deps.clock));
       }
       if (!identity) throw invalidToken();
       // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was

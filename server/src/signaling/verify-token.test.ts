@@ -23,8 +23,8 @@ const CLAIMS: GrantClaims = {
 const expected = { issuer: 'rtc-platform', nowSec: NOW };
 
 describe('verifySignalingToken', () => {
-  it('accepts a signaling token and names its session', () => {
-    assert.deepEqual(verifySignalingToken(signJws(CLAIMS, current, SIGNALING_TOKEN_TYPE), keys, expected), {
+  it('accepts a signaling token and names its session', async () => {
+    assert.deepEqual(await verifySignalingToken(signJws(CLAIMS, current, SIGNALING_TOKEN_TYPE), keys, expected), {
       grantId: CLAIMS.jti, projectId: 'prj_x', roomId: 'room-1', userId: 'user-1', role: 'speaker', issuedAt: NOW - 10, expiresAt: NOW + 590,
     });
   });
@@ -46,6 +46,6 @@ describe('verifySignalingToken', () => {
     ['garbage', () => 'not.a.token'],
   ];
   for (const [what, make] of refused) {
-    it(`refuses ${what}`, () => assert.equal(verifySignalingToken(make(), keys, expected), undefined));
+    it(`refuses ${what}`, async () => assert.equal(await verifySignalingToken(make(), keys, expected), undefined));
   }
 });

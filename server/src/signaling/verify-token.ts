@@ -1,5 +1,5 @@
 import { parseGrantClaims, type Role } from '@rtc/protocol';
-import { SIGNALING_TOKEN_TYPE, verifyJws } from '../core/grant.ts';
+import { SIGNALING_TOKEN_TYPE, verifyGrantJws } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 
 /** Who a valid signaling token speaks for: one user, in one room of one project, until `expiresAt`. */
@@ -21,12 +21,12 @@ export interface SessionIdentity {
  * grants), audience, issuer and expiry (docs/protocol/signaling.md, "Tokens"). Revocation is the
  * caller's check. Undefined for every failure: the service answers one 401 whatever the cause.
  */
-export function verifySignalingToken(
+export async function verifySignalingToken(
   token: string,
   keys: ReadonlyMap<string, SigningKey>,
   expected: { readonly issuer: string; readonly nowSec: number },
-): SessionIdentity | undefined {
-  const result = verifyJws(token, keys, SIGNALING_TOKEN_TYPE);
+): Promise<SessionIdentity | undefined> {
+  const result = await verifyGrantJws(token, keys, SIGNALING_TOKEN_TYPE);
   if (!result.ok) return undefined;
   const c = parseGrantClaims(result.claims);
   // a media grant carries aud rtc-media: it never opens a signaling session

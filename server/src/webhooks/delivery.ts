@@ -1,3 +1,4 @@
+import { WEBHOOK_HEADERS, WEBHOOK_USER_AGENT } from '@rtc/protocol';
 import { newOpaqueId } from '../core/ids.ts';
 import { nextAttemptAt, signatureHeader, type RetryPolicy } from './webhook.ts';
 import type { Clock } from '../core/ports.ts';
@@ -146,10 +147,10 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDe
       url: job.url,
       body: job.body,
       headers: {
-        'rtc-webhook-id': job.eventId,
-        'rtc-webhook-timestamp': String(timestamp),
-        'rtc-webhook-signature': signatureHeader(job.secrets, timestamp, job.body),
-        'user-agent': 'rtc-webhooks/1',
+        [WEBHOOK_HEADERS.id]: job.eventId,
+        [WEBHOOK_HEADERS.timestamp]: String(timestamp),
+        [WEBHOOK_HEADERS.signature]: signatureHeader(job.secrets, timestamp, job.body),
+        'user-agent': WEBHOOK_USER_AGENT,
       },
       signal: abort.signal,
     }).catch((): WebhookSendResult => ({ error: 'the request could not be sent' }));

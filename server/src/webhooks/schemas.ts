@@ -1,15 +1,12 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENT_TYPES } from '@rtc/protocol';
 import type { PageQuery } from '../core/cursor.ts';
-import type { ProjectEventType } from '../core/ports.ts';
 import type { WebhookCreate, WebhookUpdate } from './endpoints.ts';
 import { cursorParam, limitParam } from '../http/query.ts';
 import { typeError } from '../http/validate.ts';
 
 /** Every event type an endpoint can ask for (docs/reference/webhooks.md, "Events"). */
-export const EVENT_TYPES = [
-  'participant.joined', 'participant.left', 'room.started', 'room.finished', 'token.revoked',
-  'credential.rotated', 'credential.revoked', 'project.archived', 'webhook.test',
-] as const satisfies readonly ProjectEventType[];
+export const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 
 const url = z.string(typeError('url', 'an https:// URL'))
   .max(2048, { error: 'url must be at most 2048 characters' })

@@ -1,18 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
+import { formatWebhookSignatures, webhookSignedPrefix } from '@rtc/protocol';
 import { normalizeAddress } from '../core/address.ts';
-
-/** The signature scheme version: `rtc-webhook-signature: v1=<hex>` (docs/reference/webhooks.md, "Signature"). */
-export const SIGNATURE_VERSION = 'v1';
 
 /** Hex HMAC-SHA256 of `<timestamp>.<body>` under `secret`. */
 export function signWebhook(secret: string, timestampSec: number, body: string): string {
-  return createHmac('sha256', secret).update(`${timestampSec}.${body}`).digest('hex');
+  return createHmac('sha256', secret).update(webhookSignedPrefix(timestampSec)).update(body).digest('hex');
 }
 
 /** `v1=<hex>` for each secret, space-separated: the current secret first, then one in its grace period. */
 export function signatureHeader(secrets: readonly string[], timestampSec: number, body: string): string {
-  return secrets.map((s) => `${SIGNATURE_VERSION}=${signWebhook(s, timestampSec, body)}`).join(' ');
+  return formatWebhookSignatures(secrets.map((s) => signWebhook(s, timestampSec, body)));
 }
 
 /** When to retry, and when to give up (docs/reference/webhooks.md, "Retries"). */

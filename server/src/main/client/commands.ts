@@ -3,7 +3,13 @@
  * (docs/reference/cli.md).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type Auth, type StoredSession } from './http.ts';
+import type {
+  Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, RevocationResult, RoomEnded, RoomList, RtcParticipant,
+  RtcRoom, TokenRequest,
+} from '@rtc/protocol';
+import type { TokenClient } from '@rtc/server-sdk';
+import { createAppClient, viaAppClient } from './app-client.ts';
+import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
 
 export interface ClientIO {
@@ -99,11 +105,13 @@ function baseUrl(command: string, values: Values, io: ClientIO): string {
   return url;
 }
 
-function appAuth(command: string, values: Values, io: ClientIO): Auth {
-  const user = str(values, 'app-id') || io.env['RTC_APP_ID'];
-  const password = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
-  if (!user || !password) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
-  return { basic: { user, password } };
+/** The token API's client for `--url` and the credential of `--app-id`/`--app-secret` (or RTC_APP_ID/RTC_APP_SECRET). */
+function appClient(command: string, values: Values, io: ClientIO): TokenClient {
+  const url = baseUrl(command, values, io);
+  const appId = str(values, 'app-id') || io.env['RTC_APP_ID'];
+  const appSecret = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
+  if (!appId || !appSecret) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
+  return createAppClient(url, appId, appSecret);
 }
 
 function sessionOf(body: unknown, url: string, email: string, nowSec: number): StoredSession {
@@ -115,7 +123,7 @@ function sessionOf(body: unknown, url: string, email: string, nowSec: number): S
 }
 
 /** Calls the customer API as the stored session, refreshing its access token when it ran out. */
-async function asCustomer(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<unknown> {
+async function asCustomer<T>(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<T> {
   let session = readSession(io.env);
   if (!session) throw new CommandError('not logged in: run rtc login --url URL --email E');
   const refresh = async (current: StoredSession): Promise<StoredSession> => {
@@ -131,11 +139,11 @@ async function asCustomer(io: ClientIO, path: string, init: { method?: 'GET' | '
   };
   if (session.access_expires_at - 30 <= io.nowSec()) session = await refresh(session);
   try {
-    return await callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+    return await callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
   } catch (err) {
     if (!(err instanceof CommandError && 'status' in err && err.status === 401)) throw err;
     session = await refresh(session);
-    return callApi(session.url, path, { ...init, auth: { bearer: session.access_token } });
+    return callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
   }
 }
 
@@ -185,23 +193,21 @@ async function logout(args: readonly string[], io: ClientIO): Promise<number> {
   return 0;
 }
 
-function projectLine(p: unknown): string {
-  const r = isRecord(p) ? p : {};
-  return `${String(r['id'])}  ${r['archived'] === true ? 'archived' : 'active  '}  ${String(r['name'])}`;
+function projectLine(p: Project): string {
+  return `${p.id}  ${p.archived ? 'archived' : 'active  '}  ${p.name}`;
 }
 
 async function projects(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'list') {
     const { values } = parseCommand('projects list', rest, JSON_FLAG, 0);
-    const body = await asCustomer(io, '/v1/projects');
-    const list = isRecord(body) && Array.isArray(body['projects']) ? body['projects'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no projects'] : list.map(projectLine)));
+    const body = await asCustomer<ProjectList>(io, '/v1/projects');
+    print(io, values['json'] === true, body, () => (body.projects.length === 0 ? ['no projects'] : body.projects.map(projectLine)));
     return 0;
   }
   if (sub === 'create') {
     const { values } = parseCommand('projects create', rest, { ...JSON_FLAG, name: { type: 'string' } }, 0);
-    const body = await asCustomer(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
+    const body = await asCustomer<Project>(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
     print(io, values['json'] === true, body, () => [projectLine(body)]);
     return 0;
   }
@@ -209,18 +215,14 @@ async function projects(args: readonly string[], io: ClientIO): Promise<number> 
 }
 
 /** `export` lines a shell can eval: the App ID and App Secret as the client commands read them. */
-function credentialEnv(c: unknown): string[] {
-  const r = isRecord(c) ? c : {};
-  const quote = (v: unknown): string => `'${String(v).replace(/'/g, `'\\''`)}'`;
-  return [`export RTC_APP_ID=${quote(r['app_id'])}`, `export RTC_APP_SECRET=${quote(r['app_secret'])}`];
+function credentialEnv(c: CredentialWithSecret): string[] {
+  const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+  return [`export RTC_APP_ID=${quote(c.app_id)}`, `export RTC_APP_SECRET=${quote(c.app_secret)}`];
 }
 
-function credentialLines(c: unknown): string[] {
-  const r = isRecord(c) ? c : {};
-  const lines = [`${String(r['app_id'])}  ${String(r['status'])}  ${Array.isArray(r['scopes']) ? r['scopes'].join(',') : ''}  ${String(r['name'])}`];
-  if (typeof r['app_secret'] === 'string') {
-    lines.push(`app_secret: ${r['app_secret']}`, 'The App Secret is shown this once: keep it in your secret store.');
-  }
+function credentialLines(c: Credential | CredentialWithSecret): string[] {
+  const lines = [`${c.app_id}  ${c.status}  ${c.scopes.join(',')}  ${c.name}`];
+  if ('app_secret' in c) lines.push(`app_secret: ${c.app_secret}`, 'The App Secret is shown this once: keep it in your secret store.');
   return lines;
 }
 
@@ -231,9 +233,8 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
   if (sub === 'list') {
     const { values } = parseCommand(command, rest, base, 0);
     const project = encodeURIComponent(required(command, values, 'project'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials`);
-    const list = isRecord(body) && Array.isArray(body['credentials']) ? body['credentials'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no credentials'] : list.flatMap(credentialLines)));
+    const body = await asCustomer<CredentialList>(io, `/v1/projects/${project}/credentials`);
+    print(io, values['json'] === true, body, () => (body.credentials.length === 0 ? ['no credentials'] : body.credentials.flatMap(credentialLines)));
     return 0;
   }
   if (sub === 'create') {
@@ -244,7 +245,7 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const project = encodeURIComponent(required(command, values, 'project'));
     const list = (flag: string): string[] | undefined => str(values, flag)?.split(',').map((s) => s.trim()).filter(Boolean);
     const maxTtl = integer(command, 'max-ttl', str(values, 'max-ttl'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials`, {
+    const body = await asCustomer<CredentialWithSecret>(io, `/v1/projects/${project}/credentials`, {
       body: {
         scopes: list('scopes') ?? ['publisher', 'subscriber'],
         ...(str(values, 'name') === undefined ? {} : { name: str(values, 'name') }),
@@ -259,8 +260,9 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const { values, positionals } = parseCommand(command, rest, sub === 'rotate' ? { ...base, env: { type: 'boolean' } } : base, 1);
     const project = encodeURIComponent(required(command, values, 'project'));
     const appId = encodeURIComponent(positional(command, positionals, 0, 'APP_ID'));
-    const body = await asCustomer(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
-    print(io, values['json'] === true, body, () => (values['env'] === true ? credentialEnv(body) : credentialLines(body)));
+    // rotate answers the credential with its new App Secret, revoke without one
+    const body = await asCustomer<Credential | CredentialWithSecret>(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
+    print(io, values['json'] === true, body, () => (values['env'] === true && 'app_secret' in body ? credentialEnv(body) : credentialLines(body)));
     return 0;
   }
   throw new UsageError(`credentials: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create, rotate, revoke)`);
@@ -278,10 +280,11 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
     const publish = numbers(c, 'publish', str(values, 'publish'));
     const subscribe = numbers(c, 'subscribe', str(values, 'subscribe'));
     const ttl = integer(c, 'ttl', str(values, 'ttl'));
+    // the role is checked by the API, which names the roles it accepts
     const request = {
       room_id: required(c, values, 'room'),
       user_id: required(c, values, 'user'),
-      role: required(c, values, 'role'),
+      role: required(c, values, 'role') as TokenRequest['role'],
       ...(publish === undefined ? {} : { publish_streams: publish }),
       ...(subscribe === undefined ? {} : { subscribe_streams: subscribe }),
       ...(values['subscribe-room'] === true ? { subscribe_room: true } : {}),
@@ -289,8 +292,7 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
       ...(values['turn'] === true ? { turn: true } : {}),
       ...(values['signaling'] === true ? { signaling: true } : {}),
     };
-    const url = baseUrl(c, values, io);
-    const body = await callApi(url, '/v1/rtc/tokens', { body: request, auth: appAuth(c, values, io) });
+    const body = await viaAppClient(appClient(c, values, io), (client) => client.issue(request));
     io.out(JSON.stringify(body, null, 2));
     return 0;
   }
@@ -298,25 +300,24 @@ async function token(args: readonly string[], io: ClientIO): Promise<number> {
     const { values } = parseCommand('token revoke', rest, { ...APP_FLAGS, ...JSON_FLAG, handle: { type: 'string' } }, 0);
     const c = 'token revoke';
     const handle = required(c, values, 'handle');
-    const body = await callApi(baseUrl(c, values, io), '/v1/rtc/tokens/revoke', { body: { revocation_handle: handle }, auth: appAuth(c, values, io) });
+    await viaAppClient(appClient(c, values, io), (client) => client.revoke(handle));
+    const body: RevocationResult = { revoked: true };
     print(io, values['json'] === true, body, () => ['revoked']);
     return 0;
   }
   throw new UsageError(`token: unknown subcommand ${JSON.stringify(sub ?? '')} (create, revoke)`);
 }
 
-function participantLine(p: unknown): string {
-  const r = isRecord(p) ? p : {};
-  const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : '-');
-  return `  ${String(r['participant_id'])}  user=${String(r['user_id'])}  role=${String(r['role'])}  publish=${list(r['publish_streams'])}  `
-    + `subscribe=${r['subscribe_room'] === true ? 'room' : list(r['subscribe_streams'])}`;
+function participantLine(p: RtcParticipant): string {
+  const list = (v: readonly number[]): string => (v.length > 0 ? v.join(',') : '-');
+  return `  ${p.participant_id}  user=${p.user_id}  role=${p.role}  publish=${list(p.publish_streams)}  `
+    + `subscribe=${p.subscribe_room ? 'room' : list(p.subscribe_streams)}`;
 }
 
-function roomLines(room: unknown, withParticipants: boolean): string[] {
-  const r = isRecord(room) ? room : {};
-  const people = Array.isArray(r['participants']) ? r['participants'] : [];
-  const started = typeof r['started_at'] === 'number' ? new Date(r['started_at'] * 1000).toISOString() : '?';
-  const head = `${String(r['room_id'])}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${String(r['media_node'])}  started=${started}`;
+function roomLines(room: RtcRoom, withParticipants: boolean): string[] {
+  const people = room.participants;
+  const started = new Date(room.started_at * 1000).toISOString();
+  const head = `${room.room_id}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${room.media_node}  started=${started}`;
   return withParticipants ? [head, ...people.map(participantLine)] : [head];
 }
 
@@ -324,34 +325,36 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   const command = `rooms ${sub ?? ''}`.trim();
   const flags = { ...APP_FLAGS, ...JSON_FLAG } satisfies Options;
-  const call = (values: Values, path: string, method?: 'POST'): Promise<unknown> =>
-    callApi(baseUrl(command, values, io), path, { ...(method ? { method } : {}), auth: appAuth(command, values, io) });
-  const room = (positionals: readonly string[]): string => encodeURIComponent(positional(command, positionals, 0, 'ROOM'));
+  const call = <T>(values: Values, run: (client: TokenClient) => Promise<T>): Promise<T> => viaAppClient(appClient(command, values, io), run);
+  const room = (positionals: readonly string[]): string => positional(command, positionals, 0, 'ROOM');
   if (sub === 'list') {
     const { values } = parseCommand(command, rest, flags, 0);
-    const body = await call(values, '/v1/rtc/rooms');
-    const list = isRecord(body) && Array.isArray(body['rooms']) ? body['rooms'] : [];
-    print(io, values['json'] === true, body, () => (list.length === 0 ? ['no live rooms'] : list.flatMap((r) => roomLines(r, false))));
+    const body: RoomList = { rooms: await call(values, (client) => client.listRooms()) };
+    print(io, values['json'] === true, body, () => (body.rooms.length === 0 ? ['no live rooms'] : body.rooms.flatMap((r) => roomLines(r, false))));
     return 0;
   }
   if (sub === 'show') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}`);
+    const roomId = room(positionals);
+    const body = await call(values, (client) => client.getRoom(roomId));
     print(io, values['json'] === true, body, () => roomLines(body, true));
     return 0;
   }
   if (sub === 'remove') {
     const { values, positionals } = parseCommand(command, rest, flags, 2);
-    const participant = encodeURIComponent(positional(command, positionals, 1, 'PARTICIPANT'));
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/participants/${participant}/remove`, 'POST');
+    const roomId = room(positionals);
+    const participant = positional(command, positionals, 1, 'PARTICIPANT');
+    await call(values, (client) => client.removeParticipant(roomId, participant));
+    const body: ParticipantRemoved = { removed: true };
     print(io, values['json'] === true, body, () => ['removed']);
     return 0;
   }
   if (sub === 'end') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
-    const body = await call(values, `/v1/rtc/rooms/${room(positionals)}/end`, 'POST');
-    const count = isRecord(body) ? String(body['participants']) : '?';
-    print(io, values['json'] === true, body, () => [`ended (${count} participants disconnected)`]);
+    const roomId = room(positionals);
+    const { participants } = await call(values, (client) => client.endRoom(roomId));
+    const body: RoomEnded = { ended: true, participants };
+    print(io, values['json'] === true, body, () => [`ended (${participants} participants disconnected)`]);
     return 0;
   }
   throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end)`);
@@ -363,7 +366,7 @@ async function grant(args: readonly string[], io: ClientIO): Promise<number> {
   const { values, positionals } = parseCommand('grant verify', rest, { ...URL_FLAG, ...JSON_FLAG }, 1);
   const jws = positional('grant verify', positionals, 0, 'GRANT');
   const jwks = await callApi(baseUrl('grant verify', values, io), '/.well-known/jwks.json');
-  const verified = verifyGrant(jws, jwks, io.nowSec());
+  const verified = await verifyGrant(jws, jwks, io.nowSec());
   const c = verified.claims;
   const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : 'none');
   print(io, values['json'] === true, { valid: true, kid: verified.kid, typ: verified.type, expires_in: verified.expiresIn, claims: c }, () => [

@@ -1,7 +1,6 @@
 /** `rtc grant verify`: checks a media grant or signaling token against the JWKS a token host publishes. */
-import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
-import { GRANT_TYPE, SIGNALING_TOKEN_TYPE } from '../../core/grant.ts';
-import { CommandError, isRecord } from './http.ts';
+import { decodeJwsSegment, GRANT_TYPE, jwksKeyLookup, SIGNALING_TOKEN_TYPE, verifyJws } from '@rtc/protocol';
+import { CommandError } from './http.ts';
 
 const AUDIENCE_OF_TYPE: Readonly<Record<string, string>> = { [GRANT_TYPE]: 'rtc-media', [SIGNALING_TOKEN_TYPE]: 'rtc-signaling' };
 
@@ -14,20 +13,17 @@ export interface VerifiedGrant {
 }
 
 function part(segment: string, what: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    if (isRecord(parsed)) return parsed;
-  } catch {
-    // reported below
-  }
-  throw new CommandError(`grant verify: the ${what} is not base64url JSON`);
+  const parsed = decodeJwsSegment(segment);
+  if (!parsed) throw new CommandError(`grant verify: the ${what} is not base64url JSON`);
+  return parsed;
 }
 
 /** Checks structure, key, signature, audience and expiry; throws CommandError naming the first failure. */
-export function verifyGrant(token: string, jwks: unknown, nowSec: number): VerifiedGrant {
-  const parts = token.trim().split('.');
+export async function verifyGrant(token: string, jwks: unknown, nowSec: number): Promise<VerifiedGrant> {
+  const jws = token.trim();
+  const parts = jws.split('.');
   if (parts.length !== 3) throw new CommandError('grant verify: not a compact JWS (three dot-separated parts)');
-  const [h, p, s] = parts as [string, string, string];
+  const [h, p] = parts as [string, string, string];
   const header = part(h, 'header');
   const claims = part(p, 'payload');
   const type = header['typ'];
@@ -35,19 +31,11 @@ export function verifyGrant(token: string, jwks: unknown, nowSec: number): Verif
     throw new CommandError(`grant verify: unexpected header alg=${String(header['alg'])} typ=${String(type)}`);
   }
   const kid = header['kid'];
-  const keys = isRecord(jwks) && Array.isArray(jwks['keys']) ? (jwks['keys'] as unknown[]) : [];
-  const jwk = keys.find((k) => isRecord(k) && k['kid'] === kid);
-  if (typeof kid !== 'string' || !isRecord(jwk)) {
+  const keys = jwksKeyLookup(jwks);
+  if (typeof kid !== 'string' || !(await keys(kid))) {
     throw new CommandError(`grant verify: key ${String(kid)} is not published in the JWKS (unknown or retired)`);
   }
-  let ok: boolean;
-  try {
-    const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-    ok = verify(null, Buffer.from(`${h}.${p}`), key, Buffer.from(s, 'base64url'));
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new CommandError('grant verify: bad signature');
+  if (!(await verifyJws(jws, keys, type)).ok) throw new CommandError('grant verify: bad signature');
   const audience = AUDIENCE_OF_TYPE[type];
   if (claims['aud'] !== audience) throw new CommandError(`grant verify: audience ${String(claims['aud'])}, expected ${audience}`);
   const exp = claims['exp'];

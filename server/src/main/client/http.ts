@@ -33,7 +33,8 @@ export class ApiResponseError extends CommandError {
   }
 }
 
-export type Auth = { readonly bearer: string } | { readonly basic: { readonly user: string; readonly password: string } } | undefined;
+/** A console session's access token; the token and room commands go through the server SDK (app-client.ts). */
+export type Auth = { readonly bearer: string } | undefined;
 
 export interface CallOptions {
   readonly method?: 'GET' | 'POST' | 'PATCH';
@@ -41,14 +42,14 @@ export interface CallOptions {
   readonly body?: unknown;
 }
 
-/** Calls the public HTTP API; returns the parsed JSON body of a 2xx answer, throws ApiResponseError otherwise. */
-export async function callApi(baseUrl: string, path: string, options: CallOptions = {}): Promise<unknown> {
+/**
+ * Calls the public HTTP API; returns the parsed JSON body of a 2xx answer, as the view `T` the
+ * endpoint answers (unchecked), and throws ApiResponseError otherwise.
+ */
+export async function callApi<T = unknown>(baseUrl: string, path: string, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const auth = options.auth;
-  if (auth && 'bearer' in auth) headers['authorization'] = `Bearer ${auth.bearer}`;
-  if (auth && 'basic' in auth) {
-    headers['authorization'] = `Basic ${Buffer.from(`${auth.basic.user}:${auth.basic.password}`).toString('base64')}`;
-  }
+  if (auth) headers['authorization'] = `Bearer ${auth.bearer}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const url = new URL(path, `${baseUrl.replace(/\/+$/, '')}/`).toString();
   let res: Response;
@@ -76,7 +77,7 @@ export async function callApi(baseUrl: string, path: string, options: CallOption
     const message = typeof record['message'] === 'string' ? record['message'] : (text.slice(0, 200) || res.statusText);
     throw new ApiResponseError(res.status, code, message);
   }
-  return body;
+  return body as T;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,104 @@
+/**
+ * Response bodies of the customer API and the room API as clients read them (docs/reference/api.md,
+ * "Schemas"). Field names are the wire's, snake_case; times are seconds since the Unix epoch.
+ */
+import type { RtcRoom } from './wire.ts';
+
+/** A signed-in account (`Account`). */
+export interface Account {
+  /** `acc_` followed by 22 base64url characters. */
+  readonly id: string;
+  readonly email: string;
+  readonly created_at: number;
+}
+
+/** A console session (`SessionTokens`): register, login and refresh answer it. */
+export interface SessionTokens {
+  readonly account: Account;
+  /** `cs_…`: sent as `Authorization: Bearer` on the customer API. */
+  readonly access_token: string;
+  /** `rt_…`: single use; `POST /v1/auth/refresh` returns a new pair. */
+  readonly refresh_token: string;
+  readonly token_type: 'Bearer';
+  /** Lifetime of `access_token` in seconds. */
+  readonly expires_in: number;
+}
+
+/** A project (`Project`). */
+export interface Project {
+  readonly id: string;
+  readonly name: string;
+  readonly archived: boolean;
+  readonly archived_at: number | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** `GET /v1/projects` (`ProjectList`). */
+export interface ProjectList {
+  readonly projects: readonly Project[];
+}
+
+/** A scope a credential may hold. */
+export type CredentialScope = 'publisher' | 'subscriber';
+
+/** A credential of a project, without its App Secret (`Credential`). */
+export interface Credential {
+  readonly app_id: string;
+  readonly project_id: string;
+  readonly name: string;
+  readonly scopes: readonly CredentialScope[];
+  /** IPv4/IPv6 CIDRs; empty: any address. */
+  readonly ip_allowlist: readonly string[];
+  readonly max_ttl_seconds: number;
+  readonly status: 'active' | 'revoked';
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly rotated_at: number | null;
+  readonly revoked_at: number | null;
+}
+
+/** A credential as shown once, at creation or rotation (`CredentialWithSecret`). */
+export interface CredentialWithSecret extends Credential {
+  /** `sk_…`: shown only here. */
+  readonly app_secret: string;
+}
+
+/** `GET /v1/projects/{id}/credentials` (`CredentialList`). */
+export interface CredentialList {
+  readonly credentials: readonly Credential[];
+}
+
+/** Tokens issued for a project on one UTC day. */
+export interface TokenDayCount {
+  /** `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly tokens: number;
+}
+
+/** `GET /v1/projects/{id}/usage` (`ProjectUsage`): the last 14 days. */
+export interface ProjectUsage {
+  readonly tokens_per_day: readonly TokenDayCount[];
+}
+
+/** `GET /v1/rtc/rooms` and `GET /v1/projects/{id}/rooms` (`RoomList`): live rooms, oldest first. */
+export interface RoomList {
+  readonly rooms: readonly RtcRoom[];
+}
+
+/** `POST /v1/rtc/rooms/{room_id}/end` (`RoomEnded`). */
+export interface RoomEnded {
+  readonly ended: true;
+  /** How many participants were closed. */
+  readonly participants: number;
+}
+
+/** `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove` (`ParticipantRemoved`). */
+export interface ParticipantRemoved {
+  readonly removed: true;
+}
+
+/** `POST /v1/rtc/tokens/revoke` (`RevocationResult`). */
+export interface RevocationResult {
+  readonly revoked: true;
+}
