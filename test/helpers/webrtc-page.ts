@@ -8,7 +8,7 @@ import type { TokenResponse } from '@rtc/protocol';
 export const WEBRTC_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rtc webrtc test</title></head>
 <body><canvas id="probe" width="64" height="48"></canvas><script type="module">
-import * as sdk from '../e2e/sdk.js';
+import * as sdk from './sdk.js';
 const state = { session: undefined, tracks: new Map(), events: [], revokedAt: undefined, disconnectedAt: undefined, published: [] };
 const now = () => performance.timeOrigin + performance.now();
 globalThis.rtc = {

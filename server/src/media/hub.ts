@@ -233,7 +233,7 @@ export class MediaHub implements SessionHost {
       joinedAt: session.joinedAtSec,
       roomStartedAt: Math.floor(room.startedAtMs / 1000),
       mediaNode: this.nodeId,
-      grants: [...session.grants].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
+      grants: [...session.grants.used].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
     };
   }
 

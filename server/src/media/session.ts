@@ -4,19 +4,22 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import {
   KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, PROTOCOL_VERSION,
-  type ClientControl, type MediaKind, type GrantFields, type MediaCloseName, type MediaLimits, type RenewRefusal, type Role, type ServerControl,
+  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type Role, type ServerControl,
 } from '@rtc/protocol';
 import { b64u } from '../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
 import { forwardFrame } from './forwarding.ts';
 import { readHeader } from './frame.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import { checkJoin, checkRenewal, type JoinCheck, type RenewalCheck, type SessionKeys } from './handshake.ts';
+import { checkJoin, type JoinCheck, type SessionKeys } from './handshake.ts';
 import {
-  CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MAX_LIVE_GRANTS_PER_SESSION,
-  MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
+  CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MEDIA_QUEUE_MAX_BYTES,
+  MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
 } from './limits.ts';
 import type { GrantHolders } from '../grant-guard/grant-holders.ts';
+import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
+import { Renewal, type RenewingSession } from './renewal.ts';
+import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
@@ -52,35 +55,25 @@ export interface SessionHost {
 
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
 const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
 
 /**
  * One media connection, from the challenge to the close (docs/protocol/media.md): its state, socket,
- * queue, timers and grants. The handshake checks are in handshake.ts, control messages in
- * control.ts, media frames in forwarding.ts.
+ * queue and timers. The handshake checks are in handshake.ts, its grants in session-grants.ts,
+ * renewals in renewal.ts, control messages in control.ts, media frames in forwarding.ts.
  */
-export class Session implements Member, PeerOwner {
+export class Session implements Member, PeerOwner, RenewingSession {
   private state: State = 'handshake';
   private readonly host: SessionHost;
   private readonly ws: WebSocket;
   private readonly serverNonce = randomBytes(NONCE_BYTES);
   private handshakeTimer: NodeJS.Timeout | undefined;
-  private expiryTimer: NodeJS.Timeout | undefined;
   private closeTimer: NodeJS.Timeout | undefined;
-  private grant: MediaGrant | undefined;
-  /** Every grant this session has used that has not expired: revoking any of them closes it. */
-  private readonly liveGrants = new Map<string, number>();
-  /** The oldest `iat` of the grants this session has used: an archive cut-off at or after it closes the session. */
-  private oldestIssuedAt = Number.POSITIVE_INFINITY;
+  readonly grants: SessionGrants<Session>;
+  private readonly renewal: Renewal;
   private control: ControlChannel | undefined;
-  private renewNonce: Buffer | undefined;
   private room: Room | undefined;
-  /** Permissions the customer's server set through the room service API; they outlast renewals. */
-  private override: Permissions | undefined;
-  /** Every stream id a grant or a permission change of this session allowed it to publish. */
-  private readonly mayHavePublished = new Set<number>();
   private readonly queue: SendQueue;
   /** The session's WebRTC peer connection, from its first `rtc_offer` to the session's end. */
   private peer: RtcPeer | undefined;
@@ -96,6 +89,8 @@ export class Session implements Member, PeerOwner {
   constructor(host: SessionHost, ws: WebSocket, socket: Duplex) {
     this.host = host;
     this.ws = ws;
+    this.grants = new SessionGrants<Session>(this, host.grantHolders, () => host.nowMs(), () => this.close('expired'));
+    this.renewal = new Renewal(this, host);
     this.queue = new SendQueue(
       socketSink(ws, socket),
       {
@@ -118,12 +113,12 @@ export class Session implements Member, PeerOwner {
   }
 
   get userId(): string {
-    return this.grant?.userId ?? '';
+    return this.grants.current?.userId ?? '';
   }
 
   /** Only joined sessions are room members: they hold a grant. */
   get role(): Role {
-    return this.grant!.role;
+    return this.grants.current!.role;
   }
 
   get isJoined(): boolean {
@@ -131,26 +126,21 @@ export class Session implements Member, PeerOwner {
   }
 
   canSubscribe(streamId: number): boolean {
-    const grant = this.grant;
+    const grant = this.grants.current;
     return grant !== undefined && (grant.subRoom || grant.subs.has(streamId));
   }
 
   /** The grant as it applies now (with the permissions set through the room service API). */
   get currentGrant(): MediaGrant | undefined {
-    return this.grant;
-  }
-
-  /** Grants this session has used that have not expired. */
-  get grants(): ReadonlyMap<string, number> {
-    return this.liveGrants;
+    return this.grants.current;
   }
 
   get roomId(): string {
-    return this.grant?.roomId ?? '';
+    return this.grants.current?.roomId ?? '';
   }
 
   get projectId(): string {
-    return this.grant?.projectId ?? '';
+    return this.grants.current?.projectId ?? '';
   }
 
   /**
@@ -158,20 +148,28 @@ export class Session implements Member, PeerOwner {
    * allowed end at once, both ways, and the client is told with `permissions`.
    */
   applyPermissions(permissions: Permissions): void {
-    if (this.state !== 'joined' || !this.grant) return;
-    this.override = permissions;
-    const next = withPermissions(this.grant, permissions);
-    for (const id of next.pub) this.mayHavePublished.add(id);
-    this.grant = next;
-    this.room!.reconcile(this, (id) => next.role !== 'audience' && next.pub.has(id));
+    if (this.state !== 'joined') return;
+    const next = this.grants.restrict(permissions);
+    if (!next) return;
+    this.reconcile(next);
     this.sendControl({
       type: 'permissions', publish_streams: [...next.pub], subscribe_streams: [...next.subs], subscribe_room: next.subRoom,
     });
   }
 
+  /** Ends the streams `grant` no longer allows, both ways. */
+  reconcile(grant: MediaGrant): void {
+    this.room!.reconcile(this, (id) => grant.role !== 'audience' && grant.pub.has(id));
+  }
+
+  /** A renewal's grant is in force and the client told: the server records it. */
+  renewed(): void {
+    this.host.renewed(this);
+  }
+
   /** Whether a cut-off of `projectId` at `cutAt` covers a grant this joined session has used. */
   isCutOffBy(projectId: string, cutAt: number): boolean {
-    return this.state === 'joined' && this.grant?.projectId === projectId && this.oldestIssuedAt <= cutAt;
+    return this.state === 'joined' && this.grants.current?.projectId === projectId && this.grants.coveredBy(cutAt);
   }
 
   /** Seals a control message under the server-to-client key and queues it (never dropped). */
@@ -247,13 +245,12 @@ export class Session implements Member, PeerOwner {
     const wasJoined = this.state === 'joined';
     this.state = 'closed';
     clearTimeout(this.handshakeTimer);
-    clearTimeout(this.expiryTimer);
+    this.grants.release();
     this.queue.clear();
     // docs/protocol/media.md, "Binding to the session": the peer connection ends with the session
     this.peer?.close();
     if (wasJoined && this.room) {
       this.room.remove(this);
-      for (const grantId of this.liveGrants.keys()) this.host.grantHolders.remove(grantId, this);
       this.host.left(this, this.room);
     }
     this.host.forget(this);
@@ -283,14 +280,10 @@ export class Session implements Member, PeerOwner {
     );
   }
 
-  private async checkJoining(text: string): Promise<JoinCheck> {
-    const check = await checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs());
-    const reload = this.host.keys.reload;
-    if (check.ok || !check.unknownKey || !reload || this.state !== 'joining') return check;
-    // docs/operations/configuration.md, "Keys": a grant signed by a key another node rotated in;
-    // reload the keys (throttled) and check once more
-    const loaded = await reload();
-    return loaded && this.state === 'joining' ? checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs()) : check;
+  private checkJoining(text: string): Promise<JoinCheck> {
+    return checkWithKeyReload(
+      () => checkJoin(text, this.host.keys, this.serverNonce, this.host.nowMs()), this.host.keys.reload, () => this.state === 'joining',
+    );
   }
 
   private join(check: JoinCheck): void {
@@ -322,14 +315,13 @@ export class Session implements Member, PeerOwner {
     }
     clearTimeout(this.handshakeTimer);
     this.control = new ControlChannel(keys, this.host.nowMs());
-    this.grant = grant;
     this.participantId = `pa_${randomBytes(12).toString('base64url')}`;
     this.joinedAtSec = Math.floor(this.host.nowMs() / 1000);
     this.state = 'joined';
-    this.trackGrant(grant);
+    this.grants.admit(grant);
     this.room = room;
     room.add(this);
-    this.renewNonce = randomBytes(NONCE_BYTES);
+    const renewNonce = this.renewal.nextChallenge();
     this.sendControl({
       type: 'joined',
       participant_id: this.participantId,
@@ -338,22 +330,11 @@ export class Session implements Member, PeerOwner {
       project_id: grant.projectId,
       user_id: grant.userId,
       server_time_ms: this.host.nowMs(),
-      renew_nonce: b64u(this.renewNonce),
+      renew_nonce: renewNonce,
       ...room.snapshot(this),
       limits: this.host.limits,
     });
     this.host.joined(this, grant);
-  }
-
-  private trackGrant(grant: MediaGrant): void {
-    for (const id of grant.pub) this.mayHavePublished.add(id);
-    this.liveGrants.set(grant.grantId, grant.expiresAt);
-    this.oldestIssuedAt = Math.min(this.oldestIssuedAt, grant.issuedAt);
-    this.host.grantHolders.add(grant.grantId, this);
-    clearTimeout(this.expiryTimer);
-    // grants live an hour at most; the bound only keeps setTimeout's 32-bit range
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, grant.expiresAt * 1000 - this.host.nowMs()));
-    this.expiryTimer = setTimeout(() => this.close('expired'), delay);
   }
 
   private onBinary(message: Buffer): void {
@@ -364,16 +345,16 @@ export class Session implements Member, PeerOwner {
       if (typeof control === 'string') return this.close(control);
       return handleControl({
         member: this,
-        grant: this.grant!,
+        grant: this.grants.current!,
         room: this.room!,
         send: (m) => this.sendControl(m),
-        renew: (c) => this.renew(c),
+        renew: (c) => this.renewal.handle(c),
         rtcOffer: (c) => this.rtcOffer(c),
         close: (name) => this.close(name),
         nowMs: () => this.host.nowMs(),
       }, control);
     }
-    const result = forwardFrame(message, header, this.published, this.mayHavePublished, () => this.host.nowMs());
+    const result = forwardFrame(message, header, this.published, this.grants.mayHavePublished, () => this.host.nowMs());
     if (result === 'forwarded') this.host.stats.framesForwarded += 1;
     else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
@@ -395,85 +376,4 @@ export class Session implements Member, PeerOwner {
       },
     );
   }
-
-  private renew(control: ClientControl & { readonly type: 'renew' }): void {
-    const challenge = this.renewNonce;
-    // every renewal attempt consumes the challenge: a proof can be used once
-    this.renewNonce = undefined;
-    const refuse = (reason: RenewRefusal): void => {
-      if (this.state !== 'joined') return;
-      this.renewNonce = randomBytes(NONCE_BYTES);
-      this.sendControl(errorReply(control.id, 'renew_refused', `the renewal was refused: ${reason}`, { reason, renew_nonce: b64u(this.renewNonce) }));
-    };
-    if (!challenge) return refuse('stale_challenge');
-    void this.checkRenewing(control, challenge).then(
-      (check) => {
-        if (this.state === 'joined') this.finishRenewal(control, check, refuse);
-      },
-      (err: unknown) => {
-        this.host.logger.error({ err }, 'media: checking a renewal failed');
-        this.close('internal_error');
-      },
-    );
-  }
-
-  private async checkRenewing(control: ClientControl & { readonly type: 'renew' }, challenge: Buffer): Promise<RenewalCheck> {
-    const check = await checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs());
-    const reload = this.host.keys.reload;
-    if (check.ok || !check.unknownKey || !reload || this.state !== 'joined') return check;
-    // a grant signed by a key rotated in elsewhere: reload the keys (throttled) and check once more
-    const loaded = await reload();
-    return loaded && this.state === 'joined' ? checkRenewal(control, this.host.keys, challenge, this.grant!, this.host.nowMs()) : check;
-  }
-
-  private finishRenewal(control: ClientControl & { readonly type: 'renew' }, check: RenewalCheck, refuse: (reason: RenewRefusal) => void): void {
-    if (!check.ok) return refuse(check.reason);
-    const nowMs = this.host.nowMs();
-    const next = check.grant;
-    for (const [grantId, exp] of this.liveGrants) {
-      if (exp * 1000 <= nowMs) {
-        this.liveGrants.delete(grantId);
-        this.host.grantHolders.remove(grantId, this);
-      }
-    }
-    if (!this.liveGrants.has(next.grantId) && this.liveGrants.size >= MAX_LIVE_GRANTS_PER_SESSION) return refuse('too_many_grants');
-    this.host.isRefused(next).then(
-      (refused) => {
-        if (this.state !== 'joined') return;
-        if (refused || this.host.isRefusedInMemory(next)) return refuse('revoked');
-        const applied = this.override ? withPermissions(next, this.override) : next;
-        this.grant = applied;
-        this.trackGrant(applied);
-        this.room!.reconcile(this, (id) => applied.role !== 'audience' && applied.pub.has(id));
-        this.renewNonce = randomBytes(NONCE_BYTES);
-        this.sendControl({ type: 'renewed', id: control.id, ...grantFields(applied), renew_nonce: b64u(this.renewNonce) });
-        this.host.renewed(this);
-      },
-      (err: unknown) => {
-        this.host.logger.error({ err }, 'media: revocation look-up failed');
-        refuse('invalid_grant');
-      },
-    );
-  }
-}
-
-/** What a session may publish and receive. */
-export interface Permissions {
-  readonly pub: ReadonlySet<number>;
-  readonly subs: ReadonlySet<number>;
-  readonly subRoom: boolean;
-}
-
-function withPermissions(grant: MediaGrant, permissions: Permissions): MediaGrant {
-  return { ...grant, pub: permissions.pub, subs: permissions.subs, subRoom: permissions.subRoom };
-}
-
-function grantFields(grant: MediaGrant): GrantFields {
-  return {
-    role: grant.role,
-    expires_at: grant.expiresAt,
-    publish_streams: [...grant.pub],
-    subscribe_streams: [...grant.subs],
-    subscribe_room: grant.subRoom,
-  };
 }

@@ -2,6 +2,7 @@ import { ApiError, rateLimited } from '../core/errors.ts';
 import { jwsKeyId } from '../core/grant.ts';
 import type { SigningKey } from '../core/keyring.ts';
 import { GrantGuard } from '../grant-guard/guard.ts';
+import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
 import type { SignalingSettings } from './settings.ts';
@@ -90,13 +91,12 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     settings,
     async authenticate(token) {
       if (token === undefined) throw invalidToken();
-      let identity = await verify(token, nowSec(deps.clock));
-      // docs/operations/configuration.md, "Keys": signed by a key another node rotated in; reload
-      // the keys (throttled) and check once more
-      if (!identity && namesUnknownKey(token, deps.keys.verifyingByKid) && await deps.keys.reloadForUnknownKey()) {
-        identity = await verify(token, nowSec(deps.clock));
-      }
-      if (!identity) throw invalidToken();
+      const check = await checkWithKeyReload(async () => {
+        const verified = await verify(token, nowSec(deps.clock));
+        return verified ? { ok: true as const, identity: verified } : { ok: false as const, unknownKey: namesUnknownKey(token, deps.keys.verifyingByKid) || undefined };
+      }, () => deps.keys.reloadForUnknownKey());
+      if (!check.ok) throw invalidToken();
+      const { identity } = check;
       // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was
       // archived, is refused, also after a restart
       if (await guard.isRefused(identity)) throw invalidToken();
