@@ -7,7 +7,7 @@ export {
 } from './limits.ts';
 export { ROLES } from './wire.ts';
 export type {
-  Role, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
+  Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
