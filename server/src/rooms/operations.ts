@@ -1,7 +1,7 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { permissionsPatchSchema } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { projectId } from '../customers/operations.ts';
+import { consoleOperation, projectId } from '../customers/console-operation.ts';
 import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from './responses.ts';
 
 /** The errors every room service operation can answer, in the token API's order of checks. */
@@ -82,30 +82,30 @@ const projectParticipant = { ...projectRoom, participant_id: idParam('pa_…, as
 
 /** The room service API for the console, on its session: the same answers, the project checked against the account. */
 export const ROOM_CONSOLE_API = {
-  listProjectRooms: {
-    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', hosts: ['api'], tag: 'Projects',
+  listProjectRooms: consoleOperation({
+    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', tag: 'Projects',
     summary: 'The project\'s live rooms, for the console',
     description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
-    auth: 'bearer', pathParams: projectId,
+    pathParams: projectId,
     responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  getProjectRoom: {
-    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', hosts: ['api'], tag: 'Projects',
+    errors: ['rate_limited'],
+  }),
+  getProjectRoom: consoleOperation({
+    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', tag: 'Projects',
     summary: 'One live room of the project and its participants, for the console',
     description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
-    auth: 'bearer', pathParams: projectRoom,
+    pathParams: projectRoom,
     responses: { 200: { description: 'the room', schema: roomSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  removeProjectParticipant: {
+    errors: ['rate_limited'],
+  }),
+  removeProjectParticipant: consoleOperation({
     id: 'removeProjectParticipant', method: 'POST', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
-    hosts: ['api'], tag: 'Projects',
+    tag: 'Projects',
     summary: 'Remove a participant from a live room, for the console',
     description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
       + 'the participant\'s grants are revoked and its media session closes within about a second.',
-    auth: 'bearer', pathParams: projectParticipant,
+    pathParams: projectParticipant,
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
-  },
+    errors: ['rate_limited', [503, 'unavailable']],
+  }),
 } satisfies Record<string, Operation>;
