@@ -44,7 +44,7 @@ export {
 export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
-  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RevocationResult,
+  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, PricingPlan, RevocationResult,
 } from './customer-views.ts';
 export {
   GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,
