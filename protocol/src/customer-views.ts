@@ -1,5 +1,5 @@
 /**
- * Response bodies of the customer API and the room API as clients read them (docs/reference/api.md,
+ * Response bodies of the customer API, the room API and the public price list as clients read them (docs/reference/api.md,
  * "Schemas"). Field names are the wire's, snake_case; times are seconds since the Unix epoch.
  */
 import type { RtcRoom } from './wire.ts';
@@ -96,6 +96,17 @@ export interface RoomEnded {
 /** `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove` (`ParticipantRemoved`). */
 export interface ParticipantRemoved {
   readonly removed: true;
+}
+
+/** A plan of the price list, one of `plans` of `GET /v1/public/pricing/plans` (`PricingPlans`). */
+export interface PricingPlan {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly currency: string;
+  readonly monthly_fee_minor: number;
+  /** Minutes included every month, one entry per usage kind. */
+  readonly included_minutes: Readonly<Record<string, number>>;
 }
 
 /** `POST /v1/rtc/tokens/revoke` (`RevocationResult`). */

@@ -7,7 +7,7 @@ export {
 } from './limits.ts';
 export { ROLES } from './wire.ts';
 export type {
-  Role, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
+  Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
@@ -44,7 +44,7 @@ export {
 export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
-  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RevocationResult,
+  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, PricingPlan, RevocationResult,
 } from './customer-views.ts';
 export {
   GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,

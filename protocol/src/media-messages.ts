@@ -6,7 +6,7 @@
  */
 import { MAX_STREAM_ID } from './limits.ts';
 import { MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MEDIA_KINDS, type MediaKind } from './media-limits.ts';
-import { ROLES, type Role } from './wire.ts';
+import { ROLES, type GrantedPermissions, type Role } from './wire.ts';
 
 /** `challenge`: the server's first message, as text. */
 export interface ChallengeMessage {
@@ -63,12 +63,8 @@ export type StreamInfo = {
 } & ({ readonly subscribed: false } | { readonly subscribed: true; readonly epoch: number; readonly key: string });
 
 /** What a grant allows, as `joined` and `renewed` state it. */
-export interface GrantFields {
-  readonly role: Role;
+export interface GrantFields extends GrantedPermissions {
   readonly expires_at: number;
-  readonly publish_streams: readonly number[];
-  readonly subscribe_streams: readonly number[];
-  readonly subscribe_room: boolean;
 }
 
 /** The `limits` object of `joined`. */

@@ -3,6 +3,14 @@
 export const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** The role and streams a token grants, as its response, the room service API and the media protocol state them. */
+export interface GrantedPermissions {
+  readonly role: Role;
+  readonly publish_streams: readonly number[];
+  readonly subscribe_streams: readonly number[];
+  readonly subscribe_room: boolean;
+}
+
 /** Body of `POST /v1/rtc/tokens`. */
 export interface TokenRequest {
   readonly room_id: string;
@@ -41,15 +49,11 @@ export interface SignalingCredentials {
 }
 
 /** Body of a successful `POST /v1/rtc/tokens`. */
-export interface TokenResponse {
+export interface TokenResponse extends GrantedPermissions {
   readonly project_id: string;
   readonly app_id: string;
   readonly room_id: string;
   readonly user_id: string;
-  readonly role: Role;
-  readonly publish_streams: readonly number[];
-  readonly subscribe_streams: readonly number[];
-  readonly subscribe_room: boolean;
   readonly issued_at: number;
   readonly expires_at: number;
   readonly media: MediaCredentials;
@@ -81,14 +85,10 @@ export interface GrantClaims {
 }
 
 /** A participant joined on a media node, as the room service API shows it (docs/reference/room-api.md). */
-export interface RtcParticipant {
+export interface RtcParticipant extends GrantedPermissions {
   /** `pa_…`, given by the media server at join: name it to remove or update the participant. */
   readonly participant_id: string;
   readonly user_id: string;
-  readonly role: Role;
-  readonly publish_streams: readonly number[];
-  readonly subscribe_streams: readonly number[];
-  readonly subscribe_room: boolean;
   /** Seconds since the Unix epoch. */
   readonly joined_at: number;
 }

@@ -1,15 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { PricingPlan } from '@rtc/protocol';
 import { api, publicApi } from '../api.ts';
 import { ErrorText, Field, useAction } from '../ui.tsx';
-
-interface Plan {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly currency: string;
-  readonly monthly_fee_minor: number;
-  readonly included_minutes: Readonly<Record<string, number>>;
-}
 
 interface UsageKind {
   readonly id: string;
@@ -39,7 +31,7 @@ function money(minor: number, units: number, currency: string): string {
 
 /** Plans from the public pricing API, and a quote calculator (quotes need a session: they are stored). */
 export function PricingPage({ signedIn }: { signedIn: boolean }) {
-  const [plans, setPlans] = useState<readonly Plan[]>([]);
+  const [plans, setPlans] = useState<readonly PricingPlan[]>([]);
   const [kinds, setKinds] = useState<readonly UsageKind[]>([]);
   const [currencies, setCurrencies] = useState<readonly Currency[]>([]);
   const [plan, setPlan] = useState('');
@@ -50,7 +42,7 @@ export function PricingPage({ signedIn }: { signedIn: boolean }) {
   const price = useAction();
   useEffect(() => void load.run(async () => {
     const [p, r, c] = await Promise.all([
-      publicApi<{ plans: Plan[] }>('/v1/public/pricing/plans'),
+      publicApi<{ plans: PricingPlan[] }>('/v1/public/pricing/plans'),
       publicApi<{ usage_kinds: UsageKind[] }>('/v1/public/pricing/rates'),
       publicApi<{ currencies: Currency[] }>('/v1/public/pricing/currencies'),
     ]);

@@ -1,7 +1,7 @@
 import {
   AUTH_FAILURE_WINDOW_SECONDS, AUTH_FAILURES_PER_WINDOW, DEFAULT_TTL_SECONDS, MAX_ID_LENGTH,
   MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, TOKEN_API_BODY_LIMIT_BYTES,
-  type Role
+  type PricingPlan, type Role
 } from '@rtc/protocol';
 import { formatScaled } from './catalog/money.ts';
 import type { PlatformData } from './catalog/platform.ts';
@@ -52,15 +52,7 @@ export interface PlatformCatalog {
 /** `GET /v1/public/pricing/plans`. */
 export interface PricingPlans {
   readonly price_list_version: string;
-  readonly plans: readonly {
-    readonly id: string;
-    readonly name: string;
-    readonly description: string;
-    readonly currency: string;
-    readonly monthly_fee_minor: number;
-    /** Minutes included every month, one entry per usage kind. */
-    readonly included_minutes: Readonly<Record<string, number>>;
-  }[];
+  readonly plans: readonly PricingPlan[];
 }
 
 /** `GET /v1/public/pricing/rates`. */

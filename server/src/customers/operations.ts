@@ -3,15 +3,12 @@ import {
   registerSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
+import { BODY_ERRORS, consoleOperation, projectId } from './console-operation.ts';
 import {
   accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, projectListSchema, projectSchema, sessionTokensSchema,
 } from './responses.ts';
 
-/** The path parameter of a project's operations. */
-export const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
 const credentialIds = { ...projectId, app_id: idParam('App ID (app_…) of a credential of the project') };
-/** What a JSON body too large or of another type answers. */
-export const BODY_ERRORS = [[413, 'invalid_request'], [415, 'invalid_request']] as const;
 
 /**
  * The customer API (docs/reference/token-api.md, "Customer API"): accounts, projects, credentials. The
@@ -46,102 +43,92 @@ export const CUSTOMER_API = {
     responses: { 200: { description: 'a new pair', schema: sessionTokensSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated'],
   },
-  logout: {
-    id: 'logout', method: 'POST', path: '/v1/auth/logout', hosts: ['api'], tag: 'Accounts',
-    summary: 'End the session', auth: 'bearer',
+  logout: consoleOperation({
+    id: 'logout', method: 'POST', path: '/v1/auth/logout', tag: 'Accounts',
+    summary: 'End the session',
     responses: { 204: { description: 'ended' } },
-    errors: ['unauthenticated'],
-  },
-  getAccount: {
-    id: 'getAccount', method: 'GET', path: '/v1/account', hosts: ['api'], tag: 'Accounts',
-    summary: 'The signed-in account', auth: 'bearer',
+  }),
+  getAccount: consoleOperation({
+    id: 'getAccount', method: 'GET', path: '/v1/account', tag: 'Accounts',
+    summary: 'The signed-in account',
     responses: { 200: { description: 'the account', schema: accountSchema } },
-    errors: ['unauthenticated'],
-  },
-  createProject: {
-    id: 'createProject', method: 'POST', path: '/v1/projects', hosts: ['api'], tag: 'Projects',
-    summary: 'Create a project', auth: 'bearer', body: requestComponent(projectCreateSchema, 'ProjectCreate'),
+  }),
+  createProject: consoleOperation({
+    id: 'createProject', method: 'POST', path: '/v1/projects', tag: 'Projects',
+    summary: 'Create a project', body: requestComponent(projectCreateSchema, 'ProjectCreate'),
     example: { name: 'my app' },
     responses: { 201: { description: 'the project', schema: projectSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'conflict'],
-  },
-  listProjects: {
-    id: 'listProjects', method: 'GET', path: '/v1/projects', hosts: ['api'], tag: 'Projects',
-    summary: 'Projects of the account', auth: 'bearer',
+    errors: ['conflict'],
+  }),
+  listProjects: consoleOperation({
+    id: 'listProjects', method: 'GET', path: '/v1/projects', tag: 'Projects',
+    summary: 'Projects of the account',
     responses: { 200: { description: 'oldest first', schema: projectListSchema } },
-    errors: ['unauthenticated'],
-  },
-  getProject: {
-    id: 'getProject', method: 'GET', path: '/v1/projects/{id}', hosts: ['api'], tag: 'Projects',
-    summary: 'One project', auth: 'bearer', pathParams: projectId,
+  }),
+  getProject: consoleOperation({
+    id: 'getProject', method: 'GET', path: '/v1/projects/{id}', tag: 'Projects',
+    summary: 'One project', pathParams: projectId,
     responses: { 200: { description: 'the project', schema: projectSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
-  updateProject: {
-    id: 'updateProject', method: 'PATCH', path: '/v1/projects/{id}', hosts: ['api'], tag: 'Projects',
-    summary: 'Rename a project', auth: 'bearer', pathParams: projectId,
+  }),
+  updateProject: consoleOperation({
+    id: 'updateProject', method: 'PATCH', path: '/v1/projects/{id}', tag: 'Projects',
+    summary: 'Rename a project', pathParams: projectId,
     body: requestComponent(projectPatchSchema, 'ProjectPatch'), example: { name: 'renamed app' },
     responses: { 200: { description: 'the project', schema: projectSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'not_found'],
-  },
-  archiveProject: {
-    id: 'archiveProject', method: 'POST', path: '/v1/projects/{id}/archive', hosts: ['api'], tag: 'Projects',
+  }),
+  archiveProject: consoleOperation({
+    id: 'archiveProject', method: 'POST', path: '/v1/projects/{id}/archive', tag: 'Projects',
     summary: 'Archive a project (its credentials get 403 project_archived at once)',
     description: 'Also ends, within about a second, every live media session (close code 4003 revoked) and signaling '
       + 'stream (revoked event) of the project, and refuses every media grant and signaling token of the project issued '
       + 'up to the archive (in whole seconds) from then on, also after an unarchive. Archiving an archived project changes nothing.',
-    auth: 'bearer', pathParams: projectId,
+    pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
-  unarchiveProject: {
-    id: 'unarchiveProject', method: 'POST', path: '/v1/projects/{id}/unarchive', hosts: ['api'], tag: 'Projects',
+  }),
+  unarchiveProject: consoleOperation({
+    id: 'unarchiveProject', method: 'POST', path: '/v1/projects/{id}/unarchive', tag: 'Projects',
     summary: 'Bring an archived project back',
     description: 'Its credentials issue tokens again; tokens issued up to the archive stay refused: users come back with new ones.',
-    auth: 'bearer', pathParams: projectId,
+    pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
-  createCredential: {
-    id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',
+  }),
+  createCredential: consoleOperation({
+    id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', tag: 'Credentials',
     summary: 'Create a credential (App ID and App Secret)',
     description: 'The only response besides rotate that shows app_secret.',
-    auth: 'bearer', pathParams: projectId, body: requestComponent(credentialCreateSchema, 'CredentialCreate'),
+    pathParams: projectId, body: requestComponent(credentialCreateSchema, 'CredentialCreate'),
     example: { name: 'backend', scopes: ['publisher', 'subscriber'], ip_allowlist: ['203.0.113.0/24'], max_ttl_seconds: 1800 },
     responses: { 201: { description: 'the credential with its secret', schema: credentialWithSecretSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'conflict'],
-  },
-  listCredentials: {
-    id: 'listCredentials', method: 'GET', path: '/v1/projects/{id}/credentials', hosts: ['api'], tag: 'Credentials',
-    summary: 'Credentials of a project (without secrets)', auth: 'bearer', pathParams: projectId,
+    errors: ['project_archived', 'conflict'],
+  }),
+  listCredentials: consoleOperation({
+    id: 'listCredentials', method: 'GET', path: '/v1/projects/{id}/credentials', tag: 'Credentials',
+    summary: 'Credentials of a project (without secrets)', pathParams: projectId,
     responses: { 200: { description: 'oldest first', schema: credentialListSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
-  getCredential: {
-    id: 'getCredential', method: 'GET', path: '/v1/projects/{id}/credentials/{app_id}', hosts: ['api'], tag: 'Credentials',
-    summary: 'One credential (without its secret)', auth: 'bearer', pathParams: credentialIds,
+  }),
+  getCredential: consoleOperation({
+    id: 'getCredential', method: 'GET', path: '/v1/projects/{id}/credentials/{app_id}', tag: 'Credentials',
+    summary: 'One credential (without its secret)', pathParams: credentialIds,
     responses: { 200: { description: 'the credential', schema: credentialSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
-  updateCredential: {
-    id: 'updateCredential', method: 'PATCH', path: '/v1/projects/{id}/credentials/{app_id}', hosts: ['api'], tag: 'Credentials',
-    summary: 'Change name, scopes, IP allowlist or TTL limit', auth: 'bearer', pathParams: credentialIds,
+  }),
+  updateCredential: consoleOperation({
+    id: 'updateCredential', method: 'PATCH', path: '/v1/projects/{id}/credentials/{app_id}', tag: 'Credentials',
+    summary: 'Change name, scopes, IP allowlist or TTL limit', pathParams: credentialIds,
     body: requestComponent(credentialPatchSchema, 'CredentialPatch'), example: { scopes: ['subscriber'], max_ttl_seconds: 900 },
     responses: { 200: { description: 'the credential', schema: credentialSchema } },
-    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'not_found', 'conflict'],
-  },
-  rotateCredential: {
-    id: 'rotateCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/rotate', hosts: ['api'], tag: 'Credentials',
-    summary: 'Replace the App Secret; the old one stops working at once', auth: 'bearer', pathParams: credentialIds,
+    errors: ['conflict'],
+  }),
+  rotateCredential: consoleOperation({
+    id: 'rotateCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/rotate', tag: 'Credentials',
+    summary: 'Replace the App Secret; the old one stops working at once', pathParams: credentialIds,
     responses: { 200: { description: 'the credential with its new secret', schema: credentialWithSecretSchema } },
-    errors: ['unauthenticated', 'not_found', 'conflict'],
-  },
-  revokeCredential: {
-    id: 'revokeCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/revoke', hosts: ['api'], tag: 'Credentials',
-    summary: 'Revoke a credential for good', auth: 'bearer', pathParams: credentialIds,
+    errors: ['conflict'],
+  }),
+  revokeCredential: consoleOperation({
+    id: 'revokeCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/revoke', tag: 'Credentials',
+    summary: 'Revoke a credential for good', pathParams: credentialIds,
     responses: { 200: { description: 'the credential (idempotent)', schema: credentialSchema } },
-    errors: ['unauthenticated', 'not_found'],
-  },
+  }),
 } satisfies Record<string, Operation>;
 
 export const CUSTOMER_API_OPERATIONS: readonly Operation[] = Object.values(CUSTOMER_API);

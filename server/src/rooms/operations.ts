@@ -1,7 +1,7 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { permissionsPatchSchema } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { projectId } from '../customers/operations.ts';
+import { consoleOperation, projectId, type ConsoleOperationSpec } from '../customers/console-operation.ts';
 import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from './responses.ts';
 
 /** The errors every room service operation can answer, in the token API's order of checks. */
@@ -80,32 +80,37 @@ export const ROOM_API_OPERATIONS: readonly Operation[] = Object.values(ROOM_API)
 const projectRoom = { ...projectId, room_id: idParam('the room id of the tokens') };
 const projectParticipant = { ...projectRoom, participant_id: idParam('pa_…, as listed by GET /v1/projects/{id}/rooms/{room_id}') };
 
+/**
+ * A room service operation for the console: the same method and, unless `spec` names others, the same answers,
+ * on the console session for a project of the account and within the account's console read limit (429).
+ */
+function onConsole<const S extends Omit<ConsoleOperationSpec, 'method' | 'tag' | 'responses'> & Partial<Pick<Operation, 'responses'>>>(
+  op: Operation, spec: S,
+) {
+  return consoleOperation({
+    method: op.method, tag: 'Projects', responses: op.responses, ...spec, errors: ['rate_limited', ...(spec.errors ?? [])],
+  });
+}
+
 /** The room service API for the console, on its session: the same answers, the project checked against the account. */
 export const ROOM_CONSOLE_API = {
-  listProjectRooms: {
-    id: 'listProjectRooms', method: 'GET', path: '/v1/projects/{id}/rooms', hosts: ['api'], tag: 'Projects',
+  listProjectRooms: onConsole(ROOM_API.listRtcRooms, {
+    id: 'listProjectRooms', path: '/v1/projects/{id}/rooms', pathParams: projectId,
     summary: 'The project\'s live rooms, for the console',
     description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
-    auth: 'bearer', pathParams: projectId,
-    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  getProjectRoom: {
-    id: 'getProjectRoom', method: 'GET', path: '/v1/projects/{id}/rooms/{room_id}', hosts: ['api'], tag: 'Projects',
+  }),
+  getProjectRoom: onConsole(ROOM_API.getRtcRoom, {
+    id: 'getProjectRoom', path: '/v1/projects/{id}/rooms/{room_id}', pathParams: projectRoom,
     summary: 'One live room of the project and its participants, for the console',
     description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
-    auth: 'bearer', pathParams: projectRoom,
-    responses: { 200: { description: 'the room', schema: roomSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
-  removeProjectParticipant: {
-    id: 'removeProjectParticipant', method: 'POST', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
-    hosts: ['api'], tag: 'Projects',
+  }),
+  removeProjectParticipant: onConsole(ROOM_API.removeRtcParticipant, {
+    id: 'removeProjectParticipant', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
+    pathParams: projectParticipant,
     summary: 'Remove a participant from a live room, for the console',
     description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
       + 'the participant\'s grants are revoked and its media session closes within about a second.',
-    auth: 'bearer', pathParams: projectParticipant,
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited', [503, 'unavailable']],
-  },
+    errors: [[503, 'unavailable']],
+  }),
 } satisfies Record<string, Operation>;

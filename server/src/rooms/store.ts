@@ -10,15 +10,12 @@ export interface LiveGrant {
  * A participant joined on a media node, as the media node records it at join and drops at leave
  * (docs/reference/room-api.md): read by the api and token nodes, which do not hold the rooms.
  */
-export interface LiveParticipantRecord {
+export interface LiveParticipantRecord extends LiveParticipantPermissions {
   readonly participantId: string;
   readonly projectId: string;
   readonly roomId: string;
   readonly userId: string;
   readonly role: string;
-  readonly publishStreams: readonly number[];
-  readonly subscribeStreams: readonly number[];
-  readonly subscribeRoom: boolean;
   readonly joinedAt: number;
   /** When the room started on its media node (its first participant there joined). */
   readonly roomStartedAt: number;
@@ -27,6 +24,7 @@ export interface LiveParticipantRecord {
   readonly grants: readonly LiveGrant[];
 }
 
+/** The streams a live participant may publish and receive. */
 export interface LiveParticipantPermissions {
   readonly publishStreams: readonly number[];
   readonly subscribeStreams: readonly number[];

@@ -28,16 +28,16 @@ export async function issueToken(deps: ServiceDeps<unknown>, settings: IssuerSet
   if (grant.signaling && !signalingUrl) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
 
   const node = deps.mediaNodes
-    ? await deps.mediaNodes.place(issuer.projectId, grant.room, grant.ttlSeconds)
+    ? await deps.mediaNodes.place(issuer.projectId, grant.room_id, grant.ttl_seconds)
     : { host: settings.sfuHost, port: settings.sfuPort };
   const iat = nowSec(deps.clock);
-  const exp = iat + grant.ttlSeconds;
+  const exp = iat + grant.ttl_seconds;
   const grantId = newGrantId();
   const master = deps.keys.mediaMaster;
   const claims: GrantClaims = {
     iss: settings.issuer, aud: 'rtc-media', jti: grantId.toString('base64url'), prj: issuer.projectId,
-    app: issuer.appId, room: grant.room, sub: grant.user, role: grant.role, pub: grant.pub, subs: grant.subs,
-    sub_room: grant.subRoom, iat, exp, cnf: { kid: master.kid },
+    app: issuer.appId, room: grant.room_id, sub: grant.user_id, role: grant.role, pub: grant.publish_streams,
+    subs: grant.subscribe_streams, sub_room: grant.subscribe_room, iat, exp, cnf: { kid: master.kid },
   };
   let signed: string;
   let signalingToken: string | undefined;
@@ -52,12 +52,12 @@ export async function issueToken(deps: ServiceDeps<unknown>, settings: IssuerSet
   return {
     project_id: issuer.projectId,
     app_id: issuer.appId,
-    room_id: grant.room,
-    user_id: grant.user,
+    room_id: grant.room_id,
+    user_id: grant.user_id,
     role: grant.role,
-    publish_streams: grant.pub,
-    subscribe_streams: grant.subs,
-    subscribe_room: grant.subRoom,
+    publish_streams: grant.publish_streams,
+    subscribe_streams: grant.subscribe_streams,
+    subscribe_room: grant.subscribe_room,
     issued_at: iat,
     expires_at: exp,
     media: {

@@ -1,7 +1,7 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from './schemas.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { BODY_ERRORS, projectId } from '../customers/operations.ts';
+import { consoleOperation, projectId } from '../customers/console-operation.ts';
 import {
   healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, projectUsageSchema, readySchema, revocationResultSchema,
   tokenResponseSchema,
@@ -97,24 +97,21 @@ export const TOKEN_API_OPERATIONS: readonly Operation[] = Object.values(TOKEN_AP
 
 /** The console's token operations, on its session (docs/console.md): test tokens and the project's token counts. */
 export const TOKEN_CONSOLE_API = {
-  createTemporaryToken: {
-    id: 'createTemporaryToken', method: 'POST', path: '/v1/projects/{id}/temporary-token', hosts: ['api'], tag: 'Projects',
+  createTemporaryToken: consoleOperation({
+    id: 'createTemporaryToken', method: 'POST', path: '/v1/projects/{id}/temporary-token', tag: 'Projects',
     summary: 'A short-lived test token for the console (no App Secret needed)',
     description: 'Same body and response as POST /v1/rtc/tokens; at most 10 minutes; 60 a minute per account.',
-    auth: 'bearer', pathParams: projectId, body: requestComponent(tokenRequestSchema, 'TokenRequest'),
+    pathParams: projectId, body: requestComponent(tokenRequestSchema, 'TokenRequest'),
     example: { room_id: 'test-room', user_id: 'console-user', role: 'host', publish_streams: [1], ttl_seconds: 300 },
     responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
-    errors: [
-      'invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'not_found', 'rate_limited',
-      'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable'],
-    ],
-  },
-  getProjectUsage: {
-    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', hosts: ['api'], tag: 'Projects',
+    errors: ['project_archived', 'rate_limited', 'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable']],
+  }),
+  getProjectUsage: consoleOperation({
+    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', tag: 'Projects',
     summary: 'Tokens issued per day for the project, for the console',
     description: 'Counted per UTC day; each process writes its counts every 5 seconds, so a token issued elsewhere shows within that time.',
-    auth: 'bearer', pathParams: projectId,
+    pathParams: projectId,
     responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
-    errors: ['unauthenticated', 'not_found', 'rate_limited'],
-  },
+    errors: ['rate_limited'],
+  }),
 } satisfies Record<string, Operation>;

@@ -25,35 +25,35 @@ const isRejection = (e: Row['expect']): e is Rejection => 'code' in e;
 // docs/reference/token-api.md, "Order of checks": cross-field rules (400) come before scopes (403)
 const RULES: readonly Row[] = [
   { rule: 'grants a bare request with the defaults', req: {}, cred: NONE,
-    expect: { room: 'room', user: 'user', role: 'speaker', pub: [], subs: [], subRoom: false, ttlSeconds: 600, turn: false, signaling: false } },
-  { rule: 'defaults the lifetime to 600 seconds', req: {}, cred: BOTH, expect: { ttlSeconds: 600 } },
-  { rule: 'defaults the lifetime to the credential limit when that is lower', req: {}, cred: SHORT, expect: { ttlSeconds: 300 } },
-  { rule: 'grants the requested lifetime', req: { ttl_seconds: 3600 }, cred: BOTH, expect: { ttlSeconds: 3600 } },
-  { rule: 'grants a lifetime equal to the credential limit', req: { ttl_seconds: 300 }, cred: SHORT, expect: { ttlSeconds: 300 } },
+    expect: { room_id: 'room', user_id: 'user', role: 'speaker', publish_streams: [], subscribe_streams: [], subscribe_room: false, ttl_seconds: 600, turn: false, signaling: false } },
+  { rule: 'defaults the lifetime to 600 seconds', req: {}, cred: BOTH, expect: { ttl_seconds: 600 } },
+  { rule: 'defaults the lifetime to the credential limit when that is lower', req: {}, cred: SHORT, expect: { ttl_seconds: 300 } },
+  { rule: 'grants the requested lifetime', req: { ttl_seconds: 3600 }, cred: BOTH, expect: { ttl_seconds: 3600 } },
+  { rule: 'grants a lifetime equal to the credential limit', req: { ttl_seconds: 300 }, cred: SHORT, expect: { ttl_seconds: 300 } },
   { rule: 'rejects a lifetime above the credential limit, naming it', req: { ttl_seconds: 301 }, cred: SHORT,
     expect: { code: 'invalid_request', message: /^ttl_seconds must be at most 300, the limit set on this credential$/ } },
-  { rule: 'grants publish_streams with the publisher scope', req: { publish_streams: [1, 2] }, cred: PUBLISHER, expect: { pub: [1, 2] } },
+  { rule: 'grants publish_streams with the publisher scope', req: { publish_streams: [1, 2] }, cred: PUBLISHER, expect: { publish_streams: [1, 2] } },
   { rule: 'denies publish_streams without the publisher scope', req: { publish_streams: [1] }, cred: SUBSCRIBER,
     expect: { code: 'scope_denied', message: /publish_streams needs the publisher scope/ } },
-  { rule: 'grants subscribe_streams with the subscriber scope', req: { subscribe_streams: [3] }, cred: SUBSCRIBER, expect: { subs: [3] } },
+  { rule: 'grants subscribe_streams with the subscriber scope', req: { subscribe_streams: [3] }, cred: SUBSCRIBER, expect: { subscribe_streams: [3] } },
   { rule: 'denies subscribe_streams without the subscriber scope', req: { subscribe_streams: [3] }, cred: PUBLISHER,
     expect: { code: 'scope_denied', message: /subscribe_streams needs the subscriber scope/ } },
-  { rule: 'grants subscribe_room with the subscriber scope', req: { subscribe_room: true }, cred: SUBSCRIBER, expect: { subRoom: true, subs: [] } },
+  { rule: 'grants subscribe_room with the subscriber scope', req: { subscribe_room: true }, cred: SUBSCRIBER, expect: { subscribe_room: true, subscribe_streams: [] } },
   { rule: 'denies subscribe_room without the subscriber scope', req: { subscribe_room: true }, cred: PUBLISHER,
     expect: { code: 'scope_denied', message: /subscribe_room needs the subscriber scope/ } },
-  { rule: 'needs no scope for empty stream lists', req: { publish_streams: [], subscribe_streams: [] }, cred: NONE, expect: { pub: [], subs: [] } },
-  { rule: 'needs no scope for subscribe_room: false', req: { subscribe_room: false }, cred: NONE, expect: { subRoom: false } },
+  { rule: 'needs no scope for empty stream lists', req: { publish_streams: [], subscribe_streams: [] }, cred: NONE, expect: { publish_streams: [], subscribe_streams: [] } },
+  { rule: 'needs no scope for subscribe_room: false', req: { subscribe_room: false }, cred: NONE, expect: { subscribe_room: false } },
   { rule: 'rejects subscribe_room with subscribe_streams', req: { subscribe_room: true, subscribe_streams: [1] }, cred: BOTH,
     expect: { code: 'invalid_request', message: /^subscribe_room cannot be combined with subscribe_streams$/ } },
   { rule: 'rejects subscribe_room with an empty subscribe_streams', req: { subscribe_room: true, subscribe_streams: [] }, cred: BOTH,
     expect: { code: 'invalid_request', message: /^subscribe_room cannot be combined with subscribe_streams$/ } },
   { rule: 'accepts subscribe_room: false with subscribe_streams', req: { subscribe_room: false, subscribe_streams: [1] }, cred: BOTH,
-    expect: { subRoom: false, subs: [1] } },
+    expect: { subscribe_room: false, subscribe_streams: [1] } },
   { rule: 'rejects the audience role with publish_streams', req: { role: 'audience', publish_streams: [1] }, cred: BOTH,
     expect: { code: 'invalid_request', message: /audience role cannot publish/ } },
   { rule: 'accepts the audience role with an empty publish_streams', req: { role: 'audience', publish_streams: [] }, cred: BOTH,
-    expect: { role: 'audience', pub: [] } },
-  { rule: 'lets every other role publish', req: { role: 'participant', publish_streams: [9] }, cred: BOTH, expect: { role: 'participant', pub: [9] } },
+    expect: { role: 'audience', publish_streams: [] } },
+  { rule: 'lets every other role publish', req: { role: 'participant', publish_streams: [9] }, cred: BOTH, expect: { role: 'participant', publish_streams: [9] } },
   { rule: 'carries turn and signaling through', req: { turn: true, signaling: true }, cred: NONE, expect: { turn: true, signaling: true } },
   { rule: 'checks the combination before the scope', req: { subscribe_room: true, subscribe_streams: [1] }, cred: NONE,
     expect: { code: 'invalid_request', message: /subscribe_room/ } },
@@ -90,7 +90,7 @@ describe('applyTokenPolicy', () => {
   it('copies the stream lists rather than sharing them with the request', () => {
     const pub = [1, 2];
     const grant = applyTokenPolicy({ ...BASE, publish_streams: pub }, BOTH);
-    assert.deepEqual(grant.pub, pub);
-    assert.notEqual(grant.pub, pub);
+    assert.deepEqual(grant.publish_streams, pub);
+    assert.notEqual(grant.publish_streams, pub);
   });
 });

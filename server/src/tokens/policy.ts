@@ -1,4 +1,4 @@
-import { DEFAULT_TTL_SECONDS, type Role, type TokenRequest } from '@rtc/protocol';
+import { DEFAULT_TTL_SECONDS, type TokenRequest } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 
 /** What a credential allows, as far as a token request is concerned. */
@@ -8,18 +8,8 @@ export interface CredentialPolicy {
   readonly maxTtlSeconds: number;
 }
 
-/** The grant a request earns, once every rule and scope is checked. */
-export interface GrantRequest {
-  readonly room: string;
-  readonly user: string;
-  readonly role: Role;
-  readonly pub: readonly number[];
-  readonly subs: readonly number[];
-  readonly subRoom: boolean;
-  readonly ttlSeconds: number;
-  readonly turn: boolean;
-  readonly signaling: boolean;
-}
+/** The grant a request earns, once every rule and scope is checked: the request with every field decided. */
+export type GrantRequest = Required<TokenRequest>;
 
 /**
  * Applies the cross-field rules (400) and then the scopes (403) of docs/reference/token-api.md
@@ -50,13 +40,13 @@ export function applyTokenPolicy(req: TokenRequest, cred: CredentialPolicy): Gra
       `${subs.length > 0 ? 'subscribe_streams' : 'subscribe_room'} needs the subscriber scope on the credential`);
   }
   return {
-    room: req.room_id,
-    user: req.user_id,
+    room_id: req.room_id,
+    user_id: req.user_id,
     role: req.role,
-    pub: [...pub],
-    subs: [...subs],
-    subRoom: req.subscribe_room === true,
-    ttlSeconds,
+    publish_streams: [...pub],
+    subscribe_streams: [...subs],
+    subscribe_room: req.subscribe_room === true,
+    ttl_seconds: ttlSeconds,
     turn: req.turn === true,
     signaling: req.signaling === true,
   };

@@ -180,19 +180,19 @@ function run(body: unknown, cred: CredentialPolicy): { ok: true; grant: ReturnTy
 /** What every accepted request satisfies, checked independently of the schema. */
 function assertGrantObeysRules(body: Record<string, unknown>, grant: ReturnType<typeof applyTokenPolicy>, cred: CredentialPolicy): void {
   assert.ok(Object.keys(body).every((k) => TOKEN_FIELDS.includes(k)), 'no unknown field was accepted');
-  assert.match(grant.room, ID);
-  assert.match(grant.user, ID);
+  assert.match(grant.room_id, ID);
+  assert.match(grant.user_id, ID);
   assert.ok((ROLES as readonly string[]).includes(grant.role));
-  for (const [list, max] of [[grant.pub, 8], [grant.subs, 32]] as const) {
+  for (const [list, max] of [[grant.publish_streams, 8], [grant.subscribe_streams, 32]] as const) {
     assert.ok(list.length <= max);
     assert.equal(new Set(list).size, list.length);
     assert.ok(list.every((id) => Number.isInteger(id) && id >= 1 && id <= 4294967295));
   }
-  assert.ok(Number.isInteger(grant.ttlSeconds) && grant.ttlSeconds >= 1 && grant.ttlSeconds <= Math.min(3600, cred.maxTtlSeconds));
-  assert.ok(!(grant.subRoom && body['subscribe_streams'] !== undefined));
-  assert.ok(!(grant.role === 'audience' && grant.pub.length > 0));
-  if (grant.pub.length > 0) assert.ok(cred.publisher);
-  if (grant.subs.length > 0 || grant.subRoom) assert.ok(cred.subscriber);
+  assert.ok(Number.isInteger(grant.ttl_seconds) && grant.ttl_seconds >= 1 && grant.ttl_seconds <= Math.min(3600, cred.maxTtlSeconds));
+  assert.ok(!(grant.subscribe_room && body['subscribe_streams'] !== undefined));
+  assert.ok(!(grant.role === 'audience' && grant.publish_streams.length > 0));
+  if (grant.publish_streams.length > 0) assert.ok(cred.publisher);
+  if (grant.subscribe_streams.length > 0 || grant.subscribe_room) assert.ok(cred.subscriber);
 }
 
 describe('validate + applyTokenPolicy (properties)', () => {
@@ -200,10 +200,10 @@ describe('validate + applyTokenPolicy (properties)', () => {
     fc.assert(fc.property(validBody, (body) => {
       const result = run(body, { publisher: true, subscriber: true, maxTtlSeconds: 3600 });
       assert.ok(result.ok, result.ok ? '' : result.err.message);
-      assert.equal(result.grant.room, body['room_id']);
-      assert.deepEqual(result.grant.pub, body['publish_streams'] ?? []);
-      assert.deepEqual(result.grant.subs, body['subscribe_streams'] ?? []);
-      assert.equal(result.grant.ttlSeconds, body['ttl_seconds'] ?? 600);
+      assert.equal(result.grant.room_id, body['room_id']);
+      assert.deepEqual(result.grant.publish_streams, body['publish_streams'] ?? []);
+      assert.deepEqual(result.grant.subscribe_streams, body['subscribe_streams'] ?? []);
+      assert.equal(result.grant.ttl_seconds, body['ttl_seconds'] ?? 600);
     }), { numRuns: 300, includeErrorInReport: true });
   });
 

@@ -1,7 +1,7 @@
 import { WEBHOOK_HEADERS, WEBHOOK_USER_AGENT } from '@rtc/protocol';
 import { newOpaqueId } from '../core/ids.ts';
 import { nextAttemptAt, signatureHeader, type RetryPolicy } from './webhook.ts';
-import type { Clock } from '../core/ports.ts';
+import type { ServiceDeps } from '../core/deps.ts';
 import type { DeliveryJob, WebhookStore } from './store.ts';
 
 /** One POST of a delivery; the sender enforces its own timeout. */
@@ -33,9 +33,8 @@ export interface TimerFunctions {
   clearTimeout(handle: unknown): void;
 }
 
-export interface WebhookDeliveryOptions {
-  readonly store: WebhookStore;
-  readonly clock: Clock;
+/** What the worker needs: the store and clock of the service's dependencies, and how to send and retry. */
+export interface WebhookDeliveryOptions extends Pick<ServiceDeps<WebhookStore>, 'store' | 'clock'> {
   readonly send: WebhookSender;
   readonly policy: RetryPolicy;
   /** Deliveries in flight at most (default 8). */
