@@ -1,4 +1,4 @@
-// Writes docs/reference/openapi.json and docs/reference/api.md from the route registry.
+// Writes docs/reference/openapi.json and docs/reference/api.md from the operation records.
 //   npx tsx scripts/gen-api-docs.ts          regenerate both files
 //   npx tsx scripts/gen-api-docs.ts --check  exit 1 when a committed file differs from a fresh generation
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -7,7 +7,7 @@ export const REFERENCE_FILES = {
   markdown: 'docs/reference/api.md',
 } as const;
 
-/** The committed reference files' contents, freshly generated from the route registry. */
+/** The committed reference files' contents, freshly generated from the operation records. */
 export function generateReference(): Record<keyof typeof REFERENCE_FILES, string> {
   const doc = buildOpenApiDocument();
   return { openapi: serializeOpenApiDocument(doc), markdown: renderApiMarkdown(doc) };

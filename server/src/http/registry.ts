@@ -2,9 +2,10 @@ import { z } from 'zod';
 import type { ErrorCode } from '@rtc/protocol';
 
 /**
- * The route registry: one entry per operation of every network role. Routes are registered from
- * these records (`http/operation-route.ts`: method, path, schemas, auth, body limit), and the
- * OpenAPI document (`document.ts`) is generated from them, so the two cannot drift.
+ * The operation records: one per operation of every network role, declared by each module in its
+ * `operations.ts`. Routes are registered from them (`operation-route.ts`: method, path, schemas,
+ * auth, body limit, and the hosts that serve it), and the OpenAPI document (`openapi/document.ts`)
+ * is generated from them, so the two cannot drift.
  */
 
 /** The network roles (docs/operations/configuration.md, "Roles") that answer HTTP (media: only its WebSocket upgrade). */
