@@ -1,6 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { ListenerLimits } from '../config.ts';
 import { resolveClientAddress, type AddressSet } from '../core/address.ts';
@@ -15,6 +17,9 @@ export interface RegisteredRoute {
   readonly url: string;
   readonly config: unknown;
 }
+
+/** The longest path parameter (an id) the router takes; a longer one is 414. */
+const MAX_PARAM_LENGTH = 200;
 
 /** The setup every HTTP role shares; each role adds its own routes and hooks. */
 export interface EdgeOptions {
@@ -59,8 +64,9 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
     // while closing, requests already on a connection are still served (with Connection: close)
     return503OnClosing: options.refuseWhileClosing,
     ...(options.answerClientErrors && { clientErrorHandler: replyToClientError }),
+    frameworkErrors: replyToUnroutablePath,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },
     exposeHeadRoutes: options.headRoutes,
     // one request pipeline for both schemes; an https.Server serves the same handler as an http.Server.
     // The server carries the role's connection caps and timeouts: fastify's own timeout options
@@ -104,6 +110,23 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) =>
     replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
   return app;
+}
+
+/** What a path the router cannot take answers, in the platform's error format (never echoing the path). */
+const UNROUTABLE_PATHS: Readonly<Record<string, readonly [number, string]>> = {
+  FST_ERR_BAD_URL: [400, 'the request path has a malformed percent escape'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, `a segment of the request path is longer than ${MAX_PARAM_LENGTH} characters`],
+};
+
+/**
+ * Paths the router refuses before any route or hook runs (a malformed `%` escape, a path parameter
+ * over the limit): the documented error body, with the request id and `no-store` the hooks would add.
+ */
+function replyToUnroutablePath(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const [status, message] = UNROUTABLE_PATHS[err.code] ?? [400, 'the request path is not valid'];
+  req.errorCode = 'invalid_request';
+  void reply.code(status).header('x-request-id', req.id).header('cache-control', 'no-store')
+    .send({ error: 'invalid_request', message });
 }
 
 const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
