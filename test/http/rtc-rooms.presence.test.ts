@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
 import { startMediaRole } from '../../server/src/media/role.ts';
@@ -10,12 +11,19 @@ import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 import { join, sleep } from '../e2e/media-helpers.ts';
+import { startRedis, type RedisServer } from '../helpers/redis.ts';
+import type { MediaNodeDirectory } from '../../server/src/core/media-placement.ts';
+import { createRedisClient } from '../../server/src/redis/client.ts';
+import { createRedisMediaNodeDirectory } from '../../server/src/redis/media-nodes.ts';
 
 // The media role in this process beside the in-process api and token apps, on their store and
 // clock: what it records (presence, project events) is read back through the room service API.
-describe('media role presence and project events', () => {
+for (const cluster of [false, true]) describe(`media role presence and project events${cluster ? ', in a cluster (Redis media node directory)' : ''}`, () => {
   let server: InProcessPlatform;
   let media: RoleServer;
+  let redis: RedisServer | undefined;
+  let directory: MediaNodeDirectory | undefined;
+  let redisClient: Redis | undefined;
   let customer: Customer;
   const recorded: ProjectEventInput[] = [];
   const sessions: MediaSession[] = [];
@@ -25,12 +33,20 @@ describe('media role presence and project events', () => {
     customer = await createCustomer(server);
     const config = loadConfig({ RTC_ROLES: 'media', RTC_DATA_DIR: server.dataDir, RTC_MEDIA_PORT: '0' });
     const events = { record: async (event: ProjectEventInput) => { recorded.push(event); } };
-    media = await startMediaRole({ config, deps: { ...server.deps, events }, logger: pino({ level: 'silent' }) });
+    if (cluster) {
+      redis = await startRedis();
+      redisClient = createRedisClient(redis.url, () => undefined);
+      directory = createRedisMediaNodeDirectory(redisClient);
+    }
+    media = await startMediaRole({ config, deps: { ...server.deps, events, mediaNodes: directory }, logger: pino({ level: 'silent' }) });
   });
 
   after(async () => {
     for (const s of sessions) await s.close();
     await media?.close();
+    directory?.close();
+    redisClient?.disconnect();
+    await redis?.stop();
     await server?.close();
   });
 
@@ -62,7 +78,8 @@ describe('media role presence and project events', () => {
     const second = await enter('events-room', 'u2');
     await settle(async () => (await listedCount()) === 2);
     await settle(() => eventsOf(second.participantId, 'participant.joined').length === 1);
-    const node = `localhost:${new URL(media.url).port}`;
+    // events name the node only where there are several (docs/reference/webhooks.md)
+    const node = cluster ? `localhost:${new URL(media.url).port}` : null;
     assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node }]);
     const joined = eventsOf(first.participantId, 'participant.joined')[0]!;
     assert.equal(joined.projectId, customer.projectId);

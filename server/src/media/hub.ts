@@ -33,6 +33,11 @@ export interface MediaHubOptions {
   /** Where participant and room events are recorded for webhooks. */
   readonly events?: ProjectEvents | undefined;
   /**
+   * Whether events name this node in `media_node`: only where there are several (a cluster's media
+   * node directory); on a single node it is null (docs/reference/webhooks.md).
+   */
+  readonly nodeInEvents?: boolean | undefined;
+  /**
    * Told, for each revocation or archive that closed sessions here, the seconds from its arrival
    * (bus event or store read) to the close of those sessions (docs/operations/metrics.md).
    */
@@ -70,6 +75,7 @@ export class MediaHub implements SessionHost {
   /** Set by `startPresence`; undefined: no presence is kept. */
   private nodeId: string | undefined;
   private readonly events: ProjectEvents | undefined;
+  private readonly nodeInEvents: boolean;
   /** Joined sessions by participant id: the room service API names them so. */
   private readonly participants = new Map<string, Session>();
   /** The store writes of each session's presence, in order (a leave never overtakes its join). */
@@ -81,6 +87,7 @@ export class MediaHub implements SessionHost {
     this.keys = options.keys;
     this.rtc = options.rtc;
     this.events = options.events;
+    this.nodeInEvents = options.nodeInEvents ?? false;
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
@@ -268,7 +275,7 @@ export class MediaHub implements SessionHost {
         data: {
           room_id: grant.roomId,
           ...(!room && { participant_id: session.participantId, user_id: grant.userId, role: grant.role }),
-          media_node: this.nodeId ?? null,
+          media_node: this.nodeInEvents ? this.nodeId ?? null : null,
           ...extra,
         },
       });

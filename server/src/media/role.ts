@@ -25,6 +25,7 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
     clock: deps.clock,
     logger,
     events: deps.events,
+    nodeInEvents: deps.mediaNodes !== undefined,
     storePollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onRevocationClose: metrics?.observeRevocationClose,
     rtc: config.rtc,
