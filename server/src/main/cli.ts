@@ -151,7 +151,9 @@ main(process.argv.slice(2)).then(
       return;
     }
     const { ConfigError, PortInUseError } = await operator();
-    if (err instanceof ConfigError || err instanceof PortInUseError) process.stderr.write(`rtc: ${err.message}\n`);
+    if (err instanceof ConfigError || err instanceof PortInUseError) {
+      for (const line of err.message.split('\n')) process.stderr.write(`rtc: ${line}\n`);
+    }
     // an operating-system refusal (port taken, file missing or unreadable) is the operator's to fix, not a bug
     else if (err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string') process.stderr.write(`rtc: ${err.message}\n`);
     else process.stderr.write(`rtc: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

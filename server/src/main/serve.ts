@@ -1,6 +1,6 @@
 import type { Store } from '../store/port.ts';
 import { REVOCATION_PURGE_INTERVAL_MS } from '../grant-guard/guard.ts';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config, RoleName } from '../config.ts';
@@ -38,6 +38,7 @@ const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter<Store>>> = {
 /** The composition root: chooses adapters from the config and starts every configured role. */
 export async function startPlatform(config: Config, logger: Logger, announce: (line: string) => void): Promise<RunningPlatform> {
   warnOverFileLimit(config, logger, openFileLimit());
+  await checkPortsFree(config);
   const deps = await composeServices(config, {
     onBusError: (err) => logger.error({ err }, 'event handler failed'),
     onStoreError: (err) => logger.warn({ err }, 'database connection lost'),
@@ -126,22 +127,42 @@ const PORT_VARIABLES: Readonly<Record<RoleName, string>> = {
   api: 'RTC_API_PORT', token: 'RTC_TOKEN_PORT', signaling: 'RTC_SIGNALING_PORT', media: 'RTC_MEDIA_PORT',
 };
 
-/** A port another process holds, told in the operator's terms: which role, which variable to change. */
+/**
+ * Ports other processes hold, told in the operator's terms: which role, which variable to change;
+ * one line each, every taken port at once.
+ */
 export class PortInUseError extends Error {
-  constructor(role: RoleName, port: number) {
-    super(`${role} role: port ${port} is in use; set ${PORT_VARIABLES[role]}`);
+  constructor(taken: readonly (readonly [RoleName, number])[]) {
+    super(taken.map(([role, port]) => `${role} role: port ${port} is in use; set ${PORT_VARIABLES[role]}`).join('\n'));
     this.name = 'PortInUseError';
   }
 }
 
-/** Runs a role's listen; a taken port becomes a PortInUseError. */
+/** Runs a role's listen; a port taken since it was checked becomes a PortInUseError. */
 async function listening<T>(role: RoleName, config: Config, listen: () => Promise<T>): Promise<T> {
   try {
     return await listen();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(role, config.ports[role]);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError([[role, config.ports[role]]]);
     throw err;
   }
+}
+
+/** Before anything starts: every fixed port of the configured roles that another process holds, reported together. */
+async function checkPortsFree(config: Config): Promise<void> {
+  const roles = config.roles.filter((role) => config.ports[role] !== 0);
+  const taken = await Promise.all(roles.map((role) => portTaken(config.host, config.ports[role])));
+  const inUse = roles.filter((_, i) => taken[i]).map((role) => [role, config.ports[role]] as const);
+  if (inUse.length > 0) throw new PortInUseError(inUse);
+}
+
+/** Whether binding `host:port` fails because the address is in use (any other failure is left to the role's own listen). */
+function portTaken(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(false)));
+  });
 }
 
 /**
