@@ -16,7 +16,8 @@ const asString = (v: Json | undefined): string => (typeof v === 'string' ? v : '
 /** Table cells: no raw pipes or line breaks. */
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n+/g, ' ');
 const code = (text: string): string => `\`${text}\``;
-const anchor = (text: string): string => text.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-');
+/** The id GitHub gives a heading: lower case, letters, digits, `_` and `-` kept, spaces to `-`. */
+const anchor = (text: string): string => text.toLowerCase().replace(/[^a-z0-9 _-]/g, '').trim().replace(/ /g, '-');
 const refName = (ref: string): string => ref.slice(ref.lastIndexOf('/') + 1);
 const schemaLink = (name: string): string => `[${name}](#schema-${anchor(name)})`;
 
