@@ -75,6 +75,21 @@ describe('examples/video-call (npm run example:call)', () => {
   const frames = (user: string): string =>
     `(document.querySelector('.tile[data-user="${user}"] video')?.getVideoPlaybackQuality().totalVideoFrames ?? 0)`;
 
+  it('refuses a name outside the page\'s pattern before joining', async () => {
+    const page = await (await browser!.newContext()).newPage();
+    await page.goto(url);
+    const field = page.getByLabel('Your name');
+    await field.fill('not a name!');
+    const validity = () => field.evaluate((el) => {
+      const { patternMismatch, valid } = (el as unknown as { validity: { patternMismatch: boolean; valid: boolean } }).validity;
+      return { patternMismatch, valid };
+    });
+    assert.deepEqual(await validity(), { patternMismatch: true, valid: false }, 'the pattern compiles and applies');
+    await field.fill('alice_2-b');
+    assert.deepEqual(await validity(), { patternMismatch: false, valid: true });
+    await page.context().close();
+  });
+
   it('shows each tab the other\'s video, and removes one from the other\'s tab within a second', async () => {
     const alice = await joinAs('alice');
     const bob = await joinAs('bob');
