@@ -1,6 +1,6 @@
 /** The `rtc` client commands run as real processes against `rtc serve` in a child process. */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newLogin } from '../helpers/customer.ts';
@@ -19,6 +19,24 @@ describe('rtc client commands against a running platform', () => {
   });
   after(async () => {
     await server.stop();
+  });
+
+  it('tightens a loose config directory to 0700 and replaces a link at session.json rather than writing through it', async () => {
+    const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+    const dir = join(home.XDG_CONFIG_HOME, 'rtc');
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    const elsewhere = join(tempDir(), 'not-the-session');
+    writeFileSync(elsewhere, 'untouched\n');
+    symlinkSync(elsewhere, join(dir, 'session.json'));
+    const login = newLogin();
+    const res = await runCli(['login', '--url', server.api, '--email', login.email, '--register'], home, `${login.password}\n`);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    const file = lstatSync(join(dir, 'session.json'));
+    assert.ok(file.isFile() && !file.isSymbolicLink(), 'session.json is a file of its own');
+    assert.equal(file.mode & 0o777, 0o600);
+    assert.equal(readFileSync(elsewhere, 'utf8'), 'untouched\n');
   });
 
   it('logs in with the password on standard input, manages projects and credentials, issues, verifies and revokes a token', async () => {

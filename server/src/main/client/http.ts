@@ -1,5 +1,6 @@
 /** What the client commands share: the HTTP call over fetch, API errors in the API's words, the stored session. */
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -123,13 +124,27 @@ export function readSession(env: NodeJS.ProcessEnv): StoredSession | undefined {
   return undefined;
 }
 
-/** Writes the session readable by its owner only (directory 0700, file 0600). */
+/**
+ * Writes the session readable by its owner only (docs/reference/cli.md): the directory is made
+ * 0700 also when it existed looser, must be the user's own real directory, and the file is written
+ * new (0600, never through a link) and renamed over session.json, so a link there is replaced, not followed.
+ */
 export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): void {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = sessionFile(env);
-  writeFileSync(file, `${JSON.stringify(session, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new CommandError(`${dir} is not a directory: the session is not written there`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) throw new CommandError(`${dir} belongs to another user: the session is not written there`);
+  chmodSync(dir, 0o700);
+  const next = join(dir, `.session-${process.pid}-${randomBytes(6).toString('hex')}.json`);
+  const fd = openSync(next, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeFileSync(fd, `${JSON.stringify(session, null, 2)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(next, sessionFile(env));
 }
 
 export function removeSession(env: NodeJS.ProcessEnv): void {
