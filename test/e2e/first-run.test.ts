@@ -79,6 +79,26 @@ describe('rtc serve as npm start runs it', () => {
     assert.ok(serverPid > 0 && exited(serverPid), 'the server process is gone');
   });
 
+  it('stops with npm: SIGTERM to `npm start` ends the start script and the server, freeing the port', async () => {
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'],
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tempDir(), RTC_ROLES: 'api', RTC_DATA_DIR: tempDir(), ...PORTS_0 },
+    });
+    const exit = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    const api = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: npm.stdout }).on('line', (line) => {
+        if (!line.startsWith('{')) return;
+        const parsed = JSON.parse(line) as { role?: string; url?: string };
+        if (parsed.role === 'api' && parsed.url) resolve(parsed.url);
+      });
+      npm.on('exit', () => reject(new Error('npm start ended before the server listened')));
+    });
+    npm.kill('SIGTERM');
+    assert.equal(await exit, 0, 'npm exits with the server\'s code');
+    // the server closed its listener before it exited, and the start script waited for it
+    await assert.rejects(fetch(`${api}/health`), 'nothing listens on the api port any more');
+  });
+
   it('names the role and the variable of a port another process holds, and announces no role', async () => {
     const holder: Server = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
