@@ -115,6 +115,27 @@ describe('rtc client commands against a running platform', () => {
     assert.match(afterLogout.stderr, /not logged in/);
   });
 
+  it('takes --url on the session\'s commands and refuses one that is not the session\'s platform', async () => {
+    const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+    const noUrl = await runCli(['login', '--email', 'someone@example.com'], home, 'password\n');
+    assert.equal(noUrl.code, 2, noUrl.stderr);
+    assert.match(noUrl.stderr, /login: --url is required \(or set RTC_URL\)$/m);
+    const login = newLogin();
+    const res = await runCli(['login', '--url', server.api, '--email', login.email, '--register'], home, `${login.password}\n`);
+    assert.equal(res.code, 0, res.stderr);
+    const listed = await runCli(['projects', 'list', '--url', server.api], home);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /no projects|prj_/);
+    const elsewhere = 'http://127.0.0.1:9';
+    for (const args of [['projects', 'list'], ['credentials', 'list', '--project', 'prj_x'], ['logout']]) {
+      const wrong = await runCli([...args, '--url', elsewhere], home);
+      assert.equal(wrong.code, 1, `${args.join(' ')}: ${wrong.stderr}`);
+      assert.match(wrong.stderr, new RegExp(`the stored session is for ${server.api}, not ${elsewhere}: run rtc login --url ${elsewhere}`));
+    }
+    const out = await runCli(['logout', '--url', `${server.api}/`], home);
+    assert.equal(out.code, 0, out.stderr);
+  });
+
   it('reports a wrong password in the API\'s words with exit code 1', async () => {
     const res = await runCli(['login', '--url', server.api, '--email', email], { ...env, RTC_PASSWORD: 'not the password' });
     assert.equal(res.code, 1);

@@ -25,6 +25,8 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  sign in to the customer API (password from RTC_PASSWORD, standard input or a
                  prompt); --register creates the account first when it does not exist yet
   logout         end the session and forget it
+                 logout, projects and credentials act as the stored session; --url, if given,
+                 must name the platform it was made on
   projects list | projects create --name NAME
   credentials list|create|rotate|revoke --project ID [APP_ID]
                  create: [--name N] [--scopes publisher,subscriber] [--ip-allowlist CIDR,…]
@@ -46,6 +48,8 @@ type Values = Record<string, string | boolean | undefined>;
 const JSON_FLAG: Options = { json: { type: 'boolean' } };
 const URL_FLAG: Options = { url: { type: 'string' } };
 const APP_FLAGS: Options = { ...URL_FLAG, 'app-id': { type: 'string' }, 'app-secret': { type: 'string' } };
+/** The flags of the commands that act as the stored session: `--url`, when given, must be the session's platform. */
+const SESSION_FLAGS: Options = { ...URL_FLAG, ...JSON_FLAG };
 
 /** util.parseArgs, strict: an unknown flag or a missing value is a UsageError naming it. */
 export function parseCommand(
@@ -101,7 +105,7 @@ function print(io: ClientIO, json: boolean, value: unknown, human: () => readonl
 /** `--url`, then RTC_URL, then the URL of the stored session. */
 function baseUrl(command: string, values: Values, io: ClientIO): string {
   const url = str(values, 'url') || io.env['RTC_URL'] || readSession(io.env)?.url;
-  if (!url) throw new UsageError(`${command}: --url is required (or set RTC_URL, or run rtc login)`);
+  if (!url) throw new UsageError(`${command}: --url is required (or set RTC_URL${command === 'login' ? '' : ', or run rtc login'})`);
   return url;
 }
 
@@ -122,10 +126,24 @@ function sessionOf(body: unknown, url: string, email: string, nowSec: number): S
   return { url, email, access_token: body['access_token'], refresh_token: body['refresh_token'], access_expires_at: nowSec + expiresIn };
 }
 
+const sameUrl = (a: string, b: string): boolean => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+/** The stored session; with `--url`, only when it was made on that platform (a session is good nowhere else). */
+function storedSession(values: Values, io: ClientIO): StoredSession | undefined {
+  const session = readSession(io.env);
+  const url = str(values, 'url');
+  if (url !== undefined && session && !sameUrl(url, session.url)) {
+    throw new CommandError(`the stored session is for ${session.url}, not ${url}: run rtc login --url ${url} --email E`);
+  }
+  return session;
+}
+
 /** Calls the customer API as the stored session, refreshing its access token when it ran out. */
-async function asCustomer<T>(io: ClientIO, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {}): Promise<T> {
-  let session = readSession(io.env);
-  if (!session) throw new CommandError('not logged in: run rtc login --url URL --email E');
+async function asCustomer<T>(
+  io: ClientIO, values: Values, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {},
+): Promise<T> {
+  let session = storedSession(values, io);
+  if (!session) throw new CommandError(`not logged in: run rtc login --url ${str(values, 'url') ?? 'URL'} --email E`);
   const refresh = async (current: StoredSession): Promise<StoredSession> => {
     try {
       const next = sessionOf(await callApi(current.url, '/v1/auth/refresh', { body: { refresh_token: current.refresh_token } }),
@@ -173,8 +191,8 @@ async function login(args: readonly string[], io: ClientIO): Promise<number> {
 }
 
 async function logout(args: readonly string[], io: ClientIO): Promise<number> {
-  parseCommand('logout', args, JSON_FLAG, 0);
-  const session = readSession(io.env);
+  const { values } = parseCommand('logout', args, SESSION_FLAGS, 0);
+  const session = storedSession(values, io);
   if (!session) {
     io.out('not logged in');
     return 0;
@@ -200,14 +218,14 @@ function projectLine(p: Project): string {
 async function projects(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'list') {
-    const { values } = parseCommand('projects list', rest, JSON_FLAG, 0);
-    const body = await asCustomer<ProjectList>(io, '/v1/projects');
+    const { values } = parseCommand('projects list', rest, SESSION_FLAGS, 0);
+    const body = await asCustomer<ProjectList>(io, values, '/v1/projects');
     print(io, values['json'] === true, body, () => (body.projects.length === 0 ? ['no projects'] : body.projects.map(projectLine)));
     return 0;
   }
   if (sub === 'create') {
-    const { values } = parseCommand('projects create', rest, { ...JSON_FLAG, name: { type: 'string' } }, 0);
-    const body = await asCustomer<Project>(io, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
+    const { values } = parseCommand('projects create', rest, { ...SESSION_FLAGS, name: { type: 'string' } }, 0);
+    const body = await asCustomer<Project>(io, values, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
     print(io, values['json'] === true, body, () => [projectLine(body)]);
     return 0;
   }
@@ -229,11 +247,11 @@ function credentialLines(c: Credential | CredentialWithSecret): string[] {
 async function credentials(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;
   const command = `credentials ${sub ?? ''}`.trim();
-  const base = { ...JSON_FLAG, project: { type: 'string' } } satisfies Options;
+  const base = { ...SESSION_FLAGS, project: { type: 'string' } } satisfies Options;
   if (sub === 'list') {
     const { values } = parseCommand(command, rest, base, 0);
     const project = encodeURIComponent(required(command, values, 'project'));
-    const body = await asCustomer<CredentialList>(io, `/v1/projects/${project}/credentials`);
+    const body = await asCustomer<CredentialList>(io, values, `/v1/projects/${project}/credentials`);
     print(io, values['json'] === true, body, () => (body.credentials.length === 0 ? ['no credentials'] : body.credentials.flatMap(credentialLines)));
     return 0;
   }
@@ -245,7 +263,7 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const project = encodeURIComponent(required(command, values, 'project'));
     const list = (flag: string): string[] | undefined => str(values, flag)?.split(',').map((s) => s.trim()).filter(Boolean);
     const maxTtl = integer(command, 'max-ttl', str(values, 'max-ttl'));
-    const body = await asCustomer<CredentialWithSecret>(io, `/v1/projects/${project}/credentials`, {
+    const body = await asCustomer<CredentialWithSecret>(io, values, `/v1/projects/${project}/credentials`, {
       body: {
         scopes: list('scopes') ?? ['publisher', 'subscriber'],
         ...(str(values, 'name') === undefined ? {} : { name: str(values, 'name') }),
@@ -261,7 +279,7 @@ async function credentials(args: readonly string[], io: ClientIO): Promise<numbe
     const project = encodeURIComponent(required(command, values, 'project'));
     const appId = encodeURIComponent(positional(command, positionals, 0, 'APP_ID'));
     // rotate answers the credential with its new App Secret, revoke without one
-    const body = await asCustomer<Credential | CredentialWithSecret>(io, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
+    const body = await asCustomer<Credential | CredentialWithSecret>(io, values, `/v1/projects/${project}/credentials/${appId}/${sub}`, { method: 'POST' });
     print(io, values['json'] === true, body, () => (values['env'] === true && 'app_secret' in body ? credentialEnv(body) : credentialLines(body)));
     return 0;
   }
