@@ -13,6 +13,18 @@ export interface WebhookWorkerDeps extends ServiceDeps<WebhookStore> {
 
 const HOUR_MS = 3_600_000;
 
+/** What a lease allows beyond the send's own timeout: recording the attempt takes milliseconds. */
+const LEASE_MARGIN_MS = 5000;
+
+/**
+ * How long a process holds a delivery it took (docs/reference/webhooks.md, "Answers, retries and
+ * the delivery log"): the send's timeout and a margin. A process killed mid-send leaves its
+ * deliveries to the others once it ends: 15 s with the default 10 s timeout.
+ */
+export function deliveryLeaseMs(timeoutMs: number): number {
+  return timeoutMs + LEASE_MARGIN_MS;
+}
+
 export interface WebhookWorkerOptions {
   /** Every attempt's result: where a delivery counter hooks in. */
   readonly onDelivery?: ((result: DeliveryResult) => void) | undefined;
@@ -28,7 +40,7 @@ export function startWebhookWorker(config: Config, deps: WebhookWorkerDeps, logg
   const worker = startWebhookDelivery({
     store: deps.store, clock: deps.clock, send: sender,
     policy: { baseMs: retryBaseMs, maxDelayMs: Math.min(HOUR_MS, retryBaseMs * 720), giveUpAfterMs: 24 * HOUR_MS },
-    leaseMs: timeoutMs + 20_000,
+    leaseMs: deliveryLeaseMs(timeoutMs),
     // polls at least as often as retries fall due (short in tests), at most once a second
     pollIntervalMs: Math.min(1000, Math.max(50, retryBaseMs)),
     onError: (err) => logger.warn({ err }, 'webhook delivery failed to reach the store'),
