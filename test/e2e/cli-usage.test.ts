@@ -28,6 +28,27 @@ describe('rtc usage', () => {
     assert.equal(res.stderr, '');
   });
 
+  it('gives each command its own help: serve lists every variable the configuration reads', async () => {
+    const serve = await runCli(['serve', '--help'], {});
+    assert.equal(serve.code, 0, serve.stderr);
+    const config = readFileSync(new URL('../../server/src/config.ts', import.meta.url), 'utf8');
+    const literals = new Set([...config.matchAll(/'((?:RTC|DATABASE|REDIS)_[A-Z_]+)'/g)].map((m) => m[1]));
+    assert.ok(literals.size >= 40, 'the configuration names its variables');
+    for (const name of literals) assert.match(serve.stdout, new RegExp(`\\b${name}\\b`), `serve --help names ${name}`);
+    assert.doesNotMatch(serve.stdout, /projects list/);
+
+    const projects = await runCli(['projects', '--help'], {});
+    assert.equal(projects.code, 0, projects.stderr);
+    assert.match(projects.stdout, /^usage: rtc projects/);
+    assert.match(projects.stdout, /projects create --name NAME/);
+    assert.doesNotMatch(projects.stdout, /token create|serve /);
+    const token = await runCli(['help', 'token'], {});
+    assert.match(token.stdout, /token create --room R/);
+    assert.doesNotMatch(token.stdout, /projects list/);
+    const everything = await runCli(['help'], {});
+    assert.match(everything.stdout, /operator commands[\s\S]*client commands/);
+  });
+
   it('refuses an unknown flag with exit code 2 and names it', async () => {
     for (const args of [['serve', '--bogus'], ['projects', 'list', '--bogus'], ['token', 'create', '--room']]) {
       const res = await runCli(args, {});

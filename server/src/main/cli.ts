@@ -26,9 +26,45 @@ ${SUBSCRIPTIONS_USAGE}
 client commands (talk to a running platform over its public HTTP API, see docs/reference/cli.md):
 ${CLIENT_USAGE}
 
-  help [COMMAND], COMMAND --help   show this text
+  help [COMMAND], COMMAND --help   show this text, or the command's part of it
   --version      print the version`;
 };
+
+/**
+ * The help of one command: its entries of the usage (an entry is a line indented two spaces and
+ * the more indented lines after it); for `serve`, also every variable it reads. Undefined: no such command.
+ */
+const commandUsage = async (command: string): Promise<string | undefined> => {
+  const { SERVE_VARIABLES } = await operator();
+  const lines = (await usage()).split('\n');
+  const picked: string[] = [];
+  let inEntry = false;
+  for (const line of lines) {
+    if (/^ {2}\S/.test(line)) inEntry = line.slice(2).split(/\s/, 1)[0] === command;
+    else if (!/^ {3,}\S/.test(line)) inEntry = false;
+    if (inEntry) picked.push(line);
+  }
+  if (picked.length === 0) return undefined;
+  if (command === 'serve') {
+    picked.push('', 'reads (docs/operations/configuration.md):', ...wrap(SERVE_VARIABLES.join(' '), 96).map((l) => `  ${l}`));
+  } else if (command in CLIENT_COMMANDS) {
+    picked.push('  Every client command takes --json for machine-readable output.');
+  }
+  return `usage: rtc ${command} …\n${picked.join('\n')}`;
+};
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(line);
+  return out;
+}
 
 /** The version of the package this file belongs to (the nearest package.json above it). */
 function version(): string {
@@ -94,7 +130,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const known = command !== undefined && (OPERATOR_COMMANDS.has(command) || command in CLIENT_COMMANDS);
   // help asked anywhere on the line prints help and does nothing else (rtc serve --help starts nothing)
   if (command === 'help' || command === '--help' || command === '-h' || (known && (argv.includes('--help') || argv.includes('-h')))) {
-    process.stdout.write(`${await usage()}\n`);
+    const about = command === 'help' ? sub : known ? command : undefined;
+    process.stdout.write(`${(about !== undefined && await commandUsage(about)) || await usage()}\n`);
     return 0;
   }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command];
