@@ -152,6 +152,8 @@ describe('media relay', () => {
     const mineListener = await session('p1-listener', { role: 'audience', subscribe_room: true }, 'shared-id');
     const theirsListener = await session('p2-listener', { role: 'audience', subscribe_room: true }, 'shared-id', other);
     const got = { mine: collectFrames(mine), theirs: collectFrames(theirs), mineListener: collectFrames(mineListener), theirsListener: collectFrames(theirsListener) };
+    // the listener's join reaches the other member on its own socket: wait for it
+    await until(() => theirs.participants().length === 1, 3000, 'the listener seen by its project\'s member');
     assert.deepEqual(theirs.participants().map((p) => p.userId), ['p2-listener']);
     assert.equal(theirs.projectId, other.customer.projectId);
     // the same stream id in each project: no conflict, they are different rooms
