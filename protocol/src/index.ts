@@ -20,7 +20,7 @@ export {
 export type { FrameHeader } from './media-frame.ts';
 export {
   MEDIA_PATH, MEDIA_KINDS, MAX_CLIENT_MESSAGE_BYTES, MAX_GRANT_CHARS, MAX_REQUEST_ID, NONCE_BYTES, KEY_BYTES, REPLAY_WINDOW, KEY_LABEL,
-  MAX_SDP_CHARS, MAX_RTC_TRACKS,
+  MAX_SDP_CHARS, MAX_RTC_TRACKS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION,
 } from './media-limits.ts';
 export type { MediaKind } from './media-limits.ts';
 export { MEDIA_CLOSE } from './media-close.ts';
@@ -28,7 +28,7 @@ export type { MediaCloseName } from './media-close.ts';
 export { parseJoin, parseClientControl, parseChallenge, parseServerControl } from './media-messages.ts';
 export type {
   ChallengeMessage, JoinMessage, ClientControl, ClientRequest, ParticipantInfo, StreamInfo, GrantFields, MediaLimits, RenewRefusal,
-  RequestErrorCode, ServerControl, ServerControlParse, RtcTrack, RtcTrackDirection,
+  RequestErrorCode, ServerControl, ServerControlParse, RtcTrack, RtcTrackDirection, RtcVideoPreference,
 } from './media-messages.ts';
 export { parseGrantClaims } from './grant-claims.ts';
 export { SIGNALING_LEAVE_REASONS, encodeSignalingEventData, parseSignalingEvent } from './signaling-events.ts';

@@ -37,3 +37,7 @@ export const KEY_LABEL = {
 export const MAX_SDP_CHARS = 60_000;
 /** Most m-lines an `rtc_offer` may map: 8 published and 32 received streams. */
 export const MAX_RTC_TRACKS = 40;
+/** Most simulcast layers a published video m-line may carry (`a=simulcast:send`, smallest first). */
+export const MAX_SIMULCAST_LAYERS = 3;
+/** Largest width or height an `rtc_video` bound may name. */
+export const MAX_VIDEO_DIMENSION = 16_384;

@@ -59,6 +59,27 @@ describe('media messages', () => {
     });
   }
 
+  it('parses an rtc_video with bounds or nulls', () => {
+    assert.deepEqual(parseClientControl('{"type":"rtc_video","stream_id":7,"max_width":320,"max_height":180,"max_layer":null}'),
+      { type: 'rtc_video', stream_id: 7, max_width: 320, max_height: 180, max_layer: null });
+    assert.deepEqual(parseClientControl('{"type":"rtc_video","stream_id":7,"max_width":0,"max_height":0,"max_layer":0}')?.type, 'rtc_video');
+  });
+
+  const badVideo: [string, string][] = [
+    ['a missing bound', '{"type":"rtc_video","stream_id":7,"max_width":320,"max_height":180}'],
+    ['layer 3', '{"type":"rtc_video","stream_id":7,"max_width":null,"max_height":null,"max_layer":3}'],
+    ['a negative width', '{"type":"rtc_video","stream_id":7,"max_width":-1,"max_height":null,"max_layer":null}'],
+    ['a width over 16384', '{"type":"rtc_video","stream_id":7,"max_width":16385,"max_height":null,"max_layer":null}'],
+    ['a fractional height', '{"type":"rtc_video","stream_id":7,"max_width":null,"max_height":1.5,"max_layer":null}'],
+    ['stream id 0', '{"type":"rtc_video","stream_id":0,"max_width":null,"max_height":null,"max_layer":null}'],
+    ['an id', '{"type":"rtc_video","id":1,"stream_id":7,"max_width":null,"max_height":null,"max_layer":null}'],
+  ];
+  for (const [name, text] of badVideo) {
+    it(`refuses an rtc_video with ${name}`, () => {
+      assert.equal(parseClientControl(text), undefined);
+    });
+  }
+
   it('parses every client control message', () => {
     assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video"}'),
       { type: 'publish', id: 1, stream_id: 9, kind: 'video' });

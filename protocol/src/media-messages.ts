@@ -5,7 +5,9 @@
  * closes with protocol_error.
  */
 import { MAX_STREAM_ID } from './limits.ts';
-import { MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MEDIA_KINDS, type MediaKind } from './media-limits.ts';
+import {
+  MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION, MEDIA_KINDS, type MediaKind,
+} from './media-limits.ts';
 import { ROLES, type GrantedPermissions, type Role } from './wire.ts';
 
 /** `challenge`: the server's first message, as text. */
@@ -32,7 +34,22 @@ export type ClientControl =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'leave' }
   /** An SDP offer for the session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media"). */
-  | { readonly type: 'rtc_offer'; readonly id: number; readonly sdp: string; readonly tracks: readonly RtcTrack[] };
+  | { readonly type: 'rtc_offer'; readonly id: number; readonly sdp: string; readonly tracks: readonly RtcTrack[] }
+  /**
+   * How much of a received video stream the client wants (docs/protocol/media.md, "Layers"): the server forwards
+   * the largest simulcast layer within these bounds that fits the client's downlink; `null` is no bound, a size of
+   * 0 asks for no video at all (a hidden tile).
+   */
+  | RtcVideoPreference;
+
+/** `rtc_video`: a subscriber's bounds on the layer it receives of one video stream. */
+export interface RtcVideoPreference {
+  readonly type: 'rtc_video';
+  readonly stream_id: number;
+  readonly max_width: number | null;
+  readonly max_height: number | null;
+  readonly max_layer: number | null;
+}
 
 /** One audio or video m-line of an `rtc_offer`: which stream it sends or receives. */
 export interface RtcTrack {
@@ -109,6 +126,12 @@ export type ServerControl =
   /** The server's SDP answer to an `rtc_offer`; `refused` lists the mids it will neither send nor forward. */
   | { readonly type: 'rtc_answer'; readonly id: number; readonly sdp: string; readonly refused: readonly string[] }
   | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
+  /** The server stopped forwarding a received video stream: even its smallest layer does not fit the downlink. */
+  | { readonly type: 'stream_paused'; readonly stream_id: number; readonly reason: 'bandwidth' }
+  /** Video of a paused stream flows again, starting with a key frame. */
+  | { readonly type: 'stream_resumed'; readonly stream_id: number }
+  /** The layer the server now forwards of a received video stream: 0 is the smallest; size 0 while unknown. */
+  | { readonly type: 'stream_layer'; readonly stream_id: number; readonly layer: number; readonly width: number; readonly height: number }
   /** The customer's server changed what this session may publish and receive (docs/protocol/media.md, "permissions"). */
   | {
     readonly type: 'permissions';
@@ -133,6 +156,7 @@ const CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   ping: ['type', 'id'],
   leave: ['type'],
   rtc_offer: ['type', 'id', 'sdp', 'tracks'],
+  rtc_video: ['type', 'stream_id', 'max_width', 'max_height', 'max_layer'],
 };
 
 const TRACK_FIELDS = ['mid', 'stream_id', 'direction'];
@@ -218,9 +242,20 @@ export function parseClientControl(text: string): ClientControl | undefined {
       return isRequestId(id) && typeof sdp === 'string' && sdp.length > 0 && sdp.length <= MAX_SDP_CHARS && parsed
         ? { type: 'rtc_offer', id, sdp, tracks: parsed } : undefined;
     }
+    case 'rtc_video': {
+      const { stream_id, max_width, max_height, max_layer } = r;
+      return isStreamId(stream_id) && isBound(max_width, MAX_VIDEO_DIMENSION) && isBound(max_height, MAX_VIDEO_DIMENSION)
+        && isBound(max_layer, MAX_SIMULCAST_LAYERS - 1)
+        ? { type: 'rtc_video', stream_id, max_width, max_height, max_layer } : undefined;
+    }
     default:
       return undefined;
   }
+}
+
+/** An integer 0..max, or null (no bound). */
+function isBound(value: unknown, max: number): value is number | null {
+  return value === null || (Number.isInteger(value) && (value as number) >= 0 && (value as number) <= max);
 }
 
 /** The `tracks` of an `rtc_offer`: at most 40, mids unique, a stream id at most once per direction. */
@@ -295,6 +330,9 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   unpublished: (r) => isRequestId(r['id']) && isInteger(r['stream_id']),
   renewed: (r) => isRequestId(r['id']) && isBytes32(r['renew_nonce']) && hasGrantFields(r),
   pong: (r) => isRequestId(r['id']) && isInteger(r['server_time_ms']),
+  stream_paused: (r) => isInteger(r['stream_id']) && isText(r['reason']),
+  stream_resumed: (r) => isInteger(r['stream_id']),
+  stream_layer: (r) => isInteger(r['stream_id']) && isInteger(r['layer']) && isInteger(r['width']) && isInteger(r['height']),
   rtc_answer: (r) => isRequestId(r['id']) && isText(r['sdp']) && Array.isArray(r['refused']) && r['refused'].every(isText),
   permissions: (r) => Array.isArray(r['publish_streams']) && r['publish_streams'].every(isInteger)
     && Array.isArray(r['subscribe_streams']) && r['subscribe_streams'].every(isInteger) && typeof r['subscribe_room'] === 'boolean',

@@ -59,6 +59,7 @@ export interface ControlContext {
   send(message: ServerControl): void;
   renew(control: ClientControl & { readonly type: 'renew' }): void;
   rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void;
+  rtcVideo(control: ClientControl & { readonly type: 'rtc_video' }): void;
   close(name: MediaCloseName): void;
   nowMs(): number;
 }
@@ -101,6 +102,8 @@ export function handleControl(ctx: ControlContext, control: ClientControl): void
       return ctx.renew(control);
     case 'rtc_offer':
       return ctx.rtcOffer(control);
+    case 'rtc_video':
+      return ctx.rtcVideo(control);
     case 'ping':
       ctx.send({ type: 'pong', id: control.id, server_time_ms: ctx.nowMs() });
       return;

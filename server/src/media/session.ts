@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import {
   KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, PROTOCOL_VERSION,
-  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type Role, type ServerControl,
+  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type Role, type RtcVideoPreference, type ServerControl,
 } from '@rtc/protocol';
 import { b64u } from '../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
@@ -83,6 +83,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
   /** When the session joined its room (seconds). */
   joinedAtSec = 0;
   readonly published = new Map<number, Stream>();
+  /** Bounds the client set with `rtc_video` on the video it receives, by stream id (docs/protocol/media.md, "Layers"). */
+  readonly videoPreferences = new Map<number, RtcVideoPreference>();
   /** Idle sweeps since the last message from the client. */
   idleSweeps = 0;
 
@@ -350,6 +352,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
         send: (m) => this.sendControl(m),
         renew: (c) => this.renewal.handle(c),
         rtcOffer: (c) => this.rtcOffer(c),
+        rtcVideo: (c) => {
+          this.videoPreferences.set(c.stream_id, c);
+          this.peer?.preferenceChanged(c.stream_id);
+        },
         close: (name) => this.close(name),
         nowMs: () => this.host.nowMs(),
       }, control);

@@ -81,6 +81,11 @@ export class RtcPeer {
     return true;
   }
 
+  /** The client changed its bounds on the video of `streamId` (`rtc_video`). */
+  preferenceChanged(streamId: number): void {
+    void streamId;
+  }
+
   /** Asks the client for a key frame of a stream it sends. */
   requestKeyFrame(streamId: number): void {
     const source = this.ssrcs.get(streamId);
