@@ -420,6 +420,10 @@ function rtcOptions(
   for (const address of addresses) {
     if (isIP(address) === 0) problems.push(`RTC_MEDIA_ICE_ADDRESSES: ${JSON.stringify(address)} is not an IP address`);
   }
+  // each peer connection binds one UDP socket per address family (docs/operations/configuration.md, "WebRTC")
+  if (addresses.filter((a) => isIP(a) === 4).length > 1 || addresses.filter((a) => isIP(a) === 6).length > 1) {
+    problems.push('RTC_MEDIA_ICE_ADDRESSES takes at most one IPv4 and one IPv6 address');
+  }
   const publicIp = env['RTC_MEDIA_PUBLIC_IP'] || undefined;
   if (publicIp !== undefined && isIP(publicIp) === 0) problems.push('RTC_MEDIA_PUBLIC_IP must be an IP address');
   if (!enabled) return undefined;

@@ -54,7 +54,8 @@ describe('WebRTC media protocol', () => {
       if (done()) return true;
       for (const id of streams) {
         const list = sent.get(id)!;
-        const payload = vp8Payload(200 + (list.length % 50));
+        // a subscriber gets video from a key frame on: every tenth packet is one
+        const payload = vp8Payload(200 + (list.length % 50), list.length % 10 === 0);
         list.push(payload);
         pub.sendRtp(id, payload);
       }
@@ -142,9 +143,11 @@ describe('WebRTC media protocol', () => {
     const watcher = await subscriber(room, 'watcher', { subscribe_room: true }, [4, 5, 6]);
     assert.deepEqual(watcher.refused, []);
     await watcher.sub.waitConnected();
+    let n = 0;
     await waitFor(() => {
       if (watcher.sub.received(4).length >= 20) return true;
-      speaker.sendRtp(4, vp8Payload(100));
+      n += 1;
+      speaker.sendRtp(4, vp8Payload(100, n % 10 === 1));
       speaker.sendRtp(5, vp8Payload(100));
       audience.sendRtp(6, vp8Payload(100));
       return false;

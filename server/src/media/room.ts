@@ -3,6 +3,7 @@ import {
   KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ParticipantInfo, type Role, type ServerControl, type StreamInfo,
 } from '@rtc/protocol';
 import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from './limits.ts';
+import type { ForwardedRtp, StreamLayers } from './rtp/layers.ts';
 
 /** What a room needs of a session. */
 export interface Member {
@@ -15,9 +16,9 @@ export interface Member {
   sendControl(message: ServerControl): void;
   pushMedia(kind: number, message: Buffer): void;
   /** Sends an RTP packet of a stream over the member's peer connection, if it receives it there; true if sent. */
-  forwardRtp(streamId: number, kind: MediaKind, packet: Buffer): boolean;
-  /** Asks the member, as the publisher of a stream, for a key frame of it. */
-  requestKeyFrame(streamId: number): void;
+  forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean;
+  /** Asks the member, as the publisher of a stream, for a key frame of one simulcast layer of it (-1: all). */
+  requestKeyFrame(streamId: number, layer: number): void;
 }
 
 interface KeyGeneration {
@@ -41,8 +42,10 @@ export class Stream {
   previous: (KeyGeneration & { readonly until: number }) | undefined;
   rotationPending = false;
   live = true;
-  /** When the publisher was last asked for a key frame (ms): requests are sent at most every 250 ms. */
-  keyFrameAskedAtMs = Number.NEGATIVE_INFINITY;
+  /** When the publisher was last asked for a key frame of each layer (ms): requests are sent at most every 250 ms. */
+  readonly keyFrameAskedAtMs: number[] = [];
+  /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
+  layers: StreamLayers | undefined;
 
   constructor(id: number, kind: MediaKind, publisher: Member) {
     this.id = id;
@@ -172,7 +175,7 @@ export class Room {
         stream.subscribers.add(member);
         member.sendControl(stream.keyMessage());
         // a receiver that gets the stream back over WebRTC needs a key frame to show it
-        stream.publisher.requestKeyFrame(stream.id);
+        stream.publisher.requestKeyFrame(stream.id, -1);
       } else if (!allowed && has) {
         stream.subscribers.delete(member);
         member.sendControl({ type: 'stream_unsubscribed', stream_id: stream.id });

@@ -21,9 +21,10 @@ import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { RtcOptions } from './webrtc/options.ts';
+import type { VideoBounds } from './webrtc/downlink.ts';
+import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
-import type { RtpPacket } from 'werift';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
 
@@ -184,43 +185,51 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.queue.pushMedia(kind, message);
   }
 
-  forwardRtp(streamId: number, kind: MediaKind, packet: Buffer): boolean {
+  forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
     return this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
   }
 
-  requestKeyFrame(streamId: number): void {
-    if (this.state === 'joined') this.peer?.requestKeyFrame(streamId);
+  requestKeyFrame(streamId: number, layer: number): void {
+    if (this.state === 'joined') this.peer?.requestKeyFrame(streamId, layer);
   }
 
   publishedKind(streamId: number): MediaKind | undefined {
     return this.state === 'joined' ? this.published.get(streamId)?.kind : undefined;
   }
 
-  /** RTP of a stream this session publishes: the same packet to every subscriber's peer connection. */
-  onRtp(streamId: number, packet: RtpPacket): void {
+  /** RTP of a stream this session publishes: to every subscriber's peer connection, each taking the layer that fits it. */
+  onRtp(streamId: number, packet: ForwardedRtp): void {
     const stream = this.published.get(streamId);
-    if (!stream || stream.subscribers.size === 0) return;
-    // header extensions are the publisher's to choose and nobody checks them: none is forwarded
-    packet.header.extensions = [];
-    packet.header.extension = false;
-    const bytes = packet.serialize();
+    if (!stream) return;
+    stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.vp8, this.host.nowMs());
+    if (stream.subscribers.size === 0) return;
     let sent = 0;
-    for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, bytes)) sent += 1;
+    for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, packet)) sent += 1;
     this.host.stats.rtpForwarded += sent;
   }
 
-  onKeyFrameRequest(streamId: number): void {
+  onPublishing(streamId: number, layers: number): void {
+    const stream = this.published.get(streamId);
+    if (stream && stream.kind === 'video' && stream.layers?.count !== layers) stream.layers = new StreamLayers(layers);
+  }
+
+  layersOf(streamId: number): StreamLayers | undefined {
+    return this.room?.streams.get(streamId)?.layers;
+  }
+
+  videoBounds(streamId: number): VideoBounds | undefined {
+    const p = this.videoPreferences.get(streamId);
+    return p ? { maxWidth: p.max_width, maxHeight: p.max_height, maxLayer: p.max_layer } : undefined;
+  }
+
+  onKeyFrameRequest(streamId: number, layer: number): void {
     const stream = this.room?.streams.get(streamId);
     if (!stream || !stream.subscribers.has(this)) return;
     const now = this.host.nowMs();
-    if (now - stream.keyFrameAskedAtMs < KEY_FRAME_REQUEST_INTERVAL_MS) return;
-    stream.keyFrameAskedAtMs = now;
-    stream.publisher.requestKeyFrame(streamId);
-  }
-
-  /** Media can reach this session on these streams now: their publishers send a key frame at once. */
-  onReceiving(streamIds: readonly number[]): void {
-    for (const id of streamIds) this.onKeyFrameRequest(id);
+    const asked = stream.keyFrameAskedAtMs;
+    if (now - (asked[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_REQUEST_INTERVAL_MS) return;
+    asked[layer] = now;
+    stream.publisher.requestKeyFrame(streamId, layer);
   }
 
   /** Closes with a documented code; the session leaves its room at once. */
@@ -369,7 +378,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   private rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void {
     const options = this.host.rtc;
     if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
-    this.peer ??= new RtcPeer(this, options);
+    this.peer ??= new RtcPeer(this, options, () => this.host.nowMs());
     this.peer.answer(control.sdp, control.tracks).then(
       (result) => {
         if (this.state !== 'joined') return;

@@ -1,21 +1,35 @@
-import { useOPUS, useVP8, type PeerConfig } from 'werift';
+import { isIP } from 'node:net';
+import { useFIR, usePLI, useOPUS, useSdesMid, useSdesRTPStreamId, useTransportWideCC, useVP8, type PeerConfig } from 'werift';
 import type { RtcOptions } from '../../config.ts';
 
 export type { RtcOptions };
 
 /**
  * The peer configuration of every server-side peer connection: Opus and VP8 only (the encrypted
- * frame layout is defined for them), NACK and PLI feedback, no RTX, so that forwarded packets keep
- * their meaning; no STUN server (the server's own addresses are the candidates).
+ * frame layout is defined for them), key frame requests, no RTX, so that forwarded packets keep their
+ * meaning; the mid, rid and transport-wide sequence number header extensions; no STUN server (the
+ * server's own addresses are the candidates). NACK and transport-cc feedback are the server's own
+ * (uplink.ts, downlink.ts) and are added to the answer by sdp.ts, so that werift's do not run too.
+ * With `RTC_MEDIA_ICE_ADDRESSES` the sockets are bound to those addresses, not to every interface.
  */
 export function peerConfig(options: RtcOptions): Partial<PeerConfig> {
   const only = options.addresses.length > 0;
   const loopback = options.includeLoopback ? ['127.0.0.1'] : [];
+  const v4 = options.addresses.find((a) => isIP(a) === 4);
+  const v6 = options.addresses.find((a) => isIP(a) === 6);
   return {
-    codecs: { audio: [useOPUS()], video: [useVP8()] },
+    codecs: {
+      audio: [useOPUS({ rtcpFeedback: [] })],
+      video: [useVP8({ rtcpFeedback: [usePLI(), useFIR()] })],
+    },
+    headerExtensions: {
+      audio: [useSdesMid(), useTransportWideCC()],
+      video: [useSdesMid(), useSdesRTPStreamId(), useTransportWideCC()],
+    },
     iceServers: [],
     icePortRange: options.portRange ? [options.portRange[0], options.portRange[1]] : undefined,
     iceAdditionalHostAddresses: only ? [...options.addresses] : loopback,
+    iceInterfaceAddresses: only ? { ...(v4 ? { udp4: v4 } : {}), ...(v6 ? { udp6: v6 } : {}) } : undefined,
     iceUseIpv4: !only,
     iceUseIpv6: !only && options.ipv6,
     bundlePolicy: 'max-bundle',

@@ -1,11 +1,13 @@
-import type { MediaKind, RtcTrack } from '@rtc/protocol';
+import type { MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
 import {
-  RTCPeerConnection, RtcpPayloadSpecificFeedback, type MediaStreamTrack, type RTCDtlsTransport, type RtcpPacket, type RtpPacket,
-  type RTCRtpTransceiver,
+  RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';
+import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 import { peerConfig, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
-import { announce, keepInactiveOpen, scanOffer } from './sdp.ts';
+import { Downlink, type VideoBounds } from './downlink.ts';
+import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
+import { Uplink, type SendingLine } from './uplink.ts';
 
 installDtlsKeyCheck();
 
@@ -15,11 +17,16 @@ export interface PeerOwner {
   publishedKind(streamId: number): MediaKind | undefined;
   canSubscribe(streamId: number): boolean;
   /** RTP of a stream the session publishes, for its subscribers. */
-  onRtp(streamId: number, packet: RtpPacket): void;
-  /** A subscriber asked for a key frame of a stream it receives. */
-  onKeyFrameRequest(streamId: number): void;
-  /** The peer connection can carry media now (first connect, or a renegotiation added received streams). */
-  onReceiving(streamIds: readonly number[]): void;
+  onRtp(streamId: number, packet: ForwardedRtp): void;
+  /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
+  onPublishing(streamId: number, layers: number): void;
+  /** The simulcast layers of a stream the session receives, as its publisher sends them. */
+  layersOf(streamId: number): StreamLayers | undefined;
+  /** A key frame of this layer of a received stream is needed (a subscriber asked, or a layer switch waits for one). */
+  onKeyFrameRequest(streamId: number, layer: number): void;
+  /** The client's bounds on a received video (`rtc_video`), if it set any. */
+  videoBounds(streamId: number): VideoBounds | undefined;
+  sendControl(message: ServerControl): void;
 }
 
 /**
@@ -40,29 +47,35 @@ interface Outbound {
 
 /**
  * The server end of a session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media").
- * The client offers, this answers; it forwards RTP without decoding it. Which m-line carries which
- * stream comes from the offer's `tracks`, and is checked against the session's grant at each packet.
+ * The client offers, this answers. What the client publishes comes in through the uplink (feedback,
+ * NACKs, receiver reports); what it receives goes out through the downlink (its bandwidth estimate,
+ * one simulcast layer per video, retransmissions). Which m-line carries which stream comes from the
+ * offer's `tracks`, and is checked against the session's grant at each packet.
  */
 export class RtcPeer {
   private readonly owner: PeerOwner;
   private readonly options: RtcOptions;
   private pc: RTCPeerConnection | undefined;
-  /** Streams the client sends, by mid. */
-  private sending = new Map<string, number>();
   /** Streams the client receives, by stream id. */
   private receiving = new Map<number, Outbound>();
-  private readonly watchedTracks = new WeakSet<MediaStreamTrack>();
   private fingerprint: string | undefined;
   private readonly watchedTransports = new WeakSet<RTCDtlsTransport>();
-  /** Publisher SSRC of each stream the client sends: key frame requests name it. */
-  private readonly ssrcs = new Map<number, { readonly ssrc: number; readonly transceiver: RTCRtpTransceiver }>();
+  private readonly uplink: Uplink;
+  private readonly downlink: Downlink;
   private chain: Promise<unknown> = Promise.resolve();
   private connected = false;
   private closed = false;
 
-  constructor(owner: PeerOwner, options: RtcOptions) {
+  constructor(owner: PeerOwner, options: RtcOptions, now: () => number) {
     this.owner = owner;
     this.options = options;
+    this.uplink = new Uplink({ onRtp: (id, packet) => owner.onRtp(id, packet), rttMs: () => this.downlink.rtt }, now);
+    this.downlink = new Downlink({
+      paused: (stream_id) => owner.sendControl({ type: 'stream_paused', stream_id, reason: 'bandwidth' }),
+      resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
+      layer: (stream_id, layer, width, height) => owner.sendControl({ type: 'stream_layer', stream_id, layer, width, height }),
+      keyFrame: (streamId, layer) => owner.onKeyFrameRequest(streamId, layer),
+    }, (streamId) => owner.layersOf(streamId), now);
   }
 
   /** Answers an offer; offers are applied one at a time, in order. */
@@ -73,23 +86,21 @@ export class RtcPeer {
   }
 
   /** Sends a packet of a stream this client receives, if it may receive it now. */
-  forward(streamId: number, kind: MediaKind, packet: Buffer): boolean {
+  forward(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
     const out = this.receiving.get(streamId);
     if (!out || out.kind !== kind || !this.connected || !this.owner.canSubscribe(streamId)) return false;
-    // the sender rewrites the header of what it sends: each gets its own parsed copy
-    out.transceiver.sender.sendRtp(packet).catch(() => undefined);
-    return true;
+    return this.downlink.forward(streamId, packet);
   }
 
   /** The client changed its bounds on the video of `streamId` (`rtc_video`). */
   preferenceChanged(streamId: number): void {
-    void streamId;
+    const bounds = this.owner.videoBounds(streamId);
+    if (bounds) this.downlink.setBounds(streamId, bounds);
   }
 
-  /** Asks the client for a key frame of a stream it sends. */
-  requestKeyFrame(streamId: number): void {
-    const source = this.ssrcs.get(streamId);
-    if (source) source.transceiver.receiver.sendRtcpPLI(source.ssrc).catch(() => undefined);
+  /** Asks the client for a key frame of a layer of a stream it sends (-1: every layer). */
+  requestKeyFrame(streamId: number, layer: number): void {
+    this.uplink.requestKeyFrame(streamId, layer);
   }
 
   close(): void {
@@ -99,7 +110,8 @@ export class RtcPeer {
     const pc = this.pc;
     this.pc = undefined;
     this.receiving.clear();
-    this.sending.clear();
+    this.uplink.close();
+    this.downlink.close();
     if (pc) pc.close().catch(() => undefined);
   }
 
@@ -107,15 +119,15 @@ export class RtcPeer {
     if (this.closed) return { ok: false };
     const scan = scanOffer(sdp);
     // the server is the DTLS client: that is the role where the peer's key is checked (dtls-verify.ts)
-    if (!scan || !scan.fingerprint || !scan.mediaOnly || !scan.serverIsDtlsClient || scan.mlines > MAX_MLINES || scan.candidates > MAX_CANDIDATES
-      || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
+    if (!scan || !scan.fingerprint || !scan.mediaOnly || !scan.serverIsDtlsClient || !scan.simulcastOk || scan.mlines > MAX_MLINES
+      || scan.candidates > MAX_CANDIDATES || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
     // the DTLS certificate is bound to the session by its first offer (docs/protocol/media.md, 10.2)
     if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint) return { ok: false };
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp });
-      this.watchRtcp(pc);
+      this.watchTransports(pc);
     } catch {
       // the stack refused it (no common codec, broken lines); a first offer leaves no connection behind
       if (fresh) {
@@ -129,7 +141,7 @@ export class RtcPeer {
     for (const transport of pc.iceTransports) transport.connection.stunServer = undefined;
 
     const refused: string[] = [];
-    const sending = new Map<string, number>();
+    const sending = new Map<string, SendingLine>();
     const receiving = new Map<number, Outbound>();
     const added: number[] = [];
     const byMid = new Map(pc.getTransceivers().filter((t) => t.mid !== undefined).map((t) => [t.mid!, t]));
@@ -139,8 +151,11 @@ export class RtcPeer {
       if (!transceiver) {
         refused.push(track.mid);
       } else if (track.direction === 'send') {
-        if (this.owner.publishedKind(track.stream_id) === kind) sending.set(track.mid, track.stream_id);
-        else refused.push(track.mid);
+        if (this.owner.publishedKind(track.stream_id) === kind) {
+          sending.set(track.mid, { streamId: track.stream_id, kind, rids: scan.rids.get(track.mid) ?? [], ssrcs: scan.ssrcs.get(track.mid) ?? [] });
+        } else {
+          refused.push(track.mid);
+        }
       } else if (this.owner.canSubscribe(track.stream_id)) {
         transceiver.setDirection('sendonly');
         receiving.set(track.stream_id, { transceiver, kind });
@@ -156,61 +171,68 @@ export class RtcPeer {
       if (!sending.has(mid) && ![...receiving.values()].some((o) => o.transceiver === transceiver) && transceiver.direction === 'sendonly') {
         transceiver.setDirection('inactive');
       }
+      // werift's receiver reports count retransmissions as received: the uplink sends its own
+      transceiver.receiver.rtcpRunning = true;
     }
-    this.sending = sending;
     this.receiving = receiving;
 
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
     if (this.closed) return { ok: false };
-    if (this.connected && added.length > 0) this.owner.onReceiving(added);
-    return { ok: true, sdp: announce(keepInactiveOpen(pc.localDescription?.sdp ?? answer.sdp, sdp), this.options.publicIp), refused };
+    const local = addFeedback(pc.localDescription?.sdp ?? answer.sdp, sdp);
+    const ids = extensionIds(local);
+    const twcc = ids.get(RTP_EXTENSION_URI.transportWideCC);
+    this.uplink.configure({ mid: ids.get(RTP_EXTENSION_URI.sdesMid), rid: ids.get(RTP_EXTENSION_URI.sdesRTPStreamID), twcc }, sending);
+    for (const line of sending.values()) this.owner.onPublishing(line.streamId, Math.max(line.rids.length, 1));
+    this.downlink.setOutbound([...receiving].map(([streamId, o]) => ({ streamId, kind: o.kind, transceiver: o.transceiver })),
+      { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc });
+    for (const streamId of receiving.keys()) this.preferenceChanged(streamId);
+    if (this.connected && added.length > 0) this.askKeyFrames(added);
+    return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };
   }
 
   private open(): RTCPeerConnection {
     const pc = new RTCPeerConnection(peerConfig(this.options));
     this.pc = pc;
-    // werift announces remote tracks while it applies the offer
-    pc.ontrack = ({ track, transceiver }) => {
-      if (this.watchedTracks.has(track)) return;
-      this.watchedTracks.add(track);
-      track.onReceiveRtp.subscribe((packet) => this.onRtp(transceiver, packet));
-    };
     pc.connectionStateChange.subscribe((state) => {
       const was = this.connected;
       this.connected = state === 'connected' && !this.closed;
-      if (this.connected && !was) this.owner.onReceiving([...this.receiving.keys()]);
+      if (this.connected && !was) this.askKeyFrames([...this.receiving.keys()]);
     });
     return pc;
   }
 
-  private onRtp(transceiver: RTCRtpTransceiver, packet: RtpPacket): void {
-    const mid = transceiver.mid;
-    const streamId = mid === undefined ? undefined : this.sending.get(mid);
-    if (streamId === undefined) return;
-    const kind = this.owner.publishedKind(streamId);
-    if (kind === undefined || kind !== transceiver.kind) return;
-    if (this.ssrcs.get(streamId)?.ssrc !== packet.header.ssrc) this.ssrcs.set(streamId, { ssrc: packet.header.ssrc, transceiver });
-    this.owner.onRtp(streamId, packet);
+  /** Media can reach the client on these streams now: their publishers send a key frame at once. */
+  private askKeyFrames(streamIds: readonly number[]): void {
+    for (const id of streamIds) {
+      const layer = this.downlink.forwardedLayer(id);
+      if (layer !== undefined) this.owner.onKeyFrameRequest(id, layer);
+    }
   }
 
   /**
-   * Key frame requests (PLI, FIR) from the client name the SSRC of the transceiver that sends to it.
-   * werift hands a feedback packet to whichever receiver owns the packet's sender SSRC, which is the
-   * client's own publishing SSRC when it publishes too; so every RTCP packet of the transport is read here.
+   * RTCP of the transport: the downlink's feedback, and key frame requests (PLI, FIR), which name the
+   * SSRC of the m-line that sends to the client; werift would hand them to whichever receiver owns
+   * the packet's sender SSRC, the client's own publishing SSRC when it publishes too.
    */
-  private watchRtcp(pc: RTCPeerConnection): void {
+  private watchTransports(pc: RTCPeerConnection): void {
     for (const transport of pc.dtlsTransports) {
       if (this.watchedTransports.has(transport)) continue;
       this.watchedTransports.add(transport);
+      this.uplink.attach(transport);
+      this.downlink.attach(transport);
       transport.onRtcp.subscribe((packet: RtcpPacket) => {
+        this.downlink.onRtcp(packet);
         if (packet.type !== RtcpPayloadSpecificFeedback.type) return;
         const { feedback } = packet;
         const asked = 'fir' in feedback ? feedback.fir.map((entry) => entry.ssrc)
           : feedback.count === 1 && 'mediaSsrc' in feedback ? [feedback.mediaSsrc] : [];
         if (asked.length === 0) return;
         for (const [streamId, out] of this.receiving) {
-          if (asked.includes(out.transceiver.sender.ssrc)) this.owner.onKeyFrameRequest(streamId);
+          if (asked.includes(out.transceiver.sender.ssrc)) {
+            const layer = this.downlink.forwardedLayer(streamId);
+            if (layer !== undefined) this.owner.onKeyFrameRequest(streamId, layer);
+          }
         }
       });
     }

@@ -1,3 +1,5 @@
+import { MAX_SIMULCAST_LAYERS } from '@rtc/protocol';
+
 /**
  * The little the media server reads of a client's SDP offer before handing it to the WebRTC stack
  * (docs/protocol/media.md, "Negotiation"): that it names a DTLS fingerprint, and the kind of each
@@ -17,6 +19,12 @@ export interface OfferScan {
   readonly mlines: number;
   /** Media kind of every audio and video m-line, by mid. */
   readonly kinds: ReadonlyMap<string, 'audio' | 'video'>;
+  /** Simulcast rids each m-line sends (`a=simulcast:send`, smallest first), by mid. */
+  readonly rids: ReadonlyMap<string, readonly string[]>;
+  /** SSRCs each m-line names (`a=ssrc`), by mid. */
+  readonly ssrcs: ReadonlyMap<string, readonly number[]>;
+  /** Whether every simulcast description is one the server takes: video, at most 3 rids, no rid on two m-lines. */
+  readonly simulcastOk: boolean;
 }
 
 /** Undefined for text that is not an SDP offer at all. */
@@ -30,8 +38,25 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   let serverIsDtlsClient = true;
   let kind: string | undefined;
   const kinds = new Map<string, 'audio' | 'video'>();
+  const rids = new Map<string, string[]>();
+  const ssrcs = new Map<string, number[]>();
+  const allRids = new Set<string>();
+  let simulcastOk = true;
+  let mid: string | undefined;
+  let sectionRids: string[] = [];
+  let sectionSsrcs: number[] = [];
+  const endSection = (): void => {
+    if (mid !== undefined) {
+      if (sectionRids.length > 0) rids.set(mid, sectionRids);
+      if (sectionSsrcs.length > 0) ssrcs.set(mid, sectionSsrcs);
+    }
+    mid = undefined;
+    sectionRids = [];
+    sectionSsrcs = [];
+  };
   for (const line of lines) {
     if (line.startsWith('m=')) {
+      endSection();
       kind = line.slice(2).split(' ', 1)[0];
       mlines += 1;
       if (kind !== 'audio' && kind !== 'video') mediaOnly = false;
@@ -44,12 +69,59 @@ export function scanOffer(sdp: string): OfferScan | undefined {
     } else if (line.startsWith('a=candidate:')) {
       candidates.add(line.trim());
     } else if (line.startsWith('a=mid:') && (kind === 'audio' || kind === 'video')) {
-      kinds.set(line.slice('a=mid:'.length).trim(), kind);
+      mid = line.slice('a=mid:'.length).trim();
+      kinds.set(mid, kind);
+    } else if (line.startsWith('a=simulcast:')) {
+      // a=simulcast:send q;h;f (alternatives after a comma are not taken: the first of each is the layer)
+      const match = /^a=simulcast:send\s+(\S+)\s*$/.exec(line.trim());
+      const list = match ? match[1]!.split(';').map((r) => r.split(',')[0]!.replace(/^~/, '')) : [];
+      if (kind !== 'video' || list.length === 0 || list.length > MAX_SIMULCAST_LAYERS || list.some((r) => !RID.test(r) || allRids.has(r))) {
+        simulcastOk = false;
+      }
+      for (const r of list) allRids.add(r);
+      sectionRids = list;
+    } else if (line.startsWith('a=ssrc:')) {
+      const ssrc = Number(line.slice('a=ssrc:'.length).split(' ', 1)[0]);
+      if (Number.isInteger(ssrc) && !sectionSsrcs.includes(ssrc) && sectionSsrcs.length < 4) sectionSsrcs.push(ssrc);
     }
   }
+  endSection();
   const [only] = fingerprints;
   const fingerprint = fingerprints.size === 1 && only?.startsWith('a=fingerprint:sha-256 ') ? only : undefined;
-  return { fingerprint, mlines, kinds, candidates: candidates.size, mediaOnly, serverIsDtlsClient };
+  return { fingerprint, mlines, kinds, rids, ssrcs, simulcastOk, candidates: candidates.size, mediaOnly, serverIsDtlsClient };
+}
+
+const RID = /^[A-Za-z0-9_-]{1,16}$/;
+
+/**
+ * Adds the feedback the server gives itself rather than through werift (options.ts): transport-cc on
+ * every codec, and NACK on video, to each m-line of the answer that the offer asked for them on.
+ */
+export function addFeedback(answer: string, offer: string): string {
+  const offered = new Set(offer.split(/\r?\n/).filter((l) => l.startsWith('a=rtcp-fb:')).map((l) => l.slice('a=rtcp-fb:'.length).split(' ').slice(1).join(' ').trim()));
+  const sections = answer.split('\r\nm=');
+  return sections.map((section, i) => {
+    if (i === 0) return section;
+    const video = section.startsWith('video ');
+    const extra: string[] = [];
+    for (const match of section.matchAll(/\r\na=rtpmap:(\d+) /g)) {
+      const pt = match[1]!;
+      if (offered.has('transport-cc')) extra.push(`a=rtcp-fb:${pt} transport-cc`);
+      if (video && offered.has('nack')) extra.push(`a=rtcp-fb:${pt} nack`);
+    }
+    if (extra.length === 0) return section;
+    const lines = section.split('\r\n');
+    const at = lines.findIndex((l) => l.startsWith('a=rtpmap:'));
+    lines.splice(at + 1, 0, ...extra);
+    return lines.join('\r\n');
+  }).join('\r\nm=');
+}
+
+/** The header extension ids an SDP names (`a=extmap`), by URI. */
+export function extensionIds(sdp: string): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const match of sdp.matchAll(/^a=extmap:(\d+)(?:\/\S+)? (\S+)/gm)) ids.set(match[2]!, Number(match[1]));
+  return ids;
 }
 
 /**

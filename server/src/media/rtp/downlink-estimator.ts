@@ -1,0 +1,342 @@
+/**
+ * A send-side estimate of one subscriber's downlink (docs/protocol/media.md, "Bandwidth"), from the
+ * transport-wide congestion control feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01) the
+ * subscriber returns for what the server sent it. It follows the shape of Google congestion control
+ * (draft-ietf-rmcat-gcc-02): a delay-based part (a trend of the one-way queuing delay, compared with an
+ * adaptive threshold), a loss-based part, and what the subscriber really received (the acknowledged
+ * rate) as the anchor of every decrease. Clock-injected and timer-free: times are arguments.
+ */
+
+/** Send records kept, indexed by the 16-bit transport sequence number. */
+const HISTORY = 1 << 16;
+/** Packets sent within this many ms form one group for the delay trend (a burst leaves the sender at once). */
+const BURST_MS = 5;
+/** Groups in the trend's linear regression. */
+const TREND_WINDOW = 20;
+const TREND_SMOOTHING = 0.9;
+const TREND_GAIN = 4;
+const INITIAL_THRESHOLD_MS = 12.5;
+const THRESHOLD_UP = 0.0087;
+const THRESHOLD_DOWN = 0.039;
+/** Overuse must last this long before the rate is cut. */
+const OVERUSE_MS = 10;
+/** Window of the acknowledged rate. */
+const ACKED_WINDOW_MS = 500;
+/** Multiplicative increase per second while the path shows no queue. */
+const INCREASE_PER_S = 1.08;
+/** Cut to this fraction of the acknowledged rate on overuse. */
+const DECREASE_FACTOR = 0.85;
+/** Loss fractions of the loss-based part: above the upper one the rate drops, below the lower one it may grow. */
+const LOSS_HIGH = 0.1;
+const LOSS_LOW = 0.02;
+/** Loss is judged over at least this many packets. */
+const LOSS_MIN_PACKETS = 20;
+
+export interface EstimatorOptions {
+  readonly initialBps: number;
+  readonly minBps: number;
+  readonly maxBps: number;
+}
+
+export type DelaySignal = 'normal' | 'overuse' | 'underuse';
+
+/** One entry of a transport-wide feedback message, in sequence order. */
+export interface FeedbackResult {
+  readonly seq: number;
+  /** Arrival at the subscriber in ms on the subscriber's clock; undefined when reported lost. */
+  readonly receivedAtMs: number | undefined;
+}
+
+export class DownlinkEstimator {
+  private readonly options: EstimatorOptions;
+  private readonly sentAt = new Float64Array(HISTORY);
+  private readonly sentBytes = new Int32Array(HISTORY);
+  /** Probe cluster of a sent packet, 0 for media. */
+  private readonly sentProbe = new Int32Array(HISTORY);
+  private estimate: number;
+  private lastUpdateMs: number | undefined;
+  private signal: DelaySignal = 'normal';
+  private overuseSinceMs: number | undefined;
+  private threshold = INITIAL_THRESHOLD_MS;
+  private lastThresholdMs: number | undefined;
+  // the current burst group: its last send and arrival time
+  private groupSendMs: number | undefined;
+  private groupArrivalMs = 0;
+  private prevGroupSendMs: number | undefined;
+  private prevGroupArrivalMs = 0;
+  private accumulatedDelay = 0;
+  private smoothedDelay = 0;
+  private firstArrivalMs: number | undefined;
+  private deltas = 0;
+  private readonly trendX: number[] = [];
+  private readonly trendY: number[] = [];
+  // acknowledged bytes by arrival time
+  private readonly ackedTimes: number[] = [];
+  private readonly ackedSizes: number[] = [];
+  private ackedSum = 0;
+  private lossLost = 0;
+  private lossTotal = 0;
+  private lossFraction = 0;
+  // probe clusters: what each sent, and what of it arrived
+  private readonly probes = new Map<number, { sentBytes: number; firstSentMs: number; lastSentMs: number; packets: number;
+    recvBytes: number; firstRecvMs: number; lastRecvMs: number; recvPackets: number; lastRecvSize: number }>();
+
+  constructor(options: EstimatorOptions) {
+    this.options = options;
+    this.estimate = options.initialBps;
+  }
+
+  /** The current estimate of what the downlink carries, in bits per second. */
+  get bps(): number {
+    return this.estimate;
+  }
+
+  /** What the subscriber received over the last half second, in bits per second. */
+  get ackedBps(): number {
+    if (this.ackedTimes.length < 2) return 0;
+    const span = Math.max(this.ackedTimes[this.ackedTimes.length - 1]! - this.ackedTimes[0]!, 100);
+    return (this.ackedSum * 8 * 1000) / span;
+  }
+
+  get delaySignal(): DelaySignal {
+    return this.signal;
+  }
+
+  get loss(): number {
+    return this.lossFraction;
+  }
+
+  /** Records a packet as it leaves; `probe` names its probe cluster (0 for media and retransmissions). */
+  onSent(seq: number, bytes: number, nowMs: number, probe = 0): void {
+    const i = seq & 0xffff;
+    this.sentAt[i] = nowMs;
+    this.sentBytes[i] = bytes;
+    this.sentProbe[i] = probe;
+    if (probe !== 0) {
+      let cluster = this.probes.get(probe);
+      if (!cluster) {
+        cluster = { sentBytes: 0, firstSentMs: nowMs, lastSentMs: nowMs, packets: 0, recvBytes: 0, firstRecvMs: 0, lastRecvMs: 0, recvPackets: 0, lastRecvSize: 0 };
+        this.probes.set(probe, cluster);
+        if (this.probes.size > 4) this.probes.delete(this.probes.keys().next().value!);
+      }
+      cluster.sentBytes += bytes;
+      cluster.lastSentMs = nowMs;
+      cluster.packets += 1;
+    }
+  }
+
+  /** Applies one feedback message; returns the new estimate. */
+  onFeedback(results: Iterable<FeedbackResult>, nowMs: number): number {
+    for (const result of results) {
+      const i = result.seq & 0xffff;
+      const sentMs = this.sentAt[i]!;
+      if (sentMs === 0) continue;
+      this.lossTotal += 1;
+      if (result.receivedAtMs === undefined) {
+        this.lossLost += 1;
+        continue;
+      }
+      const size = this.sentBytes[i]!;
+      this.sentAt[i] = 0;
+      this.onArrival(sentMs, result.receivedAtMs, size, nowMs);
+      const probe = this.sentProbe[i]!;
+      if (probe !== 0) this.probeArrival(probe, size, result.receivedAtMs);
+    }
+    if (this.lossTotal >= LOSS_MIN_PACKETS) {
+      this.lossFraction = this.lossLost / this.lossTotal;
+      this.lossLost = 0;
+      this.lossTotal = 0;
+    }
+    this.update(nowMs);
+    return this.estimate;
+  }
+
+  /**
+   * What a probe cluster showed: when the subscriber received it at the rate it was sent, the path
+   * carries that rate, and the estimate may jump there rather than climb. Undefined until enough of it came back.
+   */
+  probeResult(probe: number): number | undefined {
+    const c = this.probes.get(probe);
+    if (!c || c.recvPackets < Math.max(5, c.packets * 0.8)) return undefined;
+    const sendSpan = Math.max(c.lastSentMs - c.firstSentMs, 1);
+    const recvSpan = Math.max(c.lastRecvMs - c.firstRecvMs, 1);
+    const sendBps = ((c.sentBytes - c.lastRecvSize) * 8 * 1000) / sendSpan;
+    const recvBps = ((c.recvBytes - c.lastRecvSize) * 8 * 1000) / recvSpan;
+    return Math.min(sendBps, recvBps);
+  }
+
+  /** Takes a probe's result into the estimate (the caller decides when the probe is over). */
+  applyProbe(bps: number): void {
+    if (this.signal === 'overuse') return;
+    this.estimate = this.clamp(Math.max(this.estimate, bps * 0.95));
+  }
+
+  private probeArrival(probe: number, size: number, arrivalMs: number): void {
+    const c = this.probes.get(probe);
+    if (!c) return;
+    if (c.recvPackets === 0) c.firstRecvMs = arrivalMs;
+    c.recvPackets += 1;
+    c.recvBytes += size;
+    c.lastRecvMs = Math.max(c.lastRecvMs, arrivalMs);
+    c.lastRecvSize = size;
+  }
+
+  private onArrival(sentMs: number, arrivalMs: number, size: number, nowMs: number): void {
+    this.firstArrivalMs ??= arrivalMs;
+    // acknowledged rate, by arrival time
+    this.ackedTimes.push(arrivalMs);
+    this.ackedSizes.push(size);
+    this.ackedSum += size;
+    while (this.ackedTimes.length > 0 && this.ackedTimes[0]! < arrivalMs - ACKED_WINDOW_MS) {
+      this.ackedTimes.shift();
+      this.ackedSum -= this.ackedSizes.shift()!;
+    }
+    // delay trend over burst groups
+    if (this.groupSendMs === undefined) {
+      this.groupSendMs = sentMs;
+      this.groupArrivalMs = arrivalMs;
+      return;
+    }
+    if (sentMs - this.groupSendMs <= BURST_MS && sentMs >= this.groupSendMs) {
+      this.groupSendMs = sentMs;
+      this.groupArrivalMs = Math.max(this.groupArrivalMs, arrivalMs);
+      return;
+    }
+    if (sentMs < this.groupSendMs) return; // reordered into an older group: leave it out of the trend
+    if (this.prevGroupSendMs !== undefined) {
+      const delta = (this.groupArrivalMs - this.prevGroupArrivalMs) - (this.groupSendMs - this.prevGroupSendMs);
+      this.trend(delta, this.groupArrivalMs, nowMs);
+    }
+    this.prevGroupSendMs = this.groupSendMs;
+    this.prevGroupArrivalMs = this.groupArrivalMs;
+    this.groupSendMs = sentMs;
+    this.groupArrivalMs = arrivalMs;
+  }
+
+  private trend(deltaMs: number, arrivalMs: number, nowMs: number): void {
+    this.deltas = Math.min(this.deltas + 1, 1000);
+    this.accumulatedDelay += deltaMs;
+    this.smoothedDelay = TREND_SMOOTHING * this.smoothedDelay + (1 - TREND_SMOOTHING) * this.accumulatedDelay;
+    this.trendX.push(arrivalMs - this.firstArrivalMs!);
+    this.trendY.push(this.smoothedDelay);
+    if (this.trendX.length > TREND_WINDOW) {
+      this.trendX.shift();
+      this.trendY.shift();
+    }
+    if (this.trendX.length < TREND_WINDOW) return;
+    const slope = linearSlope(this.trendX, this.trendY);
+    const modified = Math.min(this.deltas, 60) * slope * TREND_GAIN;
+    if (modified > this.threshold) {
+      this.overuseSinceMs ??= nowMs;
+      if (nowMs - this.overuseSinceMs >= OVERUSE_MS) this.signal = 'overuse';
+    } else {
+      this.overuseSinceMs = undefined;
+      this.signal = modified < -this.threshold ? 'underuse' : 'normal';
+    }
+    // the threshold follows the trend slowly, so that competing flows do not starve this one
+    const elapsed = Math.min(nowMs - (this.lastThresholdMs ?? nowMs), 100);
+    this.lastThresholdMs = nowMs;
+    if (Math.abs(modified) <= this.threshold + 15) {
+      const k = Math.abs(modified) < this.threshold ? THRESHOLD_DOWN : THRESHOLD_UP;
+      this.threshold = Math.min(Math.max(this.threshold + k * (Math.abs(modified) - this.threshold) * elapsed, 6), 600);
+    }
+  }
+
+  private update(nowMs: number): void {
+    const elapsedS = this.lastUpdateMs === undefined ? 0 : Math.min(nowMs - this.lastUpdateMs, 1000) / 1000;
+    this.lastUpdateMs = nowMs;
+    const acked = this.ackedBps;
+    let next = this.estimate;
+    if (this.signal === 'overuse') {
+      // cut to what really got through, once per overuse
+      if (acked > 0) next = Math.min(next, DECREASE_FACTOR * acked);
+      this.signal = 'normal';
+      this.overuseSinceMs = undefined;
+      this.accumulatedDelay = 0;
+      this.smoothedDelay = 0;
+      this.trendX.length = 0;
+      this.trendY.length = 0;
+    } else if (this.signal === 'normal' && this.lossFraction <= LOSS_HIGH) {
+      next = next * INCREASE_PER_S ** elapsedS;
+      // an estimate far above what is sent is untested: keep it within reach of the acknowledged rate
+      if (acked > 0) next = Math.min(next, Math.max(this.estimate, 1.5 * acked + 10_000));
+    }
+    if (this.lossFraction > LOSS_HIGH) {
+      next = Math.min(next, this.estimate * (1 - 0.5 * this.lossFraction) ** Math.max(elapsedS * 5, 1));
+      this.lossFraction = LOSS_LOW; // one cut per judged window
+    }
+    this.estimate = this.clamp(next);
+  }
+
+  private clamp(bps: number): number {
+    return Math.min(Math.max(bps, this.options.minBps), this.options.maxBps);
+  }
+}
+
+/** Slope of the least-squares line through the points. */
+function linearSlope(x: readonly number[], y: readonly number[]): number {
+  const n = x.length;
+  let sx = 0;
+  let sy = 0;
+  for (let i = 0; i < n; i += 1) {
+    sx += x[i]!;
+    sy += y[i]!;
+  }
+  const mx = sx / n;
+  const my = sy / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i += 1) {
+    num += (x[i]! - mx) * (y[i]! - my);
+    den += (x[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/** What werift parses of a transport-wide feedback message: its chunks and receive deltas (µs). */
+export interface ParsedTwcc {
+  readonly baseSequenceNumber: number;
+  readonly packetStatusCount: number;
+  /** In multiples of 64 ms. */
+  readonly referenceTime: number;
+  readonly packetChunks: readonly ({ readonly runLength: number; readonly packetStatus: number } | { readonly symbolSize: number; readonly symbolList: readonly number[] })[];
+  readonly recvDeltas: readonly { readonly delta: number }[];
+}
+
+/**
+ * The per-packet results of a feedback message. werift's own `packetResults` skips status vector
+ * chunks (which Chromium sends whenever statuses mix) and rounds every delta down to a millisecond, so
+ * the chunks are read here; times keep their 250 µs resolution.
+ */
+export function feedbackResults(feedback: ParsedTwcc): FeedbackResult[] {
+  const statuses: number[] = [];
+  for (const chunk of feedback.packetChunks) {
+    if (statuses.length >= feedback.packetStatusCount) break;
+    if ('runLength' in chunk) {
+      for (let i = 0; i < chunk.runLength && statuses.length < feedback.packetStatusCount; i += 1) statuses.push(chunk.packetStatus);
+    } else {
+      for (const symbol of chunk.symbolList) {
+        if (statuses.length >= feedback.packetStatusCount) break;
+        statuses.push(symbol);
+      }
+    }
+  }
+  const results: FeedbackResult[] = [];
+  let timeUs = feedback.referenceTime * 64_000;
+  let d = 0;
+  for (let i = 0; i < statuses.length; i += 1) {
+    const seq = (feedback.baseSequenceNumber + i) & 0xffff;
+    const status = statuses[i]!;
+    // 1 small delta, 2 large delta: both received and both carry a delta; 0 not received
+    if (status === 1 || status === 2) {
+      const delta = feedback.recvDeltas[d];
+      d += 1;
+      if (delta === undefined) break;
+      timeUs += delta.delta;
+      results.push({ seq, receivedAtMs: timeUs / 1000 });
+    } else {
+      results.push({ seq, receivedAtMs: undefined });
+    }
+  }
+  return results;
+}

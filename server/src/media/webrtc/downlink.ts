@@ -1,0 +1,466 @@
+import type { MediaKind } from '@rtc/protocol';
+import {
+  GenericNack, RtcpRrPacket, RtcpSenderInfo, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader, TransportWideCC,
+  type RTCDtlsTransport, type RTCRtpTransceiver, type RtcpPacket,
+} from 'werift';
+import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
+import { StreamRewriter } from '../rtp/rewriter.ts';
+import { rewriteVp8 } from '../rtp/vp8.ts';
+import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
+import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
+
+/** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
+const INITIAL_BPS = 1_000_000;
+const MIN_BPS = 50_000;
+const MAX_BPS = 20_000_000;
+/** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
+const HISTORY = 1024;
+/** RTP, SRTP and UDP/IP bytes on top of the payload, counted in what a packet costs the downlink. */
+const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
+/** The send budget holds at most this much of the estimate (a key frame burst fits). */
+const BUDGET_MS = 250;
+/** Retransmissions only while the budget holds at least this share of it: media comes first. */
+const RTX_FLOOR = 0.1;
+const TICK_MS = 50;
+/** Padding bytes of one probe packet (the most one RTP padding length byte can say). */
+const PADDING_BYTES = 255;
+/** A probe train carries this much of the target rate, at once: the bottleneck spreads it. */
+const PROBE_TRAIN_MS = 120;
+const PROBE_MIN_INTERVAL_MS = 2_000;
+const PROBE_MAX_INTERVAL_MS = 16_000;
+/** The probe's outcome is read this long after its train left. */
+const PROBE_SETTLE_MS = 600;
+const DEFAULT_RTT_MS = 100;
+/** Key frame requests for one layer, at most this often. */
+const KEY_FRAME_INTERVAL_MS = 300;
+
+/** What the downlink tells its session. */
+export interface DownlinkEvents {
+  paused(streamId: number): void;
+  resumed(streamId: number): void;
+  layer(streamId: number, layer: number, width: number, height: number): void;
+  /** The forwarder needs a key frame of this layer of a stream to start or switch. */
+  keyFrame(streamId: number, layer: number): void;
+}
+
+/** The client's bounds on a received video (`rtc_video`); null is no bound. */
+export interface VideoBounds {
+  readonly maxWidth: number | null;
+  readonly maxHeight: number | null;
+  readonly maxLayer: number | null;
+}
+
+interface SentPacket {
+  seq: number;
+  timestamp: number;
+  marker: boolean;
+  payload: Buffer;
+  lastSentMs: number;
+}
+
+/** One stream the client receives: its m-line, its numbering, what was sent on it. */
+class Outbound {
+  readonly streamId: number;
+  readonly kind: MediaKind;
+  readonly transceiver: RTCRtpTransceiver;
+  readonly rewriter: StreamRewriter;
+  readonly history: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(HISTORY);
+  /** Layer the allocation wants forwarded; -1 paused. */
+  target = 0;
+  /** Layer now forwarded (its key frame went out); -1 none. */
+  current = -1;
+  paused = false;
+  bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
+  lastMarker = true;
+  readonly keyAskedMs: number[] = [];
+  sentBytes = 0;
+  // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
+  packetCount = 0;
+  octetCount = 0;
+  lastTimestamp = 0;
+  lastSentMs = 0;
+  srSentMs = new Map<number, number>();
+  rttMs: number | undefined;
+
+  constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
+    this.streamId = streamId;
+    this.kind = kind;
+    this.transceiver = transceiver;
+    this.rewriter = new StreamRewriter(kind === 'audio' ? 48_000 : 90_000);
+  }
+}
+
+/**
+ * The sending half of a session's peer connection (docs/protocol/media.md, "Bandwidth"): it numbers
+ * every packet for transport-wide feedback, estimates the client's downlink from that feedback, shares
+ * the estimate out (audio first, then a simulcast layer per video that fits, else the video pauses),
+ * answers the client's NACKs once per packet per round trip within the same budget, and probes with
+ * padding when a larger layer waits for room. werift's own sender is bypassed for RTP: it would
+ * retransmit every NACKed packet at once and cannot switch layers.
+ */
+export class Downlink {
+  private readonly events: DownlinkEvents;
+  private readonly now: () => number;
+  private readonly estimator = new DownlinkEstimator({ initialBps: INITIAL_BPS, minBps: MIN_BPS, maxBps: MAX_BPS });
+  private readonly outbound = new Map<number, Outbound>();
+  private readonly bySsrc = new Map<number, Outbound>();
+  private transport: RTCDtlsTransport | undefined;
+  private tokens = 0;
+  private lastTickMs: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private nextProbeMs = 0;
+  private probeInterval = PROBE_MIN_INTERVAL_MS;
+  private probeId = 0;
+  private pendingProbe: { id: number; readAtMs: number; before: number } | undefined;
+  private audioBytes = 0;
+  private audioBps = 0;
+  private lastAllocateMs = 0;
+  private lastReportMs = 0;
+  private ids: { readonly mid: number | undefined; readonly twcc: number | undefined } = { mid: undefined, twcc: undefined };
+  /** Retransmissions sent and refused for lack of budget, for metrics. */
+  retransmitted = 0;
+  rtxRefused = 0;
+
+  private readonly layersOf: (streamId: number) => StreamLayers | undefined;
+
+  constructor(events: DownlinkEvents, layersOf: (streamId: number) => StreamLayers | undefined, now: () => number) {
+    this.events = events;
+    this.layersOf = layersOf;
+    this.now = now;
+  }
+
+  get estimateBps(): number {
+    return this.estimator.bps;
+  }
+
+  /** The transport RTP goes out on (max-bundle: one for the connection). */
+  attach(transport: RTCDtlsTransport): void {
+    if (this.transport === transport) return;
+    this.transport = transport;
+    this.timer ??= setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  /** The m-lines the client receives now, by stream id (after each negotiation). */
+  setOutbound(
+    entries: readonly { readonly streamId: number; readonly kind: MediaKind; readonly transceiver: RTCRtpTransceiver }[],
+    ids: { readonly mid: number | undefined; readonly twcc: number | undefined },
+  ): void {
+    this.ids = ids;
+    const next = new Map<number, Outbound>();
+    for (const e of entries) {
+      let out = this.outbound.get(e.streamId);
+      if (!out || out.transceiver !== e.transceiver || out.kind !== e.kind) out = new Outbound(e.streamId, e.kind, e.transceiver);
+      next.set(e.streamId, out);
+    }
+    this.outbound.clear();
+    this.bySsrc.clear();
+    for (const [id, out] of next) {
+      this.outbound.set(id, out);
+      this.bySsrc.set(out.transceiver.sender.ssrc, out);
+    }
+    this.allocate();
+  }
+
+  setBounds(streamId: number, bounds: VideoBounds): void {
+    const out = this.outbound.get(streamId);
+    if (!out) return;
+    out.bounds = bounds;
+    this.allocate();
+  }
+
+  /** Forwards a publisher's packet on the stream's m-line, if the allocation lets it through. */
+  forward(streamId: number, packet: ForwardedRtp): boolean {
+    const out = this.outbound.get(streamId);
+    if (!out || !this.transport || this.transport.state !== 'connected') return false;
+    const now = this.now();
+    if (out.kind === 'audio') {
+      const mapped = out.rewriter.map(packet.ssrc, packet.seq, packet.timestamp, undefined, undefined, true, now);
+      if (!mapped) return false;
+      this.audioBytes += packet.payload.length + OVERHEAD_BYTES;
+      this.send(out, mapped.seq, mapped.timestamp, packet.marker, packet.payload, now);
+      return true;
+    }
+    if (out.paused || out.target < 0) return false;
+    let switching = false;
+    if (packet.layer !== out.current) {
+      if (packet.layer !== out.target) return false;
+      if (!packet.vp8?.keyFrame) {
+        this.askKeyFrame(out, out.target, now);
+        return false;
+      }
+      switching = true;
+    }
+    const vp8 = packet.vp8;
+    const mapped = out.rewriter.map(packet.ssrc, packet.seq, packet.timestamp, vp8?.pictureId, vp8?.tl0PicIdx, switching, now);
+    if (!mapped) return false;
+    if (switching) {
+      out.current = packet.layer;
+      const info = this.layersOf(out.streamId)?.get(packet.layer);
+      this.events.layer(out.streamId, packet.layer, vp8?.width || info?.width || 0, vp8?.height || info?.height || 0);
+    }
+    let payload = packet.payload;
+    if (vp8 && (mapped.pictureId !== vp8.pictureId || mapped.tl0PicIdx !== vp8.tl0PicIdx)) {
+      payload = Buffer.from(payload);
+      rewriteVp8(payload, mapped.pictureId ?? 0, mapped.tl0PicIdx);
+    }
+    this.send(out, mapped.seq, mapped.timestamp, packet.marker, payload, now);
+    out.lastMarker = packet.marker;
+    return true;
+  }
+
+  /** RTCP from the client: transport-wide feedback, NACKs, receiver reports. */
+  onRtcp(packet: RtcpPacket): void {
+    if (packet.type === RtcpRrPacket.type || packet.type === RtcpSrPacket.type) return this.onReports(packet.reports);
+    if (packet.type !== RtcpTransportLayerFeedback.type) return;
+    const { feedback } = packet;
+    if (feedback instanceof TransportWideCC) {
+      const now = this.now();
+      this.estimator.onFeedback(feedbackResults(feedback), now);
+      if (now - this.lastAllocateMs >= 200) this.allocate();
+    } else if (feedback instanceof GenericNack) {
+      const out = this.bySsrc.get(feedback.mediaSourceSsrc);
+      if (out) this.retransmit(out, feedback.lost);
+    }
+  }
+
+  /** Whether a key frame request names the m-line of this stream. */
+  senderSsrcs(): ReadonlyMap<number, number> {
+    return new Map([...this.bySsrc].map(([ssrc, out]) => [ssrc, out.streamId]));
+  }
+
+  /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
+  forwardedLayer(streamId: number): number | undefined {
+    const out = this.outbound.get(streamId);
+    if (!out || out.paused || out.target < 0) return undefined;
+    return out.current >= 0 ? out.current : out.target;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.outbound.clear();
+    this.bySsrc.clear();
+    this.transport = undefined;
+  }
+
+  private send(out: Outbound, seq: number, timestamp: number, marker: boolean, payload: Buffer, now: number, probe = 0): void {
+    const transport = this.transport;
+    if (!transport) return;
+    const sender = out.transceiver.sender;
+    const codec = sender.codec;
+    if (!codec) return;
+    const header = new RtpHeader({ ssrc: sender.ssrc, payloadType: codec.payloadType, sequenceNumber: seq, timestamp, marker });
+    let twccSeq: number | undefined;
+    if (this.ids.mid !== undefined && out.transceiver.mid !== undefined) {
+      header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
+    }
+    if (this.ids.twcc !== undefined) {
+      twccSeq = (transport.transportSequenceNumber + 1) & 0xffff;
+      transport.transportSequenceNumber = twccSeq;
+      const b = Buffer.alloc(2);
+      b.writeUInt16BE(twccSeq);
+      header.extensions.push({ id: this.ids.twcc, payload: b });
+    }
+    header.extension = header.extensions.length > 0;
+    if (probe !== 0) header.padding = true;
+    const size = payload.length + OVERHEAD_BYTES;
+    this.tokens -= size;
+    out.sentBytes += size;
+    if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
+    out.packetCount = (out.packetCount + 1) >>> 0;
+    out.octetCount = (out.octetCount + payload.length) >>> 0;
+    out.lastTimestamp = timestamp;
+    out.lastSentMs = now;
+    void transport.sendRtp(payload, header);
+    if (probe === 0) {
+      const slot = seq % HISTORY;
+      const kept = out.history[slot];
+      if (kept) {
+        kept.seq = seq;
+        kept.timestamp = timestamp;
+        kept.marker = marker;
+        kept.payload = payload;
+        kept.lastSentMs = now;
+      } else {
+        out.history[slot] = { seq, timestamp, marker, payload, lastSentMs: now };
+      }
+    }
+  }
+
+  /** Answers a NACK: each packet at most once per round trip, and only within the budget. */
+  private retransmit(out: Outbound, lost: readonly number[]): void {
+    const now = this.now();
+    const rtt = this.rttMs(out);
+    const floor = (this.estimator.bps / 8) * (BUDGET_MS / 1000) * RTX_FLOOR;
+    for (const seq of lost) {
+      const kept = out.history[seq % HISTORY];
+      if (!kept || kept.seq !== seq || now - kept.lastSentMs < rtt) continue;
+      if (this.tokens < floor) {
+        this.rtxRefused += 1;
+        continue;
+      }
+      this.retransmitted += 1;
+      this.send(out, kept.seq, kept.timestamp, kept.marker, kept.payload, now);
+    }
+  }
+
+  private rttMs(out: Outbound): number {
+    return out.rttMs === undefined ? this.rtt ?? DEFAULT_RTT_MS : Math.max(out.rttMs, 10);
+  }
+
+  /** The round trip to the client, from the last receiver report that answered a sender report. */
+  get rtt(): number | undefined {
+    for (const out of this.outbound.values()) if (out.rttMs !== undefined) return out.rttMs;
+    return undefined;
+  }
+
+  /** Sender reports of every m-line that sent lately: lip sync for the client, round trips for the server. */
+  private senderReports(now: number): void {
+    const transport = this.transport;
+    if (!transport) return;
+    const packets: RtcpPacket[] = [];
+    for (const out of this.outbound.values()) {
+      if (out.packetCount === 0 || now - out.lastSentMs > 5_000) continue;
+      const clock = out.kind === 'audio' ? 48 : 90;
+      const ntp = ntpNow();
+      const middle = Number((ntp >> 16n) & 0xffffffffn);
+      out.srSentMs.set(middle, now);
+      if (out.srSentMs.size > 8) out.srSentMs.delete(out.srSentMs.keys().next().value!);
+      packets.push(new RtcpSrPacket({
+        ssrc: out.transceiver.sender.ssrc,
+        senderInfo: new RtcpSenderInfo({
+          ntpTimestamp: ntp, rtpTimestamp: (out.lastTimestamp + Math.round((now - out.lastSentMs) * clock)) >>> 0,
+          packetCount: out.packetCount, octetCount: out.octetCount,
+        }),
+      }));
+    }
+    if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+  }
+
+  private onReports(reports: readonly { readonly ssrc: number; readonly lsr: number; readonly dlsr: number }[]): void {
+    const now = this.now();
+    for (const report of reports) {
+      const out = this.bySsrc.get(report.ssrc);
+      const sentMs = out?.srSentMs.get(report.lsr);
+      if (!out || sentMs === undefined || report.lsr === 0) continue;
+      const rtt = now - sentMs - (report.dlsr / 65536) * 1000;
+      if (rtt >= 0) out.rttMs = out.rttMs === undefined ? rtt : out.rttMs * 0.8 + rtt * 0.2;
+    }
+  }
+
+  private askKeyFrame(out: Outbound, layer: number, now: number): void {
+    if (now - (out.keyAskedMs[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_INTERVAL_MS) return;
+    out.keyAskedMs[layer] = now;
+    this.events.keyFrame(out.streamId, layer);
+  }
+
+  /** Shares the estimate out: audio first, then video layers (docs/protocol/media.md, "Bandwidth"). */
+  private allocate(): void {
+    const now = this.now();
+    this.lastAllocateMs = now;
+    const demands: VideoDemand[] = [];
+    const videos: Outbound[] = [];
+    for (const out of this.outbound.values()) {
+      if (out.kind !== 'video') continue;
+      videos.push(out);
+      const layers = this.layersOf(out.streamId);
+      demands.push({ layers: layers?.rates(now) ?? [], sizes: layers?.sizes() ?? [], bounds: out.bounds, current: out.paused ? -1 : out.target });
+    }
+    if (videos.length === 0) return;
+    const available = Math.max(this.estimator.bps - this.audioBps * 1.1, 0);
+    const targets = allocate(demands, available);
+    for (const [i, out] of videos.entries()) {
+      const target = targets[i]!;
+      const requested = demands[i]!;
+      const wanted = target >= 0;
+      const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
+      if (!wanted) {
+        if (!out.paused) {
+          out.paused = true;
+          out.current = -1;
+          out.rewriter.reset();
+          // a tile the client hid is not a pause it needs telling about
+          if (!hidden && requested.layers.some((r) => r > 0)) this.events.paused(out.streamId);
+        }
+        out.target = -1;
+        continue;
+      }
+      if (out.paused) {
+        out.paused = false;
+        out.current = -1;
+        if (!hidden) this.events.resumed(out.streamId);
+      }
+      if (out.target !== target || out.current !== target) {
+        out.target = target;
+        if (out.current !== target) this.askKeyFrame(out, target, now);
+      }
+    }
+  }
+
+  private tick(): void {
+    const now = this.now();
+    const elapsed = this.lastTickMs === undefined ? TICK_MS : Math.min(now - this.lastTickMs, 500);
+    this.lastTickMs = now;
+    const rate = this.estimator.bps / 8;
+    this.tokens = Math.min(this.tokens + (rate * elapsed) / 1000, (rate * BUDGET_MS) / 1000);
+    // audio's share, measured over the last second
+    this.audioBps = this.audioBps * 0.9 + ((this.audioBytes * 8 * 1000) / elapsed) * 0.1;
+    this.audioBytes = 0;
+    if (now - this.lastAllocateMs >= 500) this.allocate();
+    if (now - this.lastReportMs >= 1_000) {
+      this.lastReportMs = now;
+      this.senderReports(now);
+    }
+    this.probe(now);
+  }
+
+  /** Padding trains that show whether a larger layer, or a paused video, would fit now. */
+  private probe(now: number): void {
+    const pending = this.pendingProbe;
+    if (pending && now >= pending.readAtMs) {
+      this.pendingProbe = undefined;
+      const result = this.estimator.probeResult(pending.id);
+      if (result !== undefined) this.estimator.applyProbe(result);
+      const grew = this.estimator.bps > pending.before * 1.05;
+      this.probeInterval = grew ? PROBE_MIN_INTERVAL_MS : Math.min(this.probeInterval * 2, PROBE_MAX_INTERVAL_MS);
+      this.nextProbeMs = now + this.probeInterval;
+      this.allocate();
+      return;
+    }
+    if (pending || now < this.nextProbeMs || this.estimator.delaySignal === 'overuse' || this.estimator.loss > 0.1) return;
+    // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
+    let need = 0;
+    let carrier: Outbound | undefined;
+    for (const out of this.outbound.values()) {
+      const layers = this.layersOf(out.streamId);
+      if (out.kind !== 'video' || !layers) continue;
+      const rates = layers.rates(now);
+      const top = ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target });
+      const next = out.paused ? 0 : out.target + 1;
+      if (next > top || next >= rates.length || (rates[next] ?? 0) <= 0) continue;
+      const step = (rates[next] ?? 0) - (out.paused ? 0 : (rates[out.target] ?? 0));
+      if (step > need) need = step;
+      if (out.rewriter.hasSent && out.lastMarker) carrier = out;
+    }
+    if (need <= 0 || !carrier) return;
+    const target = (this.estimator.bps + need) * 1.25;
+    const bytes = (target / 8) * (PROBE_TRAIN_MS / 1000);
+    const count = Math.min(Math.ceil(bytes / (PADDING_BYTES + OVERHEAD_BYTES)), 80);
+    this.probeId += 1;
+    const padding = Buffer.alloc(PADDING_BYTES);
+    padding[PADDING_BYTES - 1] = PADDING_BYTES;
+    const ts = carrier.rewriter.timestamp;
+    for (const seq of carrier.rewriter.takePadding(count)) this.send(carrier, seq, ts, false, padding, now, this.probeId);
+    this.pendingProbe = { id: this.probeId, readAtMs: now + PROBE_SETTLE_MS, before: this.estimator.bps };
+  }
+}
+
+/** NTP time now, 64-bit fixed point, as sender reports carry it. */
+function ntpNow(): bigint {
+  const ms = Date.now() + 2_208_988_800_000;
+  const seconds = BigInt(Math.floor(ms / 1000));
+  const fraction = BigInt(Math.floor(((ms % 1000) / 1000) * 2 ** 32));
+  return (seconds << 32n) | fraction;
+}
+

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import type { MediaKind } from '@rtc/protocol';
+import {
+  PictureLossIndication, RtcpPayloadSpecificFeedback, RtcpRrPacket, RtcpSrPacket, type RTCDtlsTransport, type RtcpPacket, type RtpPacket,
+} from 'werift';
+import type { ForwardedRtp } from '../rtp/layers.ts';
+import { NackRequester, nackFeedback } from '../rtp/nack-requester.ts';
+import { ReceiveStats } from '../rtp/receive-stats.ts';
+import { TwccRecorder } from '../rtp/twcc-feedback.ts';
+import { parseVp8 } from '../rtp/vp8.ts';
+
+const TICK_MS = 20;
+const REPORT_INTERVAL_MS = 1_000;
+const DEFAULT_RTT_MS = 100;
+
+/** Header extension ids of the negotiated answer (one set for the bundle). */
+export interface ExtensionIds {
+  readonly mid: number | undefined;
+  readonly rid: number | undefined;
+  readonly twcc: number | undefined;
+}
+
+/** A published m-line: its stream, kind and simulcast rids (smallest first; empty for one layer). */
+export interface SendingLine {
+  readonly streamId: number;
+  readonly kind: MediaKind;
+  readonly rids: readonly string[];
+  /** SSRCs the offer named for this m-line (`a=ssrc`). */
+  readonly ssrcs: readonly number[];
+}
+
+interface Source {
+  readonly streamId: number;
+  readonly kind: MediaKind;
+  readonly layer: number;
+  readonly stats: ReceiveStats;
+  readonly nack: NackRequester | undefined;
+}
+
+export interface UplinkOwner {
+  onRtp(streamId: number, packet: ForwardedRtp): void;
+  /** The round trip to the client as the downlink measured it, if it did. */
+  rttMs(): number | undefined;
+}
+
+/**
+ * The receiving half of a session's peer connection: the streams the client publishes. It reads every
+ * RTP packet off the DTLS transport and sorts it by mid, rid and SSRC itself; returns transport-wide
+ * feedback so the client's encoder follows its uplink; asks again for lost video packets while they
+ * can still be used; and sends receiver reports whose loss is the uplink's (a packet that came only as
+ * a retransmission counts as lost), so the publisher sees the loss its NACKs hide.
+ */
+export class Uplink {
+  private readonly owner: UplinkOwner;
+  private readonly now: () => number;
+  private readonly rtcpSsrc = randomBytes(4).readUInt32BE(0);
+  private readonly twcc: TwccRecorder;
+  private transport: RTCDtlsTransport | undefined;
+  private ids: ExtensionIds = { mid: undefined, rid: undefined, twcc: undefined };
+  private lines = new Map<string, SendingLine>();
+  private readonly sources = new Map<number, Source>();
+  private timer: NodeJS.Timeout | undefined;
+  private lastReportMs = 0;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(owner: UplinkOwner, now: () => number) {
+    this.owner = owner;
+    this.now = now;
+    this.twcc = new TwccRecorder(this.rtcpSsrc);
+  }
+
+  attach(transport: RTCDtlsTransport): void {
+    if (this.transport === transport) return;
+    this.detach();
+    this.transport = transport;
+    this.unsubscribe.push(transport.onRtp.subscribe((rtp) => this.onRtp(rtp)).unSubscribe);
+    this.unsubscribe.push(transport.onRtcp.subscribe((rtcp) => this.onRtcp(rtcp)).unSubscribe);
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  /** After each negotiation: the extension ids and the m-lines the client publishes on, by mid. */
+  configure(ids: ExtensionIds, lines: ReadonlyMap<string, SendingLine>): void {
+    this.ids = ids;
+    this.lines = new Map(lines);
+    // a source whose m-line went, or now carries another stream, is learned again
+    for (const [ssrc, source] of this.sources) {
+      const still = [...lines.values()].some((l) => l.streamId === source.streamId && l.kind === source.kind);
+      if (!still) this.sources.delete(ssrc);
+    }
+    for (const line of lines.values()) {
+      if (line.rids.length === 0) for (const ssrc of line.ssrcs) this.learn(ssrc, line, 0);
+    }
+  }
+
+  /** Asks the client for a key frame of one layer of a stream it publishes. */
+  requestKeyFrame(streamId: number, layer: number): void {
+    for (const [ssrc, source] of this.sources) {
+      if (source.streamId === streamId && (source.layer === layer || layer < 0)) this.pli(ssrc);
+    }
+  }
+
+  close(): void {
+    this.detach();
+    this.sources.clear();
+  }
+
+  private detach(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.transport = undefined;
+  }
+
+  private learn(ssrc: number, line: SendingLine, layer: number): Source {
+    const source: Source = {
+      streamId: line.streamId, kind: line.kind, layer,
+      stats: new ReceiveStats(line.kind === 'audio' ? 48_000 : 90_000),
+      nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10 }) : undefined,
+    };
+    this.sources.set(ssrc, source);
+    return source;
+  }
+
+  private extension(rtp: RtpPacket, id: number | undefined): Buffer | undefined {
+    if (id === undefined || !rtp.header.extension) return undefined;
+    for (const ext of rtp.header.extensions) if (ext.id === id) return ext.payload;
+    return undefined;
+  }
+
+  private onRtp(rtp: RtpPacket): void {
+    const now = this.now();
+    const { header } = rtp;
+    const twcc = this.extension(rtp, this.ids.twcc);
+    if (twcc && twcc.length >= 2) this.twcc.record(twcc.readUInt16BE(0), Math.round(performance.now() * 1000));
+    let source = this.sources.get(header.ssrc);
+    if (!source) {
+      const mid = this.extension(rtp, this.ids.mid)?.toString('ascii');
+      const line = mid === undefined ? undefined : this.lines.get(mid);
+      if (!line) return;
+      const rid = this.extension(rtp, this.ids.rid)?.toString('ascii');
+      const layer = line.rids.length === 0 ? 0 : rid === undefined ? -1 : line.rids.indexOf(rid);
+      if (layer < 0) return;
+      source = this.learn(header.ssrc, line, layer);
+    }
+    const retransmitted = source.nack?.onPacket(header.sequenceNumber, now) ?? false;
+    if (!source.stats.onPacket(header.sequenceNumber, header.timestamp, now, retransmitted)) return;
+    // a padding-only packet (the client probing its uplink) carries nothing to forward
+    if (rtp.payload.length === 0) return;
+    const vp8 = source.kind === 'video' ? parseVp8(rtp.payload) : undefined;
+    if (source.kind === 'video' && !vp8) return;
+    this.owner.onRtp(source.streamId, {
+      layer: source.layer, ssrc: header.ssrc, seq: header.sequenceNumber, timestamp: header.timestamp,
+      marker: header.marker, payload: rtp.payload, vp8,
+    });
+  }
+
+  private onRtcp(rtcp: RtcpPacket): void {
+    if (rtcp.type === RtcpSrPacket.type) {
+      const source = this.sources.get(rtcp.ssrc);
+      if (source) source.stats.onSenderReport(Number((rtcp.senderInfo.ntpTimestamp >> 16n) & 0xffffffffn), this.now());
+    }
+  }
+
+  private tick(): void {
+    const transport = this.transport;
+    if (!transport || transport.state !== 'connected') return;
+    const now = this.now();
+    const packets: RtcpPacket[] = [];
+    const mediaSsrc = this.sources.keys().next().value ?? 0;
+    packets.push(...this.twcc.build(mediaSsrc));
+    const rtt = this.owner.rttMs() ?? DEFAULT_RTT_MS;
+    for (const [ssrc, source] of this.sources) {
+      const nack = source.nack;
+      if (!nack) continue;
+      const due = nack.due(now, rtt);
+      if (due.length > 0) packets.push(nackFeedback(this.rtcpSsrc, ssrc, due));
+      if (nack.takeGivenUp() > 0) packets.push(this.pliPacket(ssrc));
+    }
+    if (now - this.lastReportMs >= REPORT_INTERVAL_MS && this.sources.size > 0) {
+      this.lastReportMs = now;
+      const reports = [...this.sources].map(([ssrc, source]) => source.stats.report(ssrc, now));
+      for (let i = 0; i < reports.length; i += 31) packets.push(new RtcpRrPacket({ ssrc: this.rtcpSsrc, reports: reports.slice(i, i + 31) }));
+    }
+    if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+  }
+
+  private pliPacket(ssrc: number): RtcpPacket {
+    return new RtcpPayloadSpecificFeedback({ feedback: new PictureLossIndication({ senderSsrc: this.rtcpSsrc, mediaSsrc: ssrc }) });
+  }
+
+  private pli(ssrc: number): void {
+    this.transport?.sendRtcp([this.pliPacket(ssrc)]).catch(() => undefined);
+  }
+}
