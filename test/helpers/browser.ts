@@ -43,15 +43,41 @@ export async function servePages(files: Readonly<Record<string, readonly [string
   };
 }
 
-/**
- * Headless Chromium. With `fakeMedia`, pages get a fake camera (a moving test pattern) and
- * microphone (a beep) without a permission prompt, and play audio without a user gesture.
- */
-export function launchChromium(options: { readonly fakeMedia?: boolean } = {}): Promise<Browser> {
+/** How `launchChromium` starts the browser. */
+export interface ChromiumOptions {
+  /**
+   * A fake camera (a moving test pattern) and microphone (a beep) without a permission prompt,
+   * and audio played without a user gesture.
+   */
+  readonly fakeMedia?: boolean;
+  /** Frame rate of the fake camera (Chromium's own default is 20, whatever getUserMedia asks). */
+  readonly fakeCameraFps?: number;
+  /**
+   * Nothing leaves the machine: every host name but localhost resolves to nothing (Chromium
+   * looks some up by itself) and WebRTC host candidates carry addresses, not mDNS names.
+   */
+  readonly loopbackOnly?: boolean;
+  /** `false` leaves SIGINT, SIGTERM and SIGHUP to the caller, whose cleanup must run first. */
+  readonly handleSignals?: boolean;
+}
+
+const MERGED_FEATURES_CHROMIUM = fileURLToPath(new URL('./chromium-merged-features.sh', import.meta.url));
+
+/** Headless Chromium, Debian's. */
+export function launchChromium(options: ChromiumOptions = {}): Promise<Browser> {
   const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'];
   if (options.fakeMedia) {
-    args.push('--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', '--autoplay-policy=no-user-gesture-required');
+    const device = options.fakeCameraFps === undefined ? '' : `=fps=${options.fakeCameraFps}`;
+    args.push(`--use-fake-device-for-media-stream${device}`, '--use-fake-ui-for-media-stream', '--autoplay-policy=no-user-gesture-required');
   }
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
+  if (options.loopbackOnly) {
+    args.push('--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost, EXCLUDE 127.0.0.1', '--disable-features=WebRtcHideLocalIpsWithMdns');
+  }
+  const handle = options.handleSignals ?? true;
+  return chromium.launch({
+    // playwright passes a --disable-features list of its own: the wrapper merges ours into it
+    executablePath: options.loopbackOnly ? MERGED_FEATURES_CHROMIUM : CHROMIUM,
+    headless: true, args, handleSIGINT: handle, handleSIGTERM: handle, handleSIGHUP: handle,
+  });
 }

@@ -45,9 +45,9 @@ globalThis.rtc = {
     session.on('localStreamEnded', (e) => state.events.push('localStreamEnded:' + e.streamId + ':' + e.error.code));
     return { participantId: session.participantId, webrtc: session.webrtcEnabled };
   },
-  async publish(kinds, streamIds) {
+  async publish(kinds, streamIds, camera) {
     const media = await navigator.mediaDevices.getUserMedia({
-      video: kinds.includes('video') ? { width: 320, height: 240, frameRate: 15 } : false,
+      video: kinds.includes('video') ? (camera ?? { width: 320, height: 240, frameRate: 15 }) : false,
       audio: kinds.includes('audio'),
     });
     const out = [];
@@ -121,9 +121,17 @@ export interface PageJoinOptions {
   readonly tokens?: boolean;
 }
 
+/** The camera a page asks getUserMedia for. */
+export interface PageCamera {
+  readonly width: number;
+  readonly height: number;
+  readonly frameRate: number;
+}
+
 /** The page's `rtc` object, as the tests call it through `page.evaluate`. */
 export interface PageRtc {
   join(token: TokenResponse, webrtc?: { readonly iceTransportPolicy?: 'all' | 'relay' }, options?: PageJoinOptions): Promise<{ participantId: string; webrtc: boolean }>;
-  publish(kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]): Promise<{ ok: boolean; streamId?: number; kind?: string; code?: string }[]>;
+  /** The camera is 320×240 at 15 frames/s unless `camera` says otherwise (getUserMedia constraints). */
+  publish(kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], camera?: PageCamera): Promise<{ ok: boolean; streamId?: number; kind?: string; code?: string }[]>;
   measure(): Promise<PageMeasure>;
 }
