@@ -61,6 +61,7 @@ export class DownlinkEstimator {
   private lastThresholdMs: number | undefined;
   // the current burst group: its last send and arrival time
   private groupSendMs: number | undefined;
+  private groupFirstSendMs = 0;
   private groupArrivalMs = 0;
   private prevGroupSendMs: number | undefined;
   private prevGroupArrivalMs = 0;
@@ -194,10 +195,11 @@ export class DownlinkEstimator {
     // delay trend over burst groups
     if (this.groupSendMs === undefined) {
       this.groupSendMs = sentMs;
+      this.groupFirstSendMs = sentMs;
       this.groupArrivalMs = arrivalMs;
       return;
     }
-    if (sentMs - this.groupSendMs <= BURST_MS && sentMs >= this.groupSendMs) {
+    if (sentMs - this.groupFirstSendMs < BURST_MS && sentMs >= this.groupSendMs) {
       this.groupSendMs = sentMs;
       this.groupArrivalMs = Math.max(this.groupArrivalMs, arrivalMs);
       return;
@@ -210,6 +212,7 @@ export class DownlinkEstimator {
     this.prevGroupSendMs = this.groupSendMs;
     this.prevGroupArrivalMs = this.groupArrivalMs;
     this.groupSendMs = sentMs;
+    this.groupFirstSendMs = sentMs;
     this.groupArrivalMs = arrivalMs;
   }
 

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { allocate, ceiling } from './allocation.ts';
+import { DownlinkEstimator, feedbackResults } from './downlink-estimator.ts';
+import { StreamRewriter } from './rewriter.ts';
+
+const noBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
+const sizes = [{ width: 160, height: 90 }, { width: 320, height: 180 }, { width: 640, height: 360 }];
+
+describe('allocation', () => {
+  it('gives every video its largest layer that fits, smallest first', () => {
+    const layers = [150_000, 500_000, 1_500_000];
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 2 }], 2_000_000), [2]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 2 }], 800_000), [1]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 200_000), [0]);
+  });
+
+  it('pauses a video whose smallest layer does not fit, and resumes it only with room to spare', () => {
+    const layers = [150_000, 500_000];
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 100_000), [-1]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: -1 }], 160_000), [-1]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: -1 }], 200_000), [0]);
+  });
+
+  it('keeps to the client bounds: a layer, a size, or no video for a hidden tile', () => {
+    const layers = [150_000, 500_000, 1_500_000];
+    assert.equal(ceiling({ layers, sizes, bounds: { maxWidth: null, maxHeight: null, maxLayer: 1 }, current: 0 }), 1);
+    assert.equal(ceiling({ layers, sizes, bounds: { maxWidth: 200, maxHeight: null, maxLayer: null }, current: 0 }), 0);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: { maxWidth: 0, maxHeight: 0, maxLayer: null }, current: 0 }], 9_000_000), [-1]);
+  });
+
+  it('needs 10 % to spare to go above the current layer, and none to stay', () => {
+    const layers = [100_000, 1_000_000];
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 1_050_000), [0]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 1 }], 1_050_000), [1]);
+  });
+});
+
+describe('downlink estimator', () => {
+  /** Sends `bps` for `ms` through a link of `capacityBps` (a queue that drains at that rate), feeding back every 50 ms. */
+  function run(estimator: DownlinkEstimator, bps: () => number, capacityBps: number, ms: number, start: { t: number; seq: number }): void {
+    let queueFreeAt = 0;
+    let pending: { seq: number; at: number }[] = [];
+    for (let t = start.t; t < start.t + ms; t += 5) {
+      const bytes = Math.round((bps() / 8) * 0.005);
+      for (let sent = 0; sent < bytes; sent += 1000) {
+        const seq = start.seq++ & 0xffff;
+        estimator.onSent(seq, 1000, t);
+        queueFreeAt = Math.max(queueFreeAt, t) + (1000 * 8 * 1000) / capacityBps;
+        pending.push({ seq, at: queueFreeAt + 20 });
+      }
+      if (t % 50 === 0) {
+        const due = pending.filter((p) => p.at <= t);
+        pending = pending.filter((p) => p.at > t);
+        if (due.length > 0) estimator.onFeedback(due.map((p) => ({ seq: p.seq, receivedAtMs: p.at })), t);
+      }
+    }
+    start.t += ms;
+  }
+
+  it('falls to what a capped link carries when sent more than it', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 2_000_000, minBps: 50_000, maxBps: 10_000_000 });
+    run(estimator, () => estimator.bps, 500_000, 5_000, { t: 1000, seq: 0 });
+    assert.ok(estimator.bps < 700_000, `estimate ${estimator.bps}`);
+    assert.ok(estimator.bps > 200_000, `estimate ${estimator.bps}`);
+  });
+
+  it('grows while the path shows no queue, and cuts on heavy loss', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 300_000, minBps: 50_000, maxBps: 10_000_000 });
+    run(estimator, () => estimator.bps, 50_000_000, 5_000, { t: 1000, seq: 0 });
+    assert.ok(estimator.bps > 400_000, `estimate ${estimator.bps}`);
+    const before = estimator.bps;
+    const results = Array.from({ length: 100 }, (_, i) => ({ seq: 60_000 + i, receivedAtMs: i % 3 === 0 ? undefined : 7000 + i }));
+    for (const r of results) estimator.onSent(r.seq, 1000, 6900);
+    estimator.onFeedback(results, 7100);
+    assert.ok(estimator.bps < before, `${estimator.bps} after ${before}`);
+  });
+
+  it('reads run-length and status vector chunks with their deltas', () => {
+    const results = feedbackResults({
+      baseSequenceNumber: 65_534, packetStatusCount: 5, referenceTime: 10,
+      packetChunks: [{ runLength: 2, packetStatus: 1 }, { symbolSize: 1, symbolList: [0, 2, 1, 0, 0, 0, 0] }],
+      recvDeltas: [{ delta: 1000 }, { delta: 250 }, { delta: -500 }, { delta: 750 }],
+    });
+    assert.deepEqual(results, [
+      { seq: 65_534, receivedAtMs: 641 }, { seq: 65_535, receivedAtMs: 641.25 }, { seq: 0, receivedAtMs: undefined },
+      { seq: 1, receivedAtMs: 640.75 }, { seq: 2, receivedAtMs: 641.5 },
+    ]);
+  });
+});
+
+describe('stream rewriter', () => {
+  it('continues sequence numbers, timestamps and picture ids across a switch of source', () => {
+    const r = new StreamRewriter(90_000);
+    assert.deepEqual(r.map(1, 100, 9000, 10, 3, true, 0), { seq: 100, timestamp: 9000, pictureId: 10, tl0PicIdx: 3 });
+    assert.deepEqual(r.map(1, 101, 12_000, 11, 3, false, 33), { seq: 101, timestamp: 12_000, pictureId: 11, tl0PicIdx: 3 });
+    // another layer: only from a switchable packet (a key frame), then numbering goes on
+    assert.equal(r.map(2, 5000, 777, 500, 9, false, 66), undefined);
+    const switched = r.map(2, 5000, 777, 500, 9, true, 66);
+    assert.deepEqual(switched, { seq: 102, timestamp: 12_000 + 33 * 90, pictureId: 12, tl0PicIdx: 4 });
+    assert.deepEqual(r.map(2, 5001, 3777, 501, 9, false, 99), { seq: 103, timestamp: 12_000 + 33 * 90 + 3000, pictureId: 13, tl0PicIdx: 4 });
+    // a late packet of the old layer, or of the new one from before the switch, is not forwarded
+    assert.equal(r.map(1, 102, 15_000, 12, 3, false, 100), undefined);
+    assert.equal(r.map(2, 4999, 0, 499, 9, false, 100), undefined);
+  });
+
+  it('moves later packets up by the padding placed between frames', () => {
+    const r = new StreamRewriter(90_000);
+    r.map(1, 10, 0, undefined, undefined, true, 0);
+    assert.deepEqual(r.takePadding(3), [11, 12, 13]);
+    assert.equal(r.map(1, 11, 3000, undefined, undefined, false, 33)?.seq, 14);
+    assert.equal(r.map(1, 65_535 & 0xffff, 0, undefined, undefined, false, 40), undefined);
+  });
+});
