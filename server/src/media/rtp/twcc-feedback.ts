@@ -1,12 +1,5 @@
 import { PacketStatus, RecvDelta, RtcpTransportLayerFeedback, RunLengthChunk, StatusVectorChunk, TransportWideCC } from 'werift';
 
-/**
- * Receiving side of transport-wide congestion control (draft-holmer-rmcat-transport-wide-cc-extensions-01):
- * records the arrival time of every RTP packet of one transport, whatever its m-line, by its
- * transport-wide sequence number, and reports them to the sender, which estimates the bandwidth from
- * the delays (a lost packet is reported too, as "not received").
- */
-
 /** Sequence numbers held between two builds; older ones are dropped unreported. A power of two. */
 const CAPACITY = 4096;
 const MASK = CAPACITY - 1;
@@ -54,16 +47,16 @@ class ChunkEncoder {
 
   /** Adds `count` equal statuses, as a run-length chunk's worth at a time once the held ones are out. */
   addRun(status: Status, count: number): void {
-    for (let i = 0; i < count; i++) {
-      if (this.size >= TWO_BIT_CAPACITY && this.allSame && this.held[0] === status) {
-        const room = Math.min(count - i, MAX_RUN_LENGTH - this.size);
-        if (room > 0) {
-          this.size += room;
-          i += room - 1;
-          continue;
-        }
+    let left = count;
+    while (left > 0) {
+      if (this.size >= TWO_BIT_CAPACITY && this.size < MAX_RUN_LENGTH && this.allSame && this.held[0] === status) {
+        const n = Math.min(left, MAX_RUN_LENGTH - this.size);
+        this.size += n;
+        left -= n;
+      } else {
+        this.add(status);
+        left -= 1;
       }
-      this.add(status);
     }
   }
 
@@ -124,6 +117,13 @@ class ChunkEncoder {
   }
 }
 
+/**
+ * Receiving side of transport-wide congestion control (draft-holmer-rmcat-transport-wide-cc-extensions-01):
+ * one per transport (peer connection). It records the arrival time of every RTP packet of the
+ * transport, whatever its m-line, by its transport-wide sequence number, and reports them to the
+ * sender, which estimates the bandwidth from the delays; a packet that never arrived is reported
+ * too, as "not received" (werift's ReceiverTWCC leaves those out, and the sender then cannot see loss).
+ */
 export class TwccRecorder {
   private readonly senderSsrc: number;
   /** Arrival time in µs by unwrapped sequence number modulo CAPACITY; NaN when not received. */
@@ -188,20 +188,22 @@ export class TwccRecorder {
     let deltaBytes = 0;
     let referenceTicks = 0;
     let previousTicks = 0;
-    let lastReceived = -1;
+    // Unwrapped numbers can be negative (a packet older than the first one recorded): no -1 sentinel.
+    let hasReceived = false;
+    let lastReceived = base;
     let seq = base;
     while (seq <= this.highest) {
       let next = seq;
       while (next < this.highest && Number.isNaN(this.arrivals[next & MASK]!)) next++;
       // Rounding each arrival (not each delta) keeps the rounding error from adding up along a message.
       const ticks = Math.round(this.arrivals[next & MASK]! / TICK_US);
-      if (lastReceived < 0) {
+      if (!hasReceived) {
         referenceTicks = Math.floor(ticks / TICKS_PER_REFERENCE) * TICKS_PER_REFERENCE;
         previousTicks = referenceTicks;
       }
       const delta = ticks - previousTicks;
       const status: Status = delta >= 0 && delta <= 0xff ? SMALL_DELTA : delta >= -0x8000 && delta <= 0x7fff ? LARGE_DELTA : NOT_RECEIVED;
-      if (lastReceived >= 0) {
+      if (hasReceived) {
         // A delta beyond 16 bits starts a new message with its own reference time.
         if (status === NOT_RECEIVED) break;
         // Bound on the chunks the lost run and this packet can add (see ChunkEncoder.emit): the held
@@ -216,6 +218,7 @@ export class TwccRecorder {
       recvDeltas.push(new RecvDelta({ type, delta: delta * TICK_US }));
       deltaBytes += type === SMALL_DELTA ? 1 : 2;
       previousTicks = ticks;
+      hasReceived = true;
       lastReceived = next;
       seq = next + 1;
     }
