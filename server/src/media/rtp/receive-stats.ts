@@ -54,7 +54,8 @@ export class ReceiveStats {
   report(ssrc: number, nowMs: number): RtcpReceiverInfo {
     const extendedMax = this.cycles + this.maxSeq;
     const expected = extendedMax - this.baseSeq + 1;
-    const lost = Math.max(Math.min(expected - this.received, 0x7fffff), -0x800000);
+    // werift writes the cumulative loss unsigned: a duplicate-heavy interval reports 0, not a negative count
+    const lost = Math.max(Math.min(expected - this.received, 0x7fffff), 0);
     const expectedInterval = expected - this.expectedPrior;
     const receivedInterval = this.received - this.receivedPrior;
     this.expectedPrior = expected;
