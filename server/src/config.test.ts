@@ -72,10 +72,10 @@ describe('loadConfig', () => {
   it('reads the WebRTC settings of the media role', () => {
     const c = loadConfig({
       RTC_HOST: '10.0.0.5', RTC_MEDIA_UDP_PORT_MIN: '40000', RTC_MEDIA_UDP_PORT_MAX: '40100',
-      RTC_MEDIA_ICE_ADDRESSES: '10.0.0.5, 192.168.1.9', RTC_MEDIA_ICE_IPV6: 'true', RTC_MEDIA_PUBLIC_IP: '203.0.113.7',
+      RTC_MEDIA_ICE_ADDRESSES: '10.0.0.5, fd00::5', RTC_MEDIA_ICE_IPV6: 'true', RTC_MEDIA_PUBLIC_IP: '203.0.113.7',
     });
     assert.deepEqual(c.rtc, {
-      portRange: [40000, 40100], addresses: ['10.0.0.5', '192.168.1.9'], includeLoopback: false, ipv6: true, publicIp: '203.0.113.7',
+      portRange: [40000, 40100], addresses: ['10.0.0.5', 'fd00::5'], includeLoopback: false, ipv6: true, publicIp: '203.0.113.7',
     });
     assert.equal(loadConfig({ RTC_MEDIA_WEBRTC: 'false' }).rtc, undefined);
   });
@@ -86,6 +86,8 @@ describe('loadConfig', () => {
       ['RTC_MEDIA_UDP_PORT_MAX must be greater than RTC_MEDIA_UDP_PORT_MIN']);
     assert.deepEqual(problemsOf({ RTC_MEDIA_ICE_ADDRESSES: '10.0.0.1,eth0' }), ['RTC_MEDIA_ICE_ADDRESSES: "eth0" is not an IP address']);
     assert.deepEqual(problemsOf({ RTC_MEDIA_PUBLIC_IP: 'media.example.com' }), ['RTC_MEDIA_PUBLIC_IP must be an IP address']);
+    // the sockets are bound to the listed addresses: one per address family
+    assert.deepEqual(problemsOf({ RTC_MEDIA_ICE_ADDRESSES: '10.0.0.5,192.168.1.9' }), ['RTC_MEDIA_ICE_ADDRESSES takes at most one IPv4 and one IPv6 address']);
     assert.deepEqual(problemsOf({ RTC_MEDIA_WEBRTC: 'yes', RTC_MEDIA_ICE_IPV6: '1' }),
       ['RTC_MEDIA_WEBRTC must be true or false', 'RTC_MEDIA_ICE_IPV6 must be true or false']);
   });
