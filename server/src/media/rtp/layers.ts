@@ -14,6 +14,9 @@ export interface ForwardedRtp {
   readonly vp8: Vp8Packet | undefined;
 }
 
+/** RTP, SRTP and UDP/IP bytes on top of the payload, counted in what a packet costs a link. */
+export const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
+
 /** A layer stays available this long after its last packet (a publisher may drop its top layer). */
 const STALE_MS = 1_500;
 /** The rate of a layer is measured over windows of this length. */
@@ -58,7 +61,7 @@ export class StreamLayers {
       l.bps = 0;
     }
     l.lastPacketMs = nowMs;
-    l.windowBytes += bytes + 58;
+    l.windowBytes += bytes + OVERHEAD_BYTES;
     const span = nowMs - l.windowStartMs;
     if (span >= WINDOW_MS) {
       const rate = (l.windowBytes * 8 * 1000) / span;

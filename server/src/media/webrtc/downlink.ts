@@ -6,7 +6,7 @@ import {
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
 import { StreamRewriter } from '../rtp/rewriter.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
-import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
+import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
@@ -15,8 +15,6 @@ const MIN_BPS = 50_000;
 const MAX_BPS = 20_000_000;
 /** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
 const HISTORY = 1024;
-/** RTP, SRTP and UDP/IP bytes on top of the payload, counted in what a packet costs the downlink. */
-const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
 /** The send budget holds at most this much of the estimate (a key frame burst fits). */
 const BUDGET_MS = 250;
 /** Retransmissions only while the budget holds at least this share of it: media comes first. */
@@ -73,7 +71,6 @@ class Outbound {
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
   readonly keyAskedMs: number[] = [];
-  sentBytes = 0;
   // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
   packetCount = 0;
   octetCount = 0;
@@ -117,9 +114,6 @@ export class Downlink {
   private lastAllocateMs = 0;
   private lastReportMs = 0;
   private ids: { readonly mid: number | undefined; readonly twcc: number | undefined } = { mid: undefined, twcc: undefined };
-  /** Retransmissions sent and refused for lack of budget, for metrics. */
-  retransmitted = 0;
-  rtxRefused = 0;
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
 
@@ -224,11 +218,6 @@ export class Downlink {
     }
   }
 
-  /** Whether a key frame request names the m-line of this stream. */
-  senderSsrcs(): ReadonlyMap<number, number> {
-    return new Map([...this.bySsrc].map(([ssrc, out]) => [ssrc, out.streamId]));
-  }
-
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
   forwardedLayer(streamId: number): number | undefined {
     const out = this.outbound.get(streamId);
@@ -266,7 +255,6 @@ export class Downlink {
     if (probe !== 0) header.padding = true;
     const size = payload.length + OVERHEAD_BYTES;
     this.tokens -= size;
-    out.sentBytes += size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
     out.packetCount = (out.packetCount + 1) >>> 0;
     out.octetCount = (out.octetCount + payload.length) >>> 0;
@@ -296,11 +284,7 @@ export class Downlink {
     for (const seq of lost) {
       const kept = out.history[seq % HISTORY];
       if (!kept || kept.seq !== seq || now - kept.lastSentMs < rtt) continue;
-      if (this.tokens < floor) {
-        this.rtxRefused += 1;
-        continue;
-      }
-      this.retransmitted += 1;
+      if (this.tokens < floor) continue;
       this.send(out, kept.seq, kept.timestamp, kept.marker, kept.payload, now);
     }
   }
