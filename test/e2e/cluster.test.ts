@@ -11,6 +11,7 @@ import { basic as basicAuth, request, type HttpResult } from '../helpers/http.ts
 import { freeTcpPort } from '../helpers/ports.ts';
 import { startServer, type RunningServer, type StartOptions } from '../helpers/platform.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { collect } from '../helpers/signaling.ts';
 import { join, nextEvent } from './media-helpers.ts';
@@ -126,16 +127,31 @@ describe(deployment.name, () => {
       sharedEnv = { RTC_MEDIA_PUBLIC_PORT: String(mediaNode.port) };
       mediaNodes = [Promise.resolve(mediaNode.server)];
     }
+    // the token nodes' admin listeners tell how many media nodes each has seen
+    const tokenEnv = { RTC_SIGNALING_PUBLIC_URL: signalingUrl, RTC_ADMIN_PORT: '0' };
     const started = await Promise.all([
-      node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
-      node(['api', 'token'], { RTC_SIGNALING_PUBLIC_URL: signalingUrl }),
+      node(['api', 'token'], tokenEnv),
+      node(['api', 'token'], tokenEnv),
       Promise.resolve(signalingNode.server),
       ...mediaNodes,
     ]);
     [a, b, signaling, media1] = started as [RunningServer, RunningServer, RunningServer, RunningServer];
     media2 = started[4] ?? media1;
     customer = await createCustomer(a);
+    // a token node reads the live media nodes once a second: every room placed before both
+    // token nodes saw both media nodes would go to the one they saw
+    if (cluster) await Promise.all([a, b].map((s) => mediaNodesSeen(s, 2)));
   });
+
+  /** Resolves once the token node's `rtc_media_nodes_live` gauge reads `count`. */
+  const mediaNodesSeen = async (server: RunningServer, count: number): Promise<void> => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const res = await request(`${server.urls['admin']}/metrics`);
+      if (sampleValue(parsePrometheusText(res.text), 'rtc_media_nodes_live') === count) return;
+      await new Promise<void>((resolve) => setTimeout(resolve, 50));
+    }
+    assert.fail(`${server.token} never saw ${count} live media nodes`);
+  };
 
   after(async () => {
     for (const s of sessions) await s.close();

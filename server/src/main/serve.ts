@@ -50,6 +50,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   // one registry per process (docs/operations/metrics.md)
   const metrics = createMetrics();
   const readiness = createReadiness(deps, { redisLive: deps.redisLive });
+  if (deps.mediaNodes && config.roles.includes('token')) metrics.watchMediaNodes(deps.mediaNodes);
   const roleContext: RoleContext<Store> = { config, deps, logger, metrics, readiness };
 
   const running: RoleServer[] = [];

@@ -15,6 +15,8 @@ export interface PlatformMetrics {
   watchMedia(source: MediaMetricsSource): void;
   /** Reads the signaling role's open streams at each scrape. */
   watchSignaling(source: SignalingMetricsSource): void;
+  /** Reads, at each scrape, how many media nodes a token node of a cluster places rooms on. */
+  watchMediaNodes(source: MediaNodesMetricsSource): void;
   /** Told once per revocation that closed sessions, with the seconds from its arrival to their close. */
   observeRevocationClose(seconds: number): void;
 }
@@ -42,6 +44,11 @@ export interface MediaMetricsSource {
 
 export interface SignalingMetricsSource {
   readonly openStreams: number;
+}
+
+/** The live media nodes as a token node last read them. */
+export interface MediaNodesMetricsSource {
+  nodes(): readonly unknown[];
 }
 
 /** 1 ms to 1 s: a token is signed in well under a millisecond; a slow store shows in the upper buckets. */
@@ -101,6 +108,10 @@ export function createMetrics(): PlatformMetrics {
     },
     watchSignaling(source) {
       gauge(registry, 'rtc_signaling_streams', 'Open signaling event streams', () => source.openStreams);
+    },
+    watchMediaNodes(source) {
+      gauge(registry, 'rtc_media_nodes_live', 'Live media nodes this token node places rooms on, as last read (at most a second old)',
+        () => source.nodes().length);
     },
   };
 }
