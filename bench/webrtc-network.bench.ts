@@ -37,6 +37,7 @@ const BENCH = 'webrtc-network';
 const WINDOW_S = intSetting('BENCH_NETWORK_WINDOW_S', 30, 5, 600);
 const WARMUP_S = intSetting('BENCH_NETWORK_WARMUP_S', 5, 0, 120);
 const FIRST_FRAME_MS = 30_000;
+const RELAY_CHECK_MS = 10_000;
 const TURN_SECRET = 'bench-webrtc-network-turn-secret';
 const DIRECT_IS = 'direct call between the same pages over the same links (no SFU)';
 
@@ -129,10 +130,16 @@ async function runScenario(run: Run, scenario: Scenario, setup: Setup, round: nu
         return undefined;
       }
     }));
+    // samples come once a second: the publisher's latest may predate its selected pair
     for (const p of pages) {
-      const types = Object.entries(await candidateTypes(p));
-      if (types.length === 0 || types.some(([, type]) => type !== 'relay')) {
-        throw new Error(`${setup} ${p.name}: not relayed through its link: ${JSON.stringify(Object.fromEntries(types))}`);
+      const deadline = Date.now() + RELAY_CHECK_MS;
+      for (;;) {
+        const types = Object.entries(await candidateTypes(p));
+        if (types.length > 0 && types.every(([, type]) => type === 'relay')) break;
+        if (Date.now() > deadline) {
+          throw new Error(`${setup} ${p.name}: not relayed through its link: ${JSON.stringify(types)}`);
+        }
+        await delay(250);
       }
     }
     await delay(WARMUP_S * 1000);
