@@ -273,7 +273,8 @@ async function main(): Promise<void> {
     lab = await startCallLab({ turn: { host: coturn.host, port: coturn.port, secret: TURN_SECRET }, handleSignals: false });
     const run: Run = { lab, issue };
 
-    const perRun = WARMUP_S + WINDOW_S + 10;
+    // opening the pages, the call's setup and its first frame, closing: about 3 s on top
+    const perRun = WARMUP_S + WINDOW_S + 3;
     progress(`${scenarios.map((s) => s.id).join(', ')}: platform and direct each, ${WARMUP_S} s warm-up and ${WINDOW_S} s measured ` +
       `(about ${Math.ceil((scenarios.length * 2 * perRun) / 60)} min)`);
     const outcomes = new Map<string, Record<Setup, Outcome>>();
