@@ -43,6 +43,12 @@ describe('summarizeReceive', () => {
     assert.equal(q.frameWidth, 320);
   });
 
+  it('takes the frame size from the seconds with frames decoded: a stalled stream keeps its last size', () => {
+    const samples = receiver([{ frames: 30, width: 320 }, { frames: 0, width: 640 }, { frames: 0, width: 640 }, { frames: 0, width: 640 }]);
+    assert.equal(summarizeReceive(samples, { from: 10_000, to: 14_000 }).frameWidth, 320);
+    assert.equal(summarizeReceive(samples, { from: 11_000, to: 14_000 }).frameWidth, undefined);
+  });
+
   it('counts only the intervals that end inside the window, the sample before it as their start', () => {
     const samples = receiver([{ frames: 0 }, { frames: 30 }, { frames: 30 }, { frames: 0 }]);
     const q = summarizeReceive(samples, { from: 11_000, to: 13_000 });

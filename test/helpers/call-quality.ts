@@ -144,7 +144,7 @@ export interface ReceiveQuality {
   readonly audioConcealedPercent: number;
   readonly videoKbps: number;
   readonly audioKbps: number;
-  /** The frame width and height seen the longest (undefined: no frame). */
+  /** The frame width and height seen the longest while frames were decoded (undefined: none decoded). */
   readonly frameWidth: number | undefined;
   readonly frameHeight: number | undefined;
   /** Chromium's own freeze count and time, and the feedback sent. */
@@ -267,8 +267,11 @@ export function summarizeReceive(samples: readonly StatsSample[], window: Qualit
     received += delta(video, prev.inbound, (e) => e.packetsReceived);
     // packetsLost can go down (late packets): a signed difference, summed
     if (video) lost += (video.packetsLost ?? 0) - (prev.inbound.find((e) => e.ssrc === video.ssrc)?.packetsLost ?? 0);
-    widths.push([video?.frameWidth, dt]);
-    heights.push([video?.frameHeight, dt]);
+    // a stalled stream keeps the size of its last frame: only intervals with frames decoded count
+    if (decoded > 0) {
+      widths.push([video?.frameWidth, dt]);
+      heights.push([video?.frameHeight, dt]);
+    }
   }
   return {
     seconds,
