@@ -4,7 +4,7 @@ import {
   PictureLossIndication, RtcpPayloadSpecificFeedback, RtcpRrPacket, RtcpSrPacket, type RTCDtlsTransport, type RtcpPacket, type RtpPacket,
 } from 'werift';
 import type { ForwardedRtp } from '../rtp/layers.ts';
-import { NackRequester, nackFeedback } from '../rtp/nack-requester.ts';
+import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
 import { ReceiveStats } from '../rtp/receive-stats.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
@@ -174,7 +174,7 @@ export class Uplink {
       const nack = source.nack;
       if (!nack) continue;
       const due = nack.due(now, rtt);
-      if (due.length > 0) packets.push(nackFeedback(this.rtcpSsrc, ssrc, due));
+      if (due.length > 0) packets.push(...buildGenericNacks(this.rtcpSsrc, ssrc, due));
       if (nack.takeGivenUp() > 0) packets.push(this.pliPacket(ssrc));
     }
     if (now - this.lastReportMs >= REPORT_INTERVAL_MS && this.sources.size > 0) {
