@@ -215,12 +215,20 @@ export class MediaSession {
   }
 
   private async openConnection(token: MediaToken): Promise<void> {
-    await Connection.open({
+    const opening = Connection.open({
       url: this.settings.urlFor(token),
       token,
       WebSocket: this.settings.WebSocket,
       timeoutMs: this.settings.connectTimeoutMs,
     }, this.handlersFor(token));
+    // the socket is on its way: the peer connection gathers its candidates while it opens and joins
+    this.media.prepare(token);
+    try {
+      await opening;
+    } catch (err) {
+      this.media.cancelPrepared();
+      throw err;
+    }
   }
 
   private handlersFor(token: MediaToken): ConnectionHandlers {

@@ -29,6 +29,8 @@ export interface PeerConfiguration {
   iceTransportPolicy: IceTransportPolicy;
   bundlePolicy: 'max-bundle';
   rtcpMuxPolicy: 'require';
+  /** Candidates gathered as soon as the connection exists, before the first offer. */
+  iceCandidatePoolSize?: number;
   encodedInsertableStreams?: boolean;
 }
 
@@ -72,6 +74,11 @@ export interface RtpTransceiverLike {
   setCodecPreferences?(codecs: readonly CodecCapability[]): void;
 }
 
+/** The `icecandidate` event: `candidate` is null once gathering ended. */
+export interface IceCandidateEventLike {
+  readonly candidate: { readonly candidate: string } | null;
+}
+
 /** A stats report: a map of stats objects keyed by id. */
 export interface StatsReportLike {
   forEach(callback: (stat: Readonly<Record<string, unknown>>) => void): void;
@@ -89,6 +96,7 @@ export interface PeerConnectionLike {
   getStats(): Promise<StatsReportLike>;
   close(): void;
   addEventListener(type: 'icegatheringstatechange' | 'connectionstatechange', listener: () => void): void;
+  addEventListener(type: 'icecandidate', listener: (event: IceCandidateEventLike) => void): void;
   removeEventListener(type: 'icegatheringstatechange' | 'connectionstatechange', listener: () => void): void;
 }
 
@@ -105,6 +113,7 @@ export interface BrowserWebRtc {
   readonly RTCPeerConnection?: PeerConnectionConstructor;
   readonly RTCRtpScriptTransform?: new (worker: WorkerLike, options: unknown) => unknown;
   readonly RTCRtpSender?: { getCapabilities?(kind: MediaTrackKind): { readonly codecs: readonly CodecCapability[] } | null };
+  readonly RTCRtpReceiver?: { getCapabilities?(kind: MediaTrackKind): { readonly codecs: readonly CodecCapability[] } | null };
   readonly Worker?: new (url: string, options?: { name?: string }) => WorkerLike;
   readonly Blob?: new (parts: readonly string[], options: { type: string }) => unknown;
   readonly URL: { createObjectURL?(blob: unknown): string; revokeObjectURL?(url: string): void };

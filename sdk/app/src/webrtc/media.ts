@@ -42,6 +42,8 @@ export class SessionMedia implements LocalTrackOwner {
   private readonly options: WebRtcOptions | undefined;
   readonly enabled: boolean;
   private peer: Peer | undefined;
+  /** A peer connection made while the media connection joins, for the token it joins with. */
+  private prepared: { readonly token: MediaToken; readonly peer: Peer } | undefined;
   private iceServers: readonly IceServer[] = [];
   private readonly tracks = new Map<number, LocalTrack>();
   /** Remote audio and video streams received, as they were when reception started. */
@@ -62,34 +64,63 @@ export class SessionMedia implements LocalTrackOwner {
     return [...this.tracks.values()];
   }
 
+  /**
+   * A media connection is about to open with this token: its peer connection is made now and starts
+   * gathering ICE candidates while the socket opens and joins, so the first offer need not wait.
+   */
+  prepare(token: MediaToken): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
+    if (!this.enabled) return;
+    const peer = this.newPeer(iceServersOf(token, this.options));
+    try {
+      peer.warm();
+    } catch {
+      // made again (and failing with its error) when the connection needs it
+    }
+    this.prepared = { token, peer };
+  }
+
   /** A new media connection: a new peer connection will carry its media. */
   attach(token: MediaToken): void {
     this.peer?.close();
     this.keys.clear();
     this.iceServers = iceServersOf(token, this.options);
-    this.peer = this.enabled ? this.newPeer() : undefined;
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    if (prepared && prepared.token !== token) prepared.peer.close();
+    this.peer = !this.enabled ? undefined : prepared?.token === token ? prepared.peer : this.newPeer(this.iceServers);
   }
 
-  private newPeer(): Peer {
+  private newPeer(iceServers: readonly IceServer[]): Peer {
     this.generation += 1;
-    return new Peer(this.peerHost(), {
+    // a peer connection made ahead of its media connection, or replaced, tells the application nothing
+    const peer: Peer = new Peer(this.peerHost(() => this.peer === peer), {
       seqBase: this.generation * 2 ** 32,
-      iceServers: this.iceServers,
+      iceServers,
       iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
       gatheringTimeoutMs: 5000,
+      candidateSettleMs: CANDIDATE_SETTLE_MS,
       qualityIntervalMs: 2000,
     });
+    return peer;
+  }
+
+  /** The media connection did not open: the peer connection made for it goes. */
+  cancelPrepared(): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
   }
 
   /**
    * m-lines only accumulate (each stream gets its own); near the server's limit, the next change
    * starts a fresh peer connection carrying what is sent and received now.
    */
-  private async roomFor(): Promise<Peer> {
+  private roomFor(): Peer {
     const old = this.requirePeer();
     if (old.mlines < MLINE_BUDGET) return old;
     const receiving = [...this.receiving.values()];
-    const peer = this.newPeer();
+    const peer = this.newPeer(this.iceServers);
     this.peer = peer;
     old.close();
     for (const [id, records] of this.keys) {
@@ -108,8 +139,10 @@ export class SessionMedia implements LocalTrackOwner {
     this.keys.set(id, [{ epoch, key }, ...(this.keys.get(id) ?? []).filter((r) => r.epoch !== epoch)].slice(0, 2));
   }
 
-  /** The media connection is gone: so is its peer connection (remote tracks end). */
+  /** The media connection is gone (or never joined): so is its peer connection (remote tracks end). */
   detach(): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
     this.peer?.close();
     this.peer = undefined;
   }
@@ -142,7 +175,7 @@ export class SessionMedia implements LocalTrackOwner {
     const local = new LocalTrack(this, streamId, source, source.kind);
     this.tracks.set(streamId, local);
     try {
-      await (await this.roomFor()).send(streamId, source);
+      await this.roomFor().send(streamId, source);
     } catch (err) {
       this.tracks.delete(streamId);
       local.end();
@@ -170,7 +203,7 @@ export class SessionMedia implements LocalTrackOwner {
     for (const track of [...this.tracks.values()]) {
       try {
         await this.host.publish(track.streamId, track.kind);
-        await (await this.roomFor()).send(track.streamId, track.source);
+        await this.roomFor().send(track.streamId, track.source);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
       }
@@ -194,7 +227,10 @@ export class SessionMedia implements LocalTrackOwner {
     this.peer?.key(streamId, epoch, key, true);
   }
 
-  /** A stream this session may receive, with its current key: audio and video are received over WebRTC. */
+  /**
+   * A stream this session may receive, with its current key: audio and video are received over
+   * WebRTC. Called for several streams in a row (the streams of `joined`), they share one offer.
+   */
   remoteKey(stream: RemoteStream, epoch: number, key: SecretKey): void {
     const peer = this.peer;
     if (!peer || stream.kind === 'data') return;
@@ -202,8 +238,11 @@ export class SessionMedia implements LocalTrackOwner {
     peer.key(stream.streamId, epoch, key, false);
     if (peer.receives(stream.streamId)) return;
     this.receiving.set(stream.streamId, stream);
-    const kind = stream.kind;
-    this.roomFor().then((room) => room.receive(stream.streamId, kind)).catch((err: unknown) => this.failed(err));
+    try {
+      this.roomFor().receive(stream.streamId, stream.kind).catch((err: unknown) => this.failed(err));
+    } catch (err) {
+      this.failed(err);
+    }
   }
 
   /** A stream removed or no longer allowed. */
@@ -240,7 +279,7 @@ export class SessionMedia implements LocalTrackOwner {
     this.host.emit('mediaError', { error });
   }
 
-  private peerHost(): PeerHost {
+  private peerHost(current: () => boolean): PeerHost {
     return {
       offer: async (sdp, tracks) => {
         const reply = await this.host.request({ type: 'rtc_offer', sdp, tracks });
@@ -250,8 +289,12 @@ export class SessionMedia implements LocalTrackOwner {
       onTrack: (slot) => this.emitTrack('trackSubscribed', slot),
       onTrackEnded: (slot) => this.emitTrack('trackUnsubscribed', slot),
       onSendRefused: (streamId) => this.localEnded(streamId, new MediaError('stream_not_allowed', 'the server refused to receive this track')),
-      onQuality: (quality: QualityReport) => this.host.emit('connectionQuality', quality),
-      onState: (state) => this.host.emit('mediaConnectionState', { state }),
+      onQuality: (quality: QualityReport) => {
+        if (current()) this.host.emit('connectionQuality', quality);
+      },
+      onState: (state) => {
+        if (current()) this.host.emit('mediaConnectionState', { state });
+      },
     };
   }
 
@@ -267,6 +310,9 @@ export class SessionMedia implements LocalTrackOwner {
     });
   }
 }
+
+/** Quiet time after the last usable ICE candidate before the offer goes out (peer.ts, `gathered`). */
+const CANDIDATE_SETTLE_MS = 10;
 
 function iceServersOf(token: MediaToken, options: WebRtcOptions | undefined): IceServer[] {
   const servers: IceServer[] = [];

@@ -7,8 +7,8 @@
 import type { RtcTrack } from '@rtc/protocol';
 import { MediaError } from '../errors.ts';
 import {
-  browserWebRtc, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind, type PeerConfiguration,
-  type PeerConnectionLike, type RtpTransceiverLike, type StatsReportLike,
+  browserWebRtc, type IceCandidateEventLike, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind,
+  type PeerConfiguration, type PeerConnectionLike, type RtpTransceiverLike, type StatsReportLike,
 } from './dom.ts';
 import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, type WorkerCommand } from './e2ee-worker.ts';
 
@@ -28,6 +28,11 @@ export interface PeerSettings {
   readonly iceTransportPolicy: IceTransportPolicy;
   /** How long to wait for ICE gathering before offering what is gathered (ms). */
   readonly gatheringTimeoutMs: number;
+  /**
+   * Quiet time after the last usable candidate before offering without waiting for gathering to
+   * complete (ms): see `gathered`.
+   */
+  readonly candidateSettleMs: number;
   readonly qualityIntervalMs: number;
   /**
    * Where this peer connection's frame numbering starts under a key: each fresh peer connection of
@@ -87,6 +92,9 @@ export class Peer {
   private qualityTimer: ReturnType<typeof setInterval> | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private lastCounts = { received: 0, lost: 0 };
+  /** Candidates of the current ICE gathering that can carry media, and when the last one came. */
+  private usable = { count: 0, at: 0 };
+  private readonly candidateWaiters = new Set<() => void>();
 
   constructor(host: PeerHost, settings: PeerSettings) {
     this.host = host;
@@ -97,6 +105,14 @@ export class Peer {
   updateIceServers(iceServers: readonly IceServer[]): void {
     this.settings = { ...this.settings, iceServers };
     this.pc?.setConfiguration(this.configuration());
+  }
+
+  /**
+   * Makes the peer connection now, before there is anything to negotiate: it starts gathering ICE
+   * candidates at once (its candidate pool), so that the first offer finds them ready.
+   */
+  warm(): void {
+    this.connection();
   }
 
   /**
@@ -216,6 +232,7 @@ export class Peer {
     web.URL.revokeObjectURL?.(url);
     for (const command of this.keyLog.splice(0)) this.worker.post(command);
     pc.addEventListener('connectionstatechange', () => this.onConnectionState());
+    pc.addEventListener('icecandidate', (event) => this.onCandidate(event));
     this.pc = pc;
     this.qualityTimer = setInterval(() => void this.measure(), this.settings.qualityIntervalMs);
     return pc;
@@ -227,12 +244,15 @@ export class Peer {
       iceTransportPolicy: this.settings.iceTransportPolicy,
       bundlePolicy: 'max-bundle',
       rtcpMuxPolicy: 'require',
+      // gathering starts when the connection is made, while the media connection still joins
+      iceCandidatePoolSize: 1,
       // Chromium without RTCRtpScriptTransform gives encoded frames only to a connection made for it
       ...(this.scriptTransform ? {} : { encodedInsertableStreams: true }),
     };
   }
 
   private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number): Slot {
+    preferServerCodecs(transceiver, kind);
     const slot: Slot = { index: this.slots.length, kind, direction, transceiver, streamId };
     this.slots.push(slot);
     this.bind(slot);
@@ -275,10 +295,13 @@ export class Peer {
     }
   }
 
-  /** Queues a negotiation; changes made while one runs are covered by the next. */
+  /**
+   * Queues a negotiation; changes made while one runs are covered by the next. A negotiation that
+   * failed (its caller got the error) does not stop the next one.
+   */
   private renegotiate(): Promise<void> {
     this.dirty = true;
-    this.negotiating = this.negotiating.then(() => (this.dirty && !this.closed ? this.negotiate() : undefined));
+    this.negotiating = this.negotiating.catch(() => undefined).then(() => (this.dirty && !this.closed ? this.negotiate() : undefined));
     return this.negotiating;
   }
 
@@ -287,7 +310,10 @@ export class Peer {
     const pc = this.connection();
     const iceRestart = this.restartIce;
     this.restartIce = false;
-    await pc.setLocalDescription(await pc.createOffer(iceRestart ? { iceRestart: true } : {}));
+    const offer = await pc.createOffer(iceRestart ? { iceRestart: true } : {});
+    // an ICE restart gathers afresh: only its own candidates count
+    if (iceRestart) this.usable = { count: 0, at: 0 };
+    await pc.setLocalDescription(offer);
     await this.gathered(pc);
     const sdp = pc.localDescription?.sdp;
     if (sdp === undefined || this.closed) return;
@@ -317,23 +343,52 @@ export class Peer {
     }
   }
 
-  /** Waits for ICE gathering to complete (the server does not trickle), at most the configured time. */
+  /**
+   * Waits until the offer may go out (the server does not trickle: it has the candidates of the
+   * offer, docs/protocol/media.md, 10.1): when gathering is complete, or once a usable candidate came
+   * and no other one for `candidateSettleMs`, or after `gatheringTimeoutMs` in any case.
+   *
+   * Usable is a UDP candidate (the server speaks UDP only, so TCP candidates, which Chromium gathers
+   * about 100 ms after the UDP ones, never are), and with the `relay` policy only a relay candidate.
+   * With the `all` policy the host candidates suffice: every candidate gathered later (server
+   * reflexive, or TURN relay when the network blocks direct UDP) still sends connectivity checks,
+   * from which the server learns it as a peer reflexive candidate (RFC 8445, 7.3.1.3).
+   */
   private gathered(pc: PeerConnectionLike): Promise<void> {
-    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    const ready = (): boolean => pc.iceGatheringState === 'complete'
+      || (this.usable.count > 0 && Date.now() - this.usable.at >= this.settings.candidateSettleMs);
+    if (ready()) return Promise.resolve();
     return new Promise((resolve) => {
+      let settle: ReturnType<typeof setTimeout> | undefined;
+      const check = (): void => {
+        clearTimeout(settle);
+        if (!ready()) {
+          if (this.usable.count > 0) settle = setTimeout(check, Math.max(0, this.usable.at + this.settings.candidateSettleMs - Date.now()));
+          return;
+        }
+        done();
+      };
       const done = (): void => {
-        if (pc.iceGatheringState !== 'complete' && !timedOut) return;
-        clearTimeout(timer);
-        pc.removeEventListener('icegatheringstatechange', done);
+        clearTimeout(settle);
+        clearTimeout(limit);
+        pc.removeEventListener('icegatheringstatechange', check);
+        this.candidateWaiters.delete(check);
         resolve();
       };
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        done();
-      }, this.settings.gatheringTimeoutMs);
-      pc.addEventListener('icegatheringstatechange', done);
+      const limit = setTimeout(done, this.settings.gatheringTimeoutMs);
+      pc.addEventListener('icegatheringstatechange', check);
+      this.candidateWaiters.add(check);
+      check();
     });
+  }
+
+  private onCandidate(event: IceCandidateEventLike): void {
+    const line = event.candidate?.candidate;
+    if (!line) return;
+    const candidate = parseCandidate(line);
+    if (!candidate || candidate.protocol !== 'udp' || (this.settings.iceTransportPolicy === 'relay' && candidate.type !== 'relay')) return;
+    this.usable = { count: this.usable.count + 1, at: Date.now() };
+    for (const check of [...this.candidateWaiters]) check();
   }
 
   private onConnectionState(): void {
@@ -383,6 +438,35 @@ function qualityOf(state: string, rttMs: number | undefined, loss: number): Qual
   if (loss > 0.1 || (rttMs ?? 0) > 400) return 'poor';
   if (loss > 0.02 || (rttMs ?? 0) > 150) return 'good';
   return 'excellent';
+}
+
+/** The transport protocol and type of an `a=candidate` line (RFC 8839, 5.1). */
+export function parseCandidate(line: string): { readonly protocol: string; readonly type: string } | undefined {
+  const fields = line.replace(/^a=/, '').replace(/^candidate:/, '').trim().split(/\s+/);
+  const typ = fields.indexOf('typ');
+  const protocol = fields[2];
+  const type = typ > 0 ? fields[typ + 1] : undefined;
+  return protocol !== undefined && type !== undefined ? { protocol: protocol.toLowerCase(), type } : undefined;
+}
+
+/** The codecs the server negotiates (docs/protocol/media.md, 10.3), and the retransmission format of VP8. */
+const SERVER_CODECS: Readonly<Record<MediaTrackKind, readonly string[]>> = { audio: ['audio/opus'], video: ['video/vp8', 'video/rtx'] };
+
+/**
+ * Offers only what the server takes: every other codec (VP9, H.264, AV1, RED, FEC...) would be
+ * refused anyway, and costs some 2 KB of SDP per video m-line; m-lines accumulate (one per stream)
+ * and an offer must fit in 60,000 characters.
+ */
+function preferServerCodecs(transceiver: RtpTransceiverLike, kind: MediaTrackKind): void {
+  const capabilities = browserWebRtc().RTCRtpReceiver?.getCapabilities?.(kind);
+  if (!capabilities || typeof transceiver.setCodecPreferences !== 'function') return;
+  const codecs = capabilities.codecs.filter((c) => SERVER_CODECS[kind].includes(c.mimeType.toLowerCase()));
+  if (!codecs.some((c) => !c.mimeType.toLowerCase().endsWith('/rtx'))) return;
+  try {
+    transceiver.setCodecPreferences(codecs);
+  } catch {
+    // the browser's own list: larger offers, same answer
+  }
 }
 
 function kindOf(track: MediaStreamTrackLike): MediaTrackKind {
