@@ -11,7 +11,8 @@ export type {
   ConnectionQuality,
 } from './types.ts';
 export { LocalTrack } from './webrtc/local-track.ts';
-export type { PublishTrackOptions } from './webrtc/media.ts';
+export { DEFAULT_VIDEO_LAYERS } from './webrtc/publish-plan.ts';
+export type { PublishTrackOptions, VideoLayer } from './webrtc/publish-plan.ts';
 export type { E2eeStats } from './webrtc/e2ee-worker.ts';
 export { SignalingClient, SignalingError } from './signaling.ts';
 export type {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, it } from 'node:test';
 import type { RtcTrack } from '@rtc/protocol';
-import { FakeMediaServer, type FakeMediaConnection, type FakeStream } from '../../../test/helpers/fake-media-server.ts';
-import { FakeWebRtc, HOST_TCP, HOST_UDP, RELAY_UDP, type FakeCandidate } from '../../../test/helpers/fake-webrtc.ts';
+import { answerOf, FakeMediaServer, type FakeMediaConnection, type FakeStream } from '../../../test/helpers/fake-media-server.ts';
+import { FakeTrack, FakeWebRtc, HOST_TCP, HOST_UDP, RELAY_UDP, type FakeCandidate } from '../../../test/helpers/fake-webrtc.ts';
 import { connect } from './connect.ts';
 import type { MediaSession } from './session.ts';
 import type { ConnectOptions, MediaToken } from './types.ts';
@@ -70,3 +70,53 @@ describe('joining', () => {
   });
 });
 
+describe('publishing video', () => {
+  it('sends a camera as three layers, smallest first, when the server\'s answers carry the RID extension', async () => {
+    const fake = fakeWebRtc();
+    const server = new FakeMediaServer({ key, streams: [CAMERA], publishStreams: [5] });
+    const session = await join(server);
+    await server.current.next((m) => m.type === 'rtc_offer');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const local = await session.publishTrack(new FakeTrack('video', { width: 1280, height: 720 }) as unknown as MediaStreamTrack);
+    assert.equal(local.streamId, 5);
+    const sender = fake.peer.transceivers.find((t) => t.sender.track !== null)!;
+    assert.deepEqual(sender.init.sendEncodings?.map((e) => [e.rid, e.scaleResolutionDownBy]), [['q', 4], ['h', 2], ['f', 1]]);
+    const offer = offers(server.current).at(-1)!;
+    assert.match(offer['sdp'] as string, /a=simulcast:send q;h;f/);
+    assert.deepEqual((offer['tracks'] as RtcTrack[]).find((t) => t.direction === 'send'), { mid: sender.mid, stream_id: 5, direction: 'send' });
+  });
+
+  it('asks first with an m-line of its own when no answer told, and sends one layer on it to a server without the RID extension', async () => {
+    const fake = fakeWebRtc();
+    const server = new FakeMediaServer({ key, publishStreams: [5, 6], answer: (o) => ({ sdp: answerOf(o.sdp, { rid: false }) }) });
+    const session = await join(server);
+    await session.publishTrack(new FakeTrack('video') as unknown as MediaStreamTrack);
+    const c = server.current;
+    const [question, camera] = offers(c);
+    assert.deepEqual(question!['tracks'], [], 'the question names no stream');
+    assert.doesNotMatch(question!['sdp'] as string, /a=simulcast/);
+    assert.deepEqual(camera!['tracks'], [{ mid: '0', stream_id: 5, direction: 'send' }], 'the camera takes the question\'s m-line');
+    const [t] = fake.peer.transceivers;
+    assert.equal(fake.peer.transceivers.length, 1);
+    assert.ok(t!.sender.track !== null);
+    assert.deepEqual(t!.sender.parameters.encodings, [{ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }], 'the largest layer\'s caps');
+    // known now: a second camera is one layer on an m-line of its own, without asking again
+    await session.publishTrack(new FakeTrack('video') as unknown as MediaStreamTrack);
+    assert.equal(offers(c).length, 3);
+    assert.deepEqual(fake.peer.transceivers[1]!.init.sendEncodings, [{ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }]);
+  });
+
+  it('sends a screen as one layer for detail', async () => {
+    const fake = fakeWebRtc();
+    const server = new FakeMediaServer({ key, streams: [CAMERA], publishStreams: [5] });
+    const session = await join(server);
+    await server.current.next((m) => m.type === 'rtc_offer');
+    const screen = new FakeTrack('video', { displaySurface: 'monitor' });
+    await session.publishTrack(screen as unknown as MediaStreamTrack);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const sender = fake.peer.transceivers.find((t) => t.sender.track === screen)!;
+    assert.equal(sender.init.sendEncodings, undefined);
+    assert.equal(screen.contentHint, 'detail');
+    assert.equal(sender.sender.parameters.degradationPreference, 'maintain-resolution');
+  });
+});

@@ -11,9 +11,36 @@ export interface MediaStreamTrackLike {
   readonly kind: string;
   readonly readyState: string;
   enabled: boolean;
+  /** `detail`, `text`, `motion` for video; what the encoder should favour. */
+  contentHint?: string;
+  getSettings?(): TrackSettingsLike;
   stop(): void;
   addEventListener(type: 'ended', listener: () => void): void;
   removeEventListener(type: 'ended', listener: () => void): void;
+}
+
+/** What `MediaStreamTrack.getSettings()` tells the SDK: a screen capture names its surface. */
+export interface TrackSettingsLike {
+  readonly width?: number;
+  readonly height?: number;
+  readonly frameRate?: number;
+  /** `monitor`, `window` or `browser` for a track of `getDisplayMedia`; absent for a camera. */
+  readonly displaySurface?: string;
+}
+
+/** One encoding of a sender (`RTCRtpEncodingParameters`): a simulcast layer when it has a `rid`. */
+export interface RtpEncodingLike {
+  rid?: string;
+  active?: boolean;
+  scaleResolutionDownBy?: number;
+  maxBitrate?: number;
+  maxFramerate?: number;
+}
+
+/** `RTCRtpSendParameters`, as far as the SDK changes them. */
+export interface RtpSendParametersLike {
+  encodings: RtpEncodingLike[];
+  degradationPreference?: string;
 }
 
 export interface IceServer {
@@ -49,6 +76,8 @@ export interface RtpSenderLike {
   transform?: unknown;
   createEncodedStreams?(): EncodedStreams;
   replaceTrack(track: MediaStreamTrackLike | null): Promise<void>;
+  getParameters?(): RtpSendParametersLike;
+  setParameters?(parameters: RtpSendParametersLike): Promise<void>;
 }
 
 export interface RtpReceiverLike {
@@ -74,6 +103,14 @@ export interface RtpTransceiverLike {
   setCodecPreferences?(codecs: readonly CodecCapability[]): void;
 }
 
+/** What `addTransceiver` takes. */
+export interface TransceiverInit {
+  direction: TransceiverDirection;
+  streams?: readonly unknown[];
+  /** The simulcast layers of a sender, smallest first as the media server ranks them. */
+  sendEncodings?: readonly RtpEncodingLike[];
+}
+
 /** The `icecandidate` event: `candidate` is null once gathering ended. */
 export interface IceCandidateEventLike {
   readonly candidate: { readonly candidate: string } | null;
@@ -91,7 +128,7 @@ export interface PeerConnectionLike {
   createOffer(options?: { iceRestart?: boolean }): Promise<SessionDescription>;
   setLocalDescription(description: SessionDescription): Promise<void>;
   setRemoteDescription(description: SessionDescription): Promise<void>;
-  addTransceiver(trackOrKind: MediaStreamTrackLike | MediaTrackKind, init: { direction: TransceiverDirection; streams?: readonly unknown[] }): RtpTransceiverLike;
+  addTransceiver(trackOrKind: MediaStreamTrackLike | MediaTrackKind, init: TransceiverInit): RtpTransceiverLike;
   setConfiguration(configuration: PeerConfiguration): void;
   getStats(): Promise<StatsReportLike>;
   close(): void;

@@ -12,7 +12,10 @@ import type { MediaSessionEvents, MediaToken, RemoteStream, WebRtcOptions } from
 import type { IceServer, MediaStreamTrackLike, MediaTrackKind } from './dom.ts';
 import { LocalTrack, type LocalTrackOwner } from './local-track.ts';
 import { Peer, webRtcAvailable, type PeerHost, type QualityReport, type ReceiveSlot } from './peer.ts';
+import { planSend, type PublishTrackOptions } from './publish-plan.ts';
 import type { E2eeStats } from './e2ee-worker.ts';
+
+export type { PublishTrackOptions };
 
 /** What the media part asks of its session. */
 export interface MediaHost {
@@ -22,11 +25,6 @@ export interface MediaHost {
   publish(streamId: number, kind: MediaTrackKind): Promise<void>;
   unpublish(streamId: number): Promise<void>;
   emit<K extends keyof MediaSessionEvents>(type: K, payload: MediaSessionEvents[K]): void;
-}
-
-export interface PublishTrackOptions {
-  /** A stream id of the grant's `publish_streams`; by default the first one not in use. */
-  readonly streamId?: number;
 }
 
 /** m-lines a peer connection may reach before the next change starts a fresh one (the server takes 64 in all). */
@@ -92,7 +90,7 @@ export class SessionMedia implements LocalTrackOwner {
     this.peer = !this.enabled ? undefined : prepared?.token === token ? prepared.peer : this.newPeer(this.iceServers);
   }
 
-  private newPeer(iceServers: readonly IceServer[]): Peer {
+  private newPeer(iceServers: readonly IceServer[], simulcast?: boolean): Peer {
     this.generation += 1;
     // a peer connection made ahead of its media connection, or replaced, tells the application nothing
     const peer: Peer = new Peer(this.peerHost(() => this.peer === peer), {
@@ -102,6 +100,7 @@ export class SessionMedia implements LocalTrackOwner {
       gatheringTimeoutMs: 5000,
       candidateSettleMs: CANDIDATE_SETTLE_MS,
       qualityIntervalMs: 2000,
+      simulcast,
     });
     return peer;
   }
@@ -120,13 +119,13 @@ export class SessionMedia implements LocalTrackOwner {
     const old = this.requirePeer();
     if (old.mlines < MLINE_BUDGET) return old;
     const receiving = [...this.receiving.values()];
-    const peer = this.newPeer(this.iceServers);
+    const peer = this.newPeer(this.iceServers, old.simulcast);
     this.peer = peer;
     old.close();
     for (const [id, records] of this.keys) {
       for (const r of [...records].reverse()) peer.key(Number(id.slice(1)), r.epoch, r.key, id.startsWith('o'));
     }
-    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source);
+    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source, track.plan);
     for (const stream of receiving) {
       this.receiving.set(stream.streamId, stream);
       void peer.receive(stream.streamId, stream.kind as MediaTrackKind);
@@ -171,11 +170,12 @@ export class SessionMedia implements LocalTrackOwner {
     if (streamId === undefined) throw new MediaError('stream_not_allowed', 'the grant has no publish stream left for this track');
     if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
     if (this.tracks.get(streamId)?.active) throw new MediaError('already_published', 'this stream is already published');
+    const plan = planSend(source, options);
     await this.host.publish(streamId, source.kind);
-    const local = new LocalTrack(this, streamId, source, source.kind);
+    const local = new LocalTrack(this, streamId, source, source.kind, plan);
     this.tracks.set(streamId, local);
     try {
-      await this.roomFor().send(streamId, source);
+      await this.roomFor().send(streamId, source, plan);
     } catch (err) {
       this.tracks.delete(streamId);
       local.end();
@@ -203,7 +203,7 @@ export class SessionMedia implements LocalTrackOwner {
     for (const track of [...this.tracks.values()]) {
       try {
         await this.host.publish(track.streamId, track.kind);
-        await this.roomFor().send(track.streamId, track.source);
+        await this.roomFor().send(track.streamId, track.source, track.plan);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
       }

@@ -8,9 +8,10 @@ import type { RtcTrack } from '@rtc/protocol';
 import { MediaError } from '../errors.ts';
 import {
   browserWebRtc, type IceCandidateEventLike, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind,
-  type PeerConfiguration, type PeerConnectionLike, type RtpTransceiverLike, type StatsReportLike,
+  type PeerConfiguration, type PeerConnectionLike, type RtpEncodingLike, type RtpSenderLike, type RtpTransceiverLike, type StatsReportLike,
 } from './dom.ts';
 import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, type WorkerCommand } from './e2ee-worker.ts';
+import type { SendPlan } from './publish-plan.ts';
 
 /** What the peer asks of its session. */
 export interface PeerHost {
@@ -39,6 +40,8 @@ export interface PeerSettings {
    * a media connection starts past the previous one's, so no sequence number repeats under a key.
    */
   readonly seqBase: number;
+  /** Whether the server takes simulcast, when an earlier peer connection of the media connection learned it. */
+  readonly simulcast?: boolean | undefined;
 }
 
 /** How well media flows now, from the peer connection's statistics. */
@@ -56,6 +59,8 @@ interface Slot {
   readonly direction: 'send' | 'recv';
   readonly transceiver: RtpTransceiverLike;
   streamId: number | undefined;
+  /** A send slot's simulcast layers, smallest first (none: one layer). */
+  layers?: readonly RtpEncodingLike[];
 }
 
 export interface ReceiveSlot {
@@ -92,6 +97,10 @@ export class Peer {
   private qualityTimer: ReturnType<typeof setInterval> | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private lastCounts = { received: 0, lost: 0 };
+  /** Whether the server takes simulcast (`takesSimulcast`); undefined until an answer with a video m-line told. */
+  private simulcastCapable: boolean | undefined;
+  /** The m-line that asked whether the server takes simulcast, until a video takes it over. */
+  private question: Slot | undefined;
   /** Candidates of the current ICE gathering that can carry media, and when the last one came. */
   private usable = { count: 0, at: 0 };
   private readonly candidateWaiters = new Set<() => void>();
@@ -99,6 +108,12 @@ export class Peer {
   constructor(host: PeerHost, settings: PeerSettings) {
     this.host = host;
     this.settings = settings;
+    this.simulcastCapable = settings.simulcast;
+  }
+
+  /** Whether the server takes simulcast, as far as its answers told (undefined: not yet known). */
+  get simulcast(): boolean | undefined {
+    return this.simulcastCapable;
   }
 
   /** New ICE servers (a renewed token's TURN credentials), used from the next ICE gathering on. */
@@ -116,13 +131,61 @@ export class Peer {
   }
 
   /**
-   * Starts sending a track as `streamId` (already published with `publish`). Every stream gets an
-   * m-line of its own: a browser and werift do not agree on an m-line brought back from inactive.
+   * Starts sending a track as `streamId` (already published with `publish`), with the plan's
+   * simulcast layers when the server takes simulcast, else as one layer: the largest. Every stream
+   * gets an m-line of its own: a browser and werift do not agree on an m-line brought back from
+   * inactive. Every layer goes through the sender's one frame transform.
    */
-  send(streamId: number, track: MediaStreamTrackLike): Promise<void> {
-    const slot = this.addSlot(this.connection().addTransceiver(track, { direction: 'sendonly' }), kindOf(track), 'send', streamId);
+  async send(streamId: number, track: MediaStreamTrackLike, plan: SendPlan): Promise<void> {
+    let layers = plan.encodings;
+    if (layers && layers.length > 1 && !(await this.takesSimulcast())) layers = [oneLayer(layers[layers.length - 1]!)];
+    const pc = this.connection();
+    if (plan.contentHint !== undefined && !track.contentHint) track.contentHint = plan.contentHint;
+    const question = this.question;
+    if (question && kindOf(track) === 'video' && (!layers || layers.length === 1)) {
+      // one layer: the m-line that asked whether the server takes simulcast carries it (one m-line fewer)
+      this.question = undefined;
+      question.streamId = streamId;
+      this.bind(question);
+      await question.transceiver.sender.replaceTrack(track);
+      void tuneSender(question.transceiver.sender, { layer: layers?.[0], degradationPreference: plan.degradationPreference });
+      return this.renegotiate();
+    }
+    let transceiver: RtpTransceiverLike;
+    try {
+      transceiver = pc.addTransceiver(track, { direction: 'sendonly', ...(layers ? { sendEncodings: layers } : {}) });
+    } catch (err) {
+      // a browser that refuses these encodings sends one layer of its own
+      if (!layers) throw err;
+      layers = undefined;
+      transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
+    }
+    const slot = this.addSlot(transceiver, kindOf(track), 'send', streamId);
+    if (layers && layers.length > 1) slot.layers = layers;
     this.protect(slot, 'encrypt');
+    if (plan.degradationPreference) void tuneSender(transceiver.sender, { degradationPreference: plan.degradationPreference });
     return this.renegotiate();
+  }
+
+  /**
+   * Whether the server takes simulcast. A sender with rids poisons the peer connection with a
+   * server that does not negotiate the RID header extension (the browser refuses the answer, and
+   * every later offer), so the SDK offers simulcast only once an answer showed the extension on a
+   * video m-line. When no answer told yet, an m-line shaped like a one-layer camera (sending video,
+   * without a track so without RTP, and left out of `tracks`) asks the question first; werift
+   * mishandles a receiving m-line left out of `tracks`. The next one-layer video sent takes that
+   * m-line over; its frame transform is in place from the start.
+   */
+  private async takesSimulcast(): Promise<boolean> {
+    if (this.simulcastCapable !== undefined) return this.simulcastCapable;
+    if (!this.slots.some((s) => s.kind === 'video' && s.direction === 'send')) {
+      const question = this.addSlot(this.connection().addTransceiver('video', { direction: 'sendonly' }), 'video', 'send', undefined);
+      this.protect(question, 'encrypt');
+      this.question = question;
+      void this.renegotiate().catch(() => undefined);
+    }
+    await this.negotiating.catch(() => undefined);
+    return this.simulcastCapable ?? false;
   }
 
   /** A slot whose frames cannot be protected is never negotiated: it carries nothing. */
@@ -251,7 +314,7 @@ export class Peer {
     };
   }
 
-  private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number): Slot {
+  private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number | undefined): Slot {
     preferServerCodecs(transceiver, kind);
     const slot: Slot = { index: this.slots.length, kind, direction, transceiver, streamId };
     this.slots.push(slot);
@@ -328,6 +391,18 @@ export class Peer {
     const answer = await this.host.offer(sdp, tracks);
     if (this.closed) return;
     await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+    const video = readVideoAnswer(answer.sdp);
+    // any video m-line with the RID extension says yes; a sending one without it (a camera, the question) says no
+    const sendingVideo = this.slots.filter((s) => s.kind === 'video' && s.direction === 'send').map((s) => s.transceiver.mid);
+    if ([...video.m.values()].some((m) => m.rid)) this.simulcastCapable = true;
+    else if (sendingVideo.some((mid) => mid !== null && video.m.has(mid))) this.simulcastCapable ??= false;
+    for (const [mid, slot] of inOffer) {
+      // an m-line whose answer declined simulcast sends the first layer only: make it the largest
+      if (!slot.layers || video.m.get(mid)?.simulcast === true) continue;
+      const largest = slot.layers[slot.layers.length - 1]!;
+      slot.layers = undefined;
+      void tuneSender(slot.transceiver.sender, { layer: largest });
+    }
     const refused = new Set(answer.refused);
     for (const [mid, slot] of inOffer) {
       const streamId = slot.streamId;
@@ -447,6 +522,61 @@ export function parseCandidate(line: string): { readonly protocol: string; reado
   const protocol = fields[2];
   const type = typ > 0 ? fields[typ + 1] : undefined;
   return protocol !== undefined && type !== undefined ? { protocol: protocol.toLowerCase(), type } : undefined;
+}
+
+const RID_EXTENSION = /^a=extmap:\d+(\/\w+)? urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id(\s|$)/;
+
+/**
+ * The video m-lines of an answer (those not rejected), by mid: whether each negotiates the RID
+ * header extension (RFC 8852), which simulcast needs to tell layers apart, and takes simulcast.
+ */
+export function readVideoAnswer(sdp: string): { readonly m: ReadonlyMap<string, { readonly rid: boolean; readonly simulcast: boolean }> } {
+  const m = new Map<string, { readonly rid: boolean; readonly simulcast: boolean }>();
+  for (const section of sdp.split(/\r?\n(?=m=)/)) {
+    const lines = section.split(/\r?\n/);
+    const media = /^m=(\w+) (\d+)/.exec(lines[0] ?? '');
+    const mid = lines.find((l) => l.startsWith('a=mid:'))?.slice('a=mid:'.length).trim();
+    if (!media || media[1] !== 'video' || media[2] === '0' || mid === undefined) continue;
+    const rid = lines.some((l) => RID_EXTENSION.test(l));
+    m.set(mid, { rid, simulcast: rid && lines.some((l) => l.startsWith('a=simulcast:')) });
+  }
+  return { m };
+}
+
+/** The largest layer alone: no rid, its size and caps. */
+function oneLayer(largest: RtpEncodingLike): RtpEncodingLike {
+  const layer: RtpEncodingLike = {};
+  if (largest.scaleResolutionDownBy !== undefined) layer.scaleResolutionDownBy = largest.scaleResolutionDownBy;
+  if (largest.maxBitrate !== undefined) layer.maxBitrate = largest.maxBitrate;
+  if (largest.maxFramerate !== undefined) layer.maxFramerate = largest.maxFramerate;
+  return layer;
+}
+
+/**
+ * Sets a sender's parameters in one change (the browser takes one `setParameters` per
+ * `getParameters`): the size and caps of `layer` on its first encoding, for a one-layer video or one
+ * whose answer declined simulcast (the browser then keeps the first encoding, the smallest layer;
+ * it becomes the largest one instead, so that the single layer sent is the best); and a screen's
+ * degradation preference, to keep its resolution when bandwidth drops (frames go first).
+ */
+async function tuneSender(sender: RtpSenderLike, tuning: {
+  readonly layer?: RtpEncodingLike | undefined; readonly degradationPreference?: 'maintain-resolution' | undefined;
+}): Promise<void> {
+  const { layer, degradationPreference } = tuning;
+  if ((!layer && !degradationPreference) || typeof sender.getParameters !== 'function' || typeof sender.setParameters !== 'function') return;
+  try {
+    const parameters = sender.getParameters();
+    const [first] = parameters.encodings;
+    if (layer && first) {
+      if (layer.scaleResolutionDownBy !== undefined) first.scaleResolutionDownBy = layer.scaleResolutionDownBy;
+      if (layer.maxBitrate !== undefined) first.maxBitrate = layer.maxBitrate;
+      if (layer.maxFramerate !== undefined) first.maxFramerate = layer.maxFramerate;
+    }
+    if (degradationPreference) parameters.degradationPreference = degradationPreference;
+    await sender.setParameters(parameters);
+  } catch {
+    // an older browser: its own defaults
+  }
 }
 
 /** The codecs the server negotiates (docs/protocol/media.md, 10.3), and the retransmission format of VP8. */
