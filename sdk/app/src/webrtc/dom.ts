@@ -137,6 +137,38 @@ export interface PeerConnectionLike {
   removeEventListener(type: 'icegatheringstatechange' | 'connectionstatechange', listener: () => void): void;
 }
 
+/**
+ * An element that shows a remote video (`<video>`), for `RemoteTrack.attach`: its `srcObject`
+ * is set, and with adaptive video its size on the page bounds the video received.
+ */
+export interface MediaElementLike {
+  srcObject: unknown;
+}
+
+export interface ResizeObserverEntryLike {
+  readonly target: unknown;
+  /** The element's content box in CSS pixels. */
+  readonly contentRect: { readonly width: number; readonly height: number };
+}
+
+export interface IntersectionObserverEntryLike {
+  readonly target: unknown;
+  readonly isIntersecting: boolean;
+}
+
+/** `ResizeObserver` and `IntersectionObserver` share this surface. */
+export interface ElementObserverLike {
+  observe(target: unknown): void;
+  unobserve(target: unknown): void;
+  disconnect(): void;
+}
+
+export interface DocumentLike {
+  readonly visibilityState: string;
+  addEventListener(type: 'visibilitychange', listener: () => void): void;
+  removeEventListener(type: 'visibilitychange', listener: () => void): void;
+}
+
 export type PeerConnectionConstructor = new (configuration: PeerConfiguration) => PeerConnectionLike;
 
 export interface WorkerLike {
@@ -154,6 +186,11 @@ export interface BrowserWebRtc {
   readonly Worker?: new (url: string, options?: { name?: string }) => WorkerLike;
   readonly Blob?: new (parts: readonly string[], options: { type: string }) => unknown;
   readonly URL: { createObjectURL?(blob: unknown): string; revokeObjectURL?(url: string): void };
+  readonly MediaStream?: new (tracks: readonly unknown[]) => unknown;
+  readonly ResizeObserver?: new (callback: (entries: readonly ResizeObserverEntryLike[]) => void) => ElementObserverLike;
+  readonly IntersectionObserver?: new (callback: (entries: readonly IntersectionObserverEntryLike[]) => void) => ElementObserverLike;
+  readonly document?: DocumentLike;
+  readonly devicePixelRatio?: number;
 }
 
 export function browserWebRtc(): BrowserWebRtc {
