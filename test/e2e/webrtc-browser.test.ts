@@ -8,7 +8,7 @@ import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
-import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PageRtc } from '../helpers/webrtc-page.ts';
+import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
 
 const CAMERA = 2;
 const MIC = 1;
@@ -68,8 +68,9 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
   const rtc = (page: Page): Promise<PageMeasure> => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure());
   const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }, options?: PageJoinOptions) =>
     page.evaluate(([t, w, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w, o), [token, webrtc, options] as const);
-  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]) =>
-    page.evaluate(([k, s]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s), [kinds, streamIds] as const);
+  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], options?: PagePublishOptions) =>
+    page.evaluate(([k, s, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s, o), [kinds, streamIds, options] as const);
+  const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent());
   /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
   const until = async (page: Page, ok: (m: PageMeasure) => boolean, what: string, limitMs = 20_000): Promise<PageMeasure> => {
     const deadline = Date.now() + limitMs;
@@ -122,6 +123,35 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     } finally {
       await closePage(a);
       await closePage(b);
+    }
+  });
+
+  it('sends one layer with simulcast off, and one (the largest) by default to a server that does not take simulcast; bounds do no harm', async () => {
+    const [a, b, c] = [await openPage(), await openPage(), await openPage()];
+    try {
+      await join(a, await speaker('layers', 'lena'));
+      await join(b, await speaker('layers', 'milo'));
+      await join(c, await speaker('layers', 'nora'));
+      const capture = { video: { width: 640, height: 480, frameRate: 30 } };
+      const [aVideo] = await publish(a, ['video'], undefined, { ...capture, simulcast: false });
+      // this server's answers carry no RID header extension: the default asks, then sends the largest layer alone
+      const [cVideo] = await publish(c, ['video'], undefined, capture);
+      for (const p of [a, c]) {
+        const encodings = await sent(p);
+        assert.equal(encodings.length, 1, JSON.stringify(encodings));
+        assert.equal(encodings[0]!.rid, undefined);
+      }
+      const decodes = (m: PageMeasure, id: number | undefined) => (m.remote.find((r) => r.streamId === id)?.framesDecoded ?? 0) > 10;
+      await until(b, (m) => decodes(m, aVideo!.streamId) && decodes(m, cVideo!.streamId), 'milo decodes both');
+      // this server keeps bounds without acting on them yet: the session and the video go on
+      await b.evaluate((id) => (globalThis as unknown as { rtc: PageRtc }).rtc.setVideoBounds(id, { maxWidth: 320, maxHeight: 240, maxLayer: 0 }), aVideo!.streamId!);
+      await b.evaluate((id) => (globalThis as unknown as { rtc: PageRtc }).rtc.setVideoBounds(id, { maxWidth: 0 }), cVideo!.streamId!);
+      const before = (await rtc(b)).remote.find((r) => r.streamId === aVideo!.streamId)!.framesDecoded;
+      const m = await until(b, (x) => (x.remote.find((r) => r.streamId === aVideo!.streamId)?.framesDecoded ?? 0) > before + 10, 'milo keeps decoding');
+      assert.equal(m.sessionState, 'connected');
+      assert.deepEqual(m.events.filter((e) => e.startsWith('mediaError')), []);
+    } finally {
+      for (const p of [a, b, c]) await closePage(p);
     }
   });
 
