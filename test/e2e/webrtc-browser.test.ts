@@ -8,7 +8,7 @@ import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
-import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PageRtc } from '../helpers/webrtc-page.ts';
+import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
 
 const CAMERA = 2;
 const MIC = 1;
@@ -68,8 +68,9 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
   const rtc = (page: Page): Promise<PageMeasure> => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure());
   const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }, options?: PageJoinOptions) =>
     page.evaluate(([t, w, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w, o), [token, webrtc, options] as const);
-  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[]) =>
-    page.evaluate(([k, s]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s), [kinds, streamIds] as const);
+  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], options?: PagePublishOptions) =>
+    page.evaluate(([k, s, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s, o), [kinds, streamIds, options] as const);
+  const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent());
   /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
   const until = async (page: Page, ok: (m: PageMeasure) => boolean, what: string, limitMs = 20_000): Promise<PageMeasure> => {
     const deadline = Date.now() + limitMs;
@@ -122,6 +123,47 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     } finally {
       await closePage(a);
       await closePage(b);
+    }
+  });
+
+  it('sends one layer with simulcast off and three by default; a subscriber\'s bounds pick the layer it gets, and a hidden video comes back', async () => {
+    const [a, b, c] = [await openPage(), await openPage(), await openPage()];
+    try {
+      await join(a, await speaker('layers', 'lena'));
+      await join(b, await speaker('layers', 'milo'));
+      await join(c, await speaker('layers', 'nora'));
+      const capture = { video: { width: 640, height: 480, frameRate: 30 } };
+      const [aVideo] = await publish(a, ['video'], undefined, { ...capture, simulcast: false });
+      const [cVideo] = await publish(c, ['video'], undefined, capture);
+      const aEncodings = await sent(a);
+      assert.deepEqual(aEncodings.map((e) => e.rid), [undefined], JSON.stringify(aEncodings));
+      // the media role's answer has the RID header extension: the camera goes out as three layers
+      const cEncodings = await sent(c);
+      assert.deepEqual(cEncodings.map((e) => e.rid).sort(), ['f', 'h', 'q'], JSON.stringify(cEncodings));
+      const remote = (m: PageMeasure, id: number | undefined) => m.remote.find((r) => r.streamId === id);
+      const decoded = (m: PageMeasure, id: number | undefined) => remote(m, id)?.framesDecoded ?? 0;
+      await until(b, (m) => decoded(m, aVideo!.streamId) > 10 && decoded(m, cVideo!.streamId) > 10, 'milo decodes both');
+
+      // bounded to 320x240: the half-size layer, announced by a layer report, decoded at that size
+      const setBounds = (id: number, bounds: Parameters<PageRtc['setVideoBounds']>[1]) =>
+        b.evaluate(([i, x]) => (globalThis as unknown as { rtc: PageRtc }).rtc.setVideoBounds(i, x), [id, bounds] as const);
+      await setBounds(cVideo!.streamId!, { maxWidth: 320, maxHeight: 240 });
+      const half = await until(b, (m) => remote(m, cVideo!.streamId)?.layer?.layer === 1 && remote(m, cVideo!.streamId)!.frameWidth === 320,
+        'milo gets the 320x240 layer', 30_000);
+      assert.ok(half.videoReports.some((r) => r.type === 'streamLayer' && r.streamId === cVideo!.streamId && r['layer'] === 1), JSON.stringify(half.videoReports));
+
+      // hidden, then shown again: the video comes back without a pause report (the client hid it)
+      await setBounds(cVideo!.streamId!, { maxWidth: 0 });
+      await setBounds(cVideo!.streamId!, null);
+      const before = decoded(await rtc(b), cVideo!.streamId);
+      const back = await until(b, (m) => decoded(m, cVideo!.streamId) > before + 10, 'milo decodes nora again', 30_000);
+      assert.ok(!back.videoReports.some((r) => r.type === 'streamPaused'), JSON.stringify(back.videoReports));
+      assert.equal(back.sessionState, 'connected');
+      assert.deepEqual(back.events.filter((e) => e.startsWith('mediaError')), []);
+      // every frame that arrived decrypted, across the layer switches
+      assert.equal(back.e2ee?.dropped ?? 0, 0, JSON.stringify(back.e2ee));
+    } finally {
+      for (const p of [a, b, c]) await closePage(p);
     }
   });
 

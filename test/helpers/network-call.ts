@@ -168,7 +168,7 @@ export async function joinPlatform(p: CallPage, token: TokenResponse): Promise<v
 /** Publishes the fake camera and microphone through the platform (the grant's first stream ids unless given). */
 export async function publishCamera(p: CallPage, camera: PageCamera, streamIds?: readonly number[]): Promise<void> {
   expectKind(p, 'platform', 'publishCamera');
-  const published = await p.page.evaluate(([s, c]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(['audio', 'video'], s, c),
+  const published = await p.page.evaluate(([s, c]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(['audio', 'video'], s, { video: c }),
     [streamIds, camera] as const);
   if (!published.every((r) => r.ok)) throw new Error(`${p.name}: publish: ${JSON.stringify(published)}`);
 }

@@ -43,6 +43,7 @@ export async function connect(options: ConnectOptions): Promise<MediaSession> {
     }
     if (webrtc.iceServers !== undefined && !Array.isArray(webrtc.iceServers)) throw new TypeError('webrtc.iceServers must be an array');
   }
+  if (options.adaptiveStream !== undefined && typeof options.adaptiveStream !== 'boolean') throw new TypeError('adaptiveStream must be a boolean');
   const fixedUrl = options.url === undefined ? undefined : mediaUrl(options.url);
   const secure = options.secure ?? true;
   const settings: SessionSettings = {
@@ -55,6 +56,7 @@ export async function connect(options: ConnectOptions): Promise<MediaSession> {
     keepaliveIntervalMs: positive(options.keepaliveIntervalMs, 15_000, 'keepaliveIntervalMs'),
     keepaliveTimeoutMs: positive(options.keepaliveTimeoutMs, 30_000, 'keepaliveTimeoutMs'),
     webrtc,
+    adaptiveStream: options.adaptiveStream ?? false,
   };
   const token = options.token ?? (await getToken!());
   // checked before any socket opens: a bad token is a caller mistake

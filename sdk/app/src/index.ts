@@ -7,11 +7,14 @@ export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {
   ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions,
-  DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike, WebRtcOptions, RemoteTrack,
-  ConnectionQuality,
+  DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike, WebRtcOptions, ConnectionQuality,
 } from './types.ts';
 export { LocalTrack } from './webrtc/local-track.ts';
-export type { PublishTrackOptions } from './webrtc/media.ts';
+export { RemoteTrack } from './webrtc/remote-track.ts';
+export type { StreamLayer } from './webrtc/remote-track.ts';
+export { DEFAULT_VIDEO_LAYERS } from './webrtc/publish-plan.ts';
+export type { PublishTrackOptions, VideoLayer } from './webrtc/publish-plan.ts';
+export type { VideoBounds } from './webrtc/video-bounds.ts';
 export type { E2eeStats } from './webrtc/e2ee-worker.ts';
 export { SignalingClient, SignalingError } from './signaling.ts';
 export type {

@@ -6,6 +6,7 @@ import type { FrameKind, MediaSessionEvents, MediaToken, RemoteParticipant, Remo
 import type { E2eeStats } from './webrtc/e2ee-worker.ts';
 import type { LocalTrack } from './webrtc/local-track.ts';
 import { SessionMedia, type PublishTrackOptions } from './webrtc/media.ts';
+import { resolveBounds, type VideoBounds } from './webrtc/video-bounds.ts';
 import type { LocalStream } from './session/local-stream.ts';
 import { Publishing } from './session/publishing.ts';
 import { Receiving, joinedRoom } from './session/receiving.ts';
@@ -55,10 +56,16 @@ export class MediaSession {
         if (reply.type === 'error') throw requestError(reply);
         return reply;
       },
+      notify: (message) => {
+        const connection = this.connected();
+        if (!connection) return false;
+        void connection.sendControl(message);
+        return true;
+      },
       publish: (streamId, kind) => this.publishing.request({ streamId, kind }),
       unpublish: (streamId) => this.publishing.unpublishId(streamId),
       emit: (type, payload) => this.events.emit(type, payload),
-    }, settings.webrtc);
+    }, { webrtc: settings.webrtc, adaptiveStream: settings.adaptiveStream });
     const connected = { connection: () => this.connected() };
     this.publishing = new Publishing(connected, this.events, this.media);
     this.receiving = new Receiving(this.events, this.media);
@@ -146,6 +153,23 @@ export class MediaSession {
     return this.media.publishTrack(track, options, this.publishing.unusedStreamIds());
   }
 
+  /**
+   * Bounds the video received of a stream (`null`: no bound), as `RemoteTrack.setVideoBounds` does,
+   * also before its track arrives: the server forwards the largest simulcast layer within them that
+   * fits the downlink, and no video at all for a `maxWidth` or `maxHeight` of 0. The bounds hold for
+   * the stream id, across reconnections, until changed. Throws TypeError for a bound out of range.
+   *
+   * @example
+   * ```ts
+   * session.setVideoBounds(2, { maxWidth: 0 });                   // hidden tile: no video
+   * session.setVideoBounds(3, { maxWidth: 1280, maxHeight: 720 }); // speaker view
+   * ```
+   */
+  setVideoBounds(streamId: number, bounds: VideoBounds | null): void {
+    if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
+    this.media.setVideoBounds(streamId, resolveBounds(bounds));
+  }
+
   /** Audio and video tracks this session publishes now. */
   localTracks(): LocalTrack[] {
     return this.media.localTracks();
@@ -215,12 +239,20 @@ export class MediaSession {
   }
 
   private async openConnection(token: MediaToken): Promise<void> {
-    await Connection.open({
+    const opening = Connection.open({
       url: this.settings.urlFor(token),
       token,
       WebSocket: this.settings.WebSocket,
       timeoutMs: this.settings.connectTimeoutMs,
     }, this.handlersFor(token));
+    // the socket is on its way: the peer connection gathers its candidates while it opens and joins
+    this.media.prepare(token);
+    try {
+      await opening;
+    } catch (err) {
+      this.media.cancelPrepared();
+      throw err;
+    }
   }
 
   private handlersFor(token: MediaToken): ConnectionHandlers {
@@ -292,6 +324,10 @@ export class MediaSession {
         this.identity = { ...this.identity, role: message.role, expiresAt: message.expires_at };
         this.publishing.allow(message.publish_streams);
         return;
+      case 'stream_paused':
+      case 'stream_resumed':
+      case 'stream_layer':
+        return this.media.videoReport(message);
       case 'permissions':
         this.publishing.allow(message.publish_streams);
         this.events.emit('permissions', {

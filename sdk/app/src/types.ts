@@ -1,5 +1,6 @@
 /** Public shapes of the app SDK. */
 import type { MediaError } from './errors.ts';
+import type { RemoteTrack, StreamLayer } from './webrtc/remote-track.ts';
 
 /**
  * What a stream carries; the media server drops video before data and audio when a subscriber falls behind.
@@ -130,6 +131,14 @@ export interface ConnectOptions {
   readonly keepaliveIntervalMs?: number;
   /** With nothing heard from the server for this long, the connection counts as lost (default 30000). */
   readonly keepaliveTimeoutMs?: number;
+  /**
+   * Adaptive video (default `false`): each received video is bounded by the elements it is
+   * attached to with `RemoteTrack.attach`, the largest visible one in device pixels, and paused
+   * (no video sent at all) while none is visible or the page is hidden. Changes go to the server
+   * at most every 500 ms. Off by default because the SDK cannot see every use of a track: a video
+   * drawn to a canvas, recorded or analysed needs its frames whatever an element shows.
+   */
+  readonly adaptiveStream?: boolean;
 }
 
 /**
@@ -145,28 +154,6 @@ export interface WebRtcOptions {
   readonly iceServers?: readonly { readonly urls: string | readonly string[]; readonly username?: string; readonly credential?: string }[];
   /** `relay` sends every packet through TURN (the token must carry `turn`); default `all`. */
   readonly iceTransportPolicy?: 'all' | 'relay';
-}
-
-/**
- * An audio or video stream of another participant, received over WebRTC and decrypted: attach
- * `track` to a `<video>` or `<audio>` element.
- *
- * @example
- * ```ts
- * session.on('trackSubscribed', (t: RemoteTrack) => {
- *   const el = document.createElement(t.kind);
- *   el.autoplay = true;
- *   el.srcObject = new MediaStream([t.track]);
- *   document.body.append(el);
- * });
- * ```
- */
-export interface RemoteTrack {
-  readonly streamId: number;
-  readonly kind: 'audio' | 'video';
-  readonly participantId: string;
-  readonly userId: string;
-  readonly track: MediaStreamTrack;
 }
 
 /**
@@ -290,6 +277,15 @@ export interface MediaSessionEvents {
   /** A remote track ended: the stream was removed or is no longer allowed, or the connection was lost (a reconnection brings it back). */
   trackUnsubscribed: RemoteTrack;
   connectionQuality: ConnectionQuality;
+  /**
+   * The server stopped forwarding a received video: even its smallest layer does not fit this
+   * session's downlink (`reason: 'bandwidth'`; later servers may name others). Audio goes on.
+   */
+  streamPaused: { readonly streamId: number; readonly reason: string };
+  /** Video of a paused stream flows again, from a key frame. */
+  streamResumed: { readonly streamId: number };
+  /** The simulcast layer the server now forwards of a received video (after a bandwidth change or new bounds). */
+  streamLayer: { readonly streamId: number } & StreamLayer;
   /** Audio or video could not be negotiated for a change (the peer connection keeps what it had). */
   mediaError: { readonly error: MediaError };
   /** The peer connection's state (`new`, `connecting`, `connected`, `disconnected`, `failed`, `closed`). */

@@ -12,6 +12,7 @@ export interface SessionSettings {
   readonly keepaliveIntervalMs: number;
   readonly keepaliveTimeoutMs: number;
   readonly webrtc: boolean | WebRtcOptions | undefined;
+  readonly adaptiveStream: boolean;
 }
 
 /** How often and how fast a session tries to come back after a network loss. */

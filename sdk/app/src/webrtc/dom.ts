@@ -11,9 +11,36 @@ export interface MediaStreamTrackLike {
   readonly kind: string;
   readonly readyState: string;
   enabled: boolean;
+  /** `detail`, `text`, `motion` for video; what the encoder should favour. */
+  contentHint?: string;
+  getSettings?(): TrackSettingsLike;
   stop(): void;
   addEventListener(type: 'ended', listener: () => void): void;
   removeEventListener(type: 'ended', listener: () => void): void;
+}
+
+/** What `MediaStreamTrack.getSettings()` tells the SDK: a screen capture names its surface. */
+export interface TrackSettingsLike {
+  readonly width?: number;
+  readonly height?: number;
+  readonly frameRate?: number;
+  /** `monitor`, `window` or `browser` for a track of `getDisplayMedia`; absent for a camera. */
+  readonly displaySurface?: string;
+}
+
+/** One encoding of a sender (`RTCRtpEncodingParameters`): a simulcast layer when it has a `rid`. */
+export interface RtpEncodingLike {
+  rid?: string;
+  active?: boolean;
+  scaleResolutionDownBy?: number;
+  maxBitrate?: number;
+  maxFramerate?: number;
+}
+
+/** `RTCRtpSendParameters`, as far as the SDK changes them. */
+export interface RtpSendParametersLike {
+  encodings: RtpEncodingLike[];
+  degradationPreference?: string;
 }
 
 export interface IceServer {
@@ -29,6 +56,8 @@ export interface PeerConfiguration {
   iceTransportPolicy: IceTransportPolicy;
   bundlePolicy: 'max-bundle';
   rtcpMuxPolicy: 'require';
+  /** Candidates gathered as soon as the connection exists, before the first offer. */
+  iceCandidatePoolSize?: number;
   encodedInsertableStreams?: boolean;
 }
 
@@ -47,6 +76,8 @@ export interface RtpSenderLike {
   transform?: unknown;
   createEncodedStreams?(): EncodedStreams;
   replaceTrack(track: MediaStreamTrackLike | null): Promise<void>;
+  getParameters?(): RtpSendParametersLike;
+  setParameters?(parameters: RtpSendParametersLike): Promise<void>;
 }
 
 export interface RtpReceiverLike {
@@ -72,6 +103,19 @@ export interface RtpTransceiverLike {
   setCodecPreferences?(codecs: readonly CodecCapability[]): void;
 }
 
+/** What `addTransceiver` takes. */
+export interface TransceiverInit {
+  direction: TransceiverDirection;
+  streams?: readonly unknown[];
+  /** The simulcast layers of a sender, smallest first as the media server ranks them. */
+  sendEncodings?: readonly RtpEncodingLike[];
+}
+
+/** The `icecandidate` event: `candidate` is null once gathering ended. */
+export interface IceCandidateEventLike {
+  readonly candidate: { readonly candidate: string } | null;
+}
+
 /** A stats report: a map of stats objects keyed by id. */
 export interface StatsReportLike {
   forEach(callback: (stat: Readonly<Record<string, unknown>>) => void): void;
@@ -84,12 +128,45 @@ export interface PeerConnectionLike {
   createOffer(options?: { iceRestart?: boolean }): Promise<SessionDescription>;
   setLocalDescription(description: SessionDescription): Promise<void>;
   setRemoteDescription(description: SessionDescription): Promise<void>;
-  addTransceiver(trackOrKind: MediaStreamTrackLike | MediaTrackKind, init: { direction: TransceiverDirection; streams?: readonly unknown[] }): RtpTransceiverLike;
+  addTransceiver(trackOrKind: MediaStreamTrackLike | MediaTrackKind, init: TransceiverInit): RtpTransceiverLike;
   setConfiguration(configuration: PeerConfiguration): void;
   getStats(): Promise<StatsReportLike>;
   close(): void;
   addEventListener(type: 'icegatheringstatechange' | 'connectionstatechange', listener: () => void): void;
+  addEventListener(type: 'icecandidate', listener: (event: IceCandidateEventLike) => void): void;
   removeEventListener(type: 'icegatheringstatechange' | 'connectionstatechange', listener: () => void): void;
+}
+
+/**
+ * An element that shows a remote video (`<video>`), for `RemoteTrack.attach`: its `srcObject`
+ * is set, and with adaptive video its size on the page bounds the video received.
+ */
+export interface MediaElementLike {
+  srcObject: unknown;
+}
+
+export interface ResizeObserverEntryLike {
+  readonly target: unknown;
+  /** The element's content box in CSS pixels. */
+  readonly contentRect: { readonly width: number; readonly height: number };
+}
+
+export interface IntersectionObserverEntryLike {
+  readonly target: unknown;
+  readonly isIntersecting: boolean;
+}
+
+/** `ResizeObserver` and `IntersectionObserver` share this surface. */
+export interface ElementObserverLike {
+  observe(target: unknown): void;
+  unobserve(target: unknown): void;
+  disconnect(): void;
+}
+
+export interface DocumentLike {
+  readonly visibilityState: string;
+  addEventListener(type: 'visibilitychange', listener: () => void): void;
+  removeEventListener(type: 'visibilitychange', listener: () => void): void;
 }
 
 export type PeerConnectionConstructor = new (configuration: PeerConfiguration) => PeerConnectionLike;
@@ -105,9 +182,15 @@ export interface BrowserWebRtc {
   readonly RTCPeerConnection?: PeerConnectionConstructor;
   readonly RTCRtpScriptTransform?: new (worker: WorkerLike, options: unknown) => unknown;
   readonly RTCRtpSender?: { getCapabilities?(kind: MediaTrackKind): { readonly codecs: readonly CodecCapability[] } | null };
+  readonly RTCRtpReceiver?: { getCapabilities?(kind: MediaTrackKind): { readonly codecs: readonly CodecCapability[] } | null };
   readonly Worker?: new (url: string, options?: { name?: string }) => WorkerLike;
   readonly Blob?: new (parts: readonly string[], options: { type: string }) => unknown;
   readonly URL: { createObjectURL?(blob: unknown): string; revokeObjectURL?(url: string): void };
+  readonly MediaStream?: new (tracks: readonly unknown[]) => unknown;
+  readonly ResizeObserver?: new (callback: (entries: readonly ResizeObserverEntryLike[]) => void) => ElementObserverLike;
+  readonly IntersectionObserver?: new (callback: (entries: readonly IntersectionObserverEntryLike[]) => void) => ElementObserverLike;
+  readonly document?: DocumentLike;
+  readonly devicePixelRatio?: number;
 }
 
 export function browserWebRtc(): BrowserWebRtc {

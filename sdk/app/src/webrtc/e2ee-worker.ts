@@ -6,6 +6,12 @@
  * into a Blob URL, so it must not use anything from outside its own body (no imports, no module
  * constants). Its layout constants repeat those of `@rtc/protocol`'s e2ee-frame.ts; a unit test
  * holds the two to the same bytes.
+ *
+ * Simulcast: Chromium runs one transform per sender, and it gets the frames of every layer of that
+ * sender. Frames are numbered per stream and epoch, whatever their layer, so no number repeats
+ * under a key. A receiver sees the numbers of the layer the server forwards (a subsequence: gaps),
+ * and after a switch of layer possibly a number a little lower than the last one it took; the
+ * replay window takes any number not seen within 1024 of the highest, so both are fine.
  */
 import type { MediaTrackKind, WorkerLike } from './dom.ts';
 
@@ -107,7 +113,8 @@ export function e2eeWorkerMain(scope: unknown): void {
     }
     return out;
   };
-  // the replay window of the media protocol: a sequence number is accepted once, and only within WINDOW of the highest
+  // the replay window of the media protocol (protocol/src/replay-window.ts): a sequence number is
+  // accepted once, and only within WINDOW of the highest
   const fresh = (k: RecvKey, seq: number): boolean => seq > k.highest || (k.highest - seq < WINDOW && k.seen[seq % WINDOW] === 0);
   const commit = (k: RecvKey, seq: number): void => {
     if (seq > k.highest) {
@@ -128,6 +135,7 @@ export function e2eeWorkerMain(scope: unknown): void {
     }
     const data = new Uint8Array(frame.data);
     const clear = clearBytes(t.options.kind, data);
+    // one counter for every layer of the stream
     key.seq += 1;
     const trailer = trailerOf(key.epoch, key.seq, clear);
     const head = data.subarray(0, clear);

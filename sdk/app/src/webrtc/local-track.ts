@@ -1,4 +1,5 @@
 import type { MediaStreamTrackLike, MediaTrackKind } from './dom.ts';
+import type { SendPlan } from './publish-plan.ts';
 
 /** What a local track asks of its session. */
 export interface LocalTrackOwner {
@@ -8,7 +9,8 @@ export interface LocalTrackOwner {
 
 /**
  * A camera, microphone or screen track this session publishes as a stream id of its grant. Its
- * frames are encrypted under the stream key before they leave the browser.
+ * frames are encrypted under the stream key before they leave the browser. A camera goes out as
+ * simulcast layers, a screen as one detailed layer (`PublishTrackOptions`).
  *
  * @example
  * ```ts
@@ -20,16 +22,19 @@ export interface LocalTrackOwner {
 export class LocalTrack {
   readonly streamId: number;
   readonly kind: MediaTrackKind;
+  /** @internal how the track is sent: kept for a new peer connection or a reconnection */
+  readonly plan: SendPlan;
   private current: MediaStreamTrackLike;
   private readonly owner: LocalTrackOwner;
   private ended = false;
   private readonly onEnded = (): void => void this.unpublish();
 
   /** @internal */
-  constructor(owner: LocalTrackOwner, streamId: number, track: MediaStreamTrackLike, kind: MediaTrackKind) {
+  constructor(owner: LocalTrackOwner, streamId: number, track: MediaStreamTrackLike, kind: MediaTrackKind, plan: SendPlan) {
     this.owner = owner;
     this.streamId = streamId;
     this.kind = kind;
+    this.plan = plan;
     this.current = track;
     track.addEventListener('ended', this.onEnded);
   }
@@ -63,7 +68,11 @@ export class LocalTrack {
     this.current.enabled = true;
   }
 
-  /** Sends another track of the same kind on this stream (switch camera, share a screen) without renegotiation. */
+  /**
+   * Sends another track of the same kind on this stream (switch camera, share a screen) without
+   * renegotiation. The stream keeps its layers: a screen sent in place of a camera goes out as the
+   * camera's simulcast layers (publish it as a stream of its own for one detailed layer).
+   */
   async replaceTrack(track: MediaStreamTrack): Promise<void> {
     const next = track as unknown as MediaStreamTrackLike;
     await this.owner.replaceTrack(this, next);

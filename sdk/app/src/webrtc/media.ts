@@ -4,29 +4,41 @@
  * reconnection). The session tells it what the server said; it tells the application through
  * the session's events.
  */
-import type { RtcTrack } from '@rtc/protocol';
+import type { RtcTrack, RtcVideoPreference } from '@rtc/protocol';
 import type { ServerMessage } from '../connection.ts';
 import { MediaError } from '../errors.ts';
 import type { SecretKey } from '../crypto.ts';
 import type { MediaSessionEvents, MediaToken, RemoteStream, WebRtcOptions } from '../types.ts';
-import type { IceServer, MediaStreamTrackLike, MediaTrackKind } from './dom.ts';
+import { ElementWatch, type PageView } from './adaptive-video.ts';
+import { browserWebRtc, type IceServer, type MediaElementLike, type MediaStreamTrackLike, type MediaTrackKind } from './dom.ts';
 import { LocalTrack, type LocalTrackOwner } from './local-track.ts';
 import { Peer, webRtcAvailable, type PeerHost, type QualityReport, type ReceiveSlot } from './peer.ts';
+import { planSend, type PublishTrackOptions } from './publish-plan.ts';
+import { RemoteTrack, type RemoteTrackOwner, type StreamLayer, type VideoState } from './remote-track.ts';
+import { VideoPreferences, realScheduler, type ResolvedBounds, type Scheduler } from './video-bounds.ts';
 import type { E2eeStats } from './e2ee-worker.ts';
+
+export type { PublishTrackOptions };
 
 /** What the media part asks of its session. */
 export interface MediaHost {
   /** A request on the current connection; rejects with the server's error as a `MediaError`. */
   request(body: { readonly type: 'rtc_offer'; readonly sdp: string; readonly tracks: readonly RtcTrack[] }): Promise<ServerMessage>;
+  /** A control message without reply on the current connection; false when there is none. */
+  notify(message: RtcVideoPreference): boolean;
   /** `publish` on the server, resolving once its key is in hand. */
   publish(streamId: number, kind: MediaTrackKind): Promise<void>;
   unpublish(streamId: number): Promise<void>;
   emit<K extends keyof MediaSessionEvents>(type: K, payload: MediaSessionEvents[K]): void;
 }
 
-export interface PublishTrackOptions {
-  /** A stream id of the grant's `publish_streams`; by default the first one not in use. */
-  readonly streamId?: number;
+/** How the session's media part is set up, from `connect`'s options. */
+export interface MediaSettings {
+  readonly webrtc: boolean | WebRtcOptions | undefined;
+  /** Bound each received video by the elements it is attached to. */
+  readonly adaptiveStream: boolean;
+  /** Timers of bounds and adaptive video; injectable for tests. */
+  readonly scheduler?: Scheduler;
 }
 
 /** m-lines a peer connection may reach before the next change starts a fresh one (the server takes 64 in all). */
@@ -37,11 +49,15 @@ interface KeyRecord {
   readonly key: SecretKey;
 }
 
-export class SessionMedia implements LocalTrackOwner {
+export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   private readonly host: MediaHost;
   private readonly options: WebRtcOptions | undefined;
   readonly enabled: boolean;
+  private readonly adaptiveStream: boolean;
+  private readonly scheduler: Scheduler;
   private peer: Peer | undefined;
+  /** A peer connection made while the media connection joins, for the token it joins with. */
+  private prepared: { readonly token: MediaToken; readonly peer: Peer } | undefined;
   private iceServers: readonly IceServer[] = [];
   private readonly tracks = new Map<number, LocalTrack>();
   /** Remote audio and video streams received, as they were when reception started. */
@@ -50,11 +66,22 @@ export class SessionMedia implements LocalTrackOwner {
   private readonly keys = new Map<string, KeyRecord[]>();
   /** Peer connections made so far: each numbers its frames past the previous one's. */
   private generation = 0;
+  /** Remote tracks announced to the application, by stream id. */
+  private readonly remoteTracks = new Map<number, RemoteTrack>();
+  /** What the server said of each received video on this connection (`stream_paused`, `stream_layer`). */
+  private videoStates = new Map<number, VideoState>();
+  private readonly preferences: VideoPreferences;
+  /** Adaptive video's watch of each received video's elements. */
+  private readonly watches = new Map<RemoteTrack, ElementWatch>();
 
-  constructor(host: MediaHost, options: boolean | WebRtcOptions | undefined) {
+  constructor(host: MediaHost, settings: MediaSettings) {
     this.host = host;
+    const options = settings.webrtc;
     this.enabled = options !== false && webRtcAvailable();
     this.options = typeof options === 'object' ? options : undefined;
+    this.adaptiveStream = settings.adaptiveStream;
+    this.scheduler = settings.scheduler ?? realScheduler;
+    this.preferences = new VideoPreferences(this.scheduler);
   }
 
   /** Tracks published now. */
@@ -62,44 +89,78 @@ export class SessionMedia implements LocalTrackOwner {
     return [...this.tracks.values()];
   }
 
+  /**
+   * A media connection is about to open with this token: its peer connection is made now and starts
+   * gathering ICE candidates while the socket opens and joins, so the first offer need not wait.
+   */
+  prepare(token: MediaToken): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
+    if (!this.enabled) return;
+    const peer = this.newPeer(iceServersOf(token, this.options));
+    try {
+      peer.warm();
+    } catch {
+      // made again (and failing with its error) when the connection needs it
+    }
+    this.prepared = { token, peer };
+  }
+
   /** A new media connection: a new peer connection will carry its media. */
   attach(token: MediaToken): void {
     this.peer?.close();
     this.keys.clear();
+    this.videoStates = new Map();
     this.iceServers = iceServersOf(token, this.options);
-    this.peer = this.enabled ? this.newPeer() : undefined;
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    if (prepared && prepared.token !== token) prepared.peer.close();
+    this.peer = !this.enabled ? undefined : prepared?.token === token ? prepared.peer : this.newPeer(this.iceServers);
+    this.preferences.connected((message) => this.host.notify(message));
   }
 
-  private newPeer(): Peer {
+  private newPeer(iceServers: readonly IceServer[], simulcast?: boolean): Peer {
     this.generation += 1;
-    return new Peer(this.peerHost(), {
+    // a peer connection made ahead of its media connection, or replaced, tells the application nothing
+    const peer: Peer = new Peer(this.peerHost(() => this.peer === peer), {
       seqBase: this.generation * 2 ** 32,
-      iceServers: this.iceServers,
+      iceServers,
       iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
       gatheringTimeoutMs: 5000,
+      candidateSettleMs: CANDIDATE_SETTLE_MS,
       qualityIntervalMs: 2000,
+      simulcast,
     });
+    return peer;
+  }
+
+  /** The media connection did not open: the peer connection made for it goes. */
+  cancelPrepared(): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
   }
 
   /**
    * m-lines only accumulate (each stream gets its own); near the server's limit, the next change
    * starts a fresh peer connection carrying what is sent and received now.
    */
-  private async roomFor(): Promise<Peer> {
+  private roomFor(): Peer {
     const old = this.requirePeer();
     if (old.mlines < MLINE_BUDGET) return old;
     const receiving = [...this.receiving.values()];
-    const peer = this.newPeer();
+    const peer = this.newPeer(this.iceServers, old.simulcast);
     this.peer = peer;
     old.close();
     for (const [id, records] of this.keys) {
       for (const r of [...records].reverse()) peer.key(Number(id.slice(1)), r.epoch, r.key, id.startsWith('o'));
     }
-    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source);
+    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source, track.plan);
     for (const stream of receiving) {
       this.receiving.set(stream.streamId, stream);
       void peer.receive(stream.streamId, stream.kind as MediaTrackKind);
     }
+    // the server keeps bounds per session; told again all the same, as after a reconnection
+    this.preferences.connected((message) => this.host.notify(message));
     return peer;
   }
 
@@ -108,10 +169,13 @@ export class SessionMedia implements LocalTrackOwner {
     this.keys.set(id, [{ epoch, key }, ...(this.keys.get(id) ?? []).filter((r) => r.epoch !== epoch)].slice(0, 2));
   }
 
-  /** The media connection is gone: so is its peer connection (remote tracks end). */
+  /** The media connection is gone (or never joined): so is its peer connection (remote tracks end). */
   detach(): void {
+    this.prepared?.peer.close();
+    this.prepared = undefined;
     this.peer?.close();
     this.peer = undefined;
+    this.preferences.disconnected();
   }
 
   /** The session is closed for good. */
@@ -119,6 +183,8 @@ export class SessionMedia implements LocalTrackOwner {
     this.detach();
     for (const track of this.tracks.values()) track.end();
     this.tracks.clear();
+    for (const watch of this.watches.values()) watch.close();
+    this.watches.clear();
   }
 
   /** A renewed token: its TURN credentials serve the next ICE gathering. */
@@ -138,11 +204,12 @@ export class SessionMedia implements LocalTrackOwner {
     if (streamId === undefined) throw new MediaError('stream_not_allowed', 'the grant has no publish stream left for this track');
     if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
     if (this.tracks.get(streamId)?.active) throw new MediaError('already_published', 'this stream is already published');
+    const plan = planSend(source, options);
     await this.host.publish(streamId, source.kind);
-    const local = new LocalTrack(this, streamId, source, source.kind);
+    const local = new LocalTrack(this, streamId, source, source.kind, plan);
     this.tracks.set(streamId, local);
     try {
-      await (await this.roomFor()).send(streamId, source);
+      await this.roomFor().send(streamId, source, plan);
     } catch (err) {
       this.tracks.delete(streamId);
       local.end();
@@ -170,7 +237,7 @@ export class SessionMedia implements LocalTrackOwner {
     for (const track of [...this.tracks.values()]) {
       try {
         await this.host.publish(track.streamId, track.kind);
-        await (await this.roomFor()).send(track.streamId, track.source);
+        await this.roomFor().send(track.streamId, track.source, track.plan);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
       }
@@ -194,7 +261,10 @@ export class SessionMedia implements LocalTrackOwner {
     this.peer?.key(streamId, epoch, key, true);
   }
 
-  /** A stream this session may receive, with its current key: audio and video are received over WebRTC. */
+  /**
+   * A stream this session may receive, with its current key: audio and video are received over
+   * WebRTC. Called for several streams in a row (the streams of `joined`), they share one offer.
+   */
   remoteKey(stream: RemoteStream, epoch: number, key: SecretKey): void {
     const peer = this.peer;
     if (!peer || stream.kind === 'data') return;
@@ -202,17 +272,92 @@ export class SessionMedia implements LocalTrackOwner {
     peer.key(stream.streamId, epoch, key, false);
     if (peer.receives(stream.streamId)) return;
     this.receiving.set(stream.streamId, stream);
-    const kind = stream.kind;
-    this.roomFor().then((room) => room.receive(stream.streamId, kind)).catch((err: unknown) => this.failed(err));
+    try {
+      this.roomFor().receive(stream.streamId, stream.kind).catch((err: unknown) => this.failed(err));
+    } catch (err) {
+      this.failed(err);
+    }
   }
 
   /** A stream removed or no longer allowed. */
   remoteGone(streamId: number): void {
+    this.videoStates.delete(streamId);
     const peer = this.peer;
     if (!peer) return;
     this.keys.delete(`r${streamId}`);
     peer.forget(streamId);
     peer.stopReceiving(streamId).catch((err: unknown) => this.failed(err));
+  }
+
+  /** Bounds the application set on a received video, by stream id (`NO_BOUNDS` clears them). */
+  setVideoBounds(streamId: number, bounds: ResolvedBounds): void {
+    this.preferences.setExplicit(streamId, bounds);
+  }
+
+  /** @internal RemoteTrackOwner */
+  explicitBounds(streamId: number): ResolvedBounds | undefined {
+    return this.preferences.explicitOf(streamId);
+  }
+
+  /** @internal RemoteTrackOwner */
+  streamOf(track: MediaStreamTrackLike): unknown {
+    const MediaStream = browserWebRtc().MediaStream;
+    if (typeof MediaStream !== 'function') throw new TypeError('this environment has no MediaStream');
+    return new MediaStream([track]);
+  }
+
+  /** @internal RemoteTrackOwner: adaptive video follows the elements a video is attached to. */
+  watch(track: RemoteTrack, element: MediaElementLike, on: boolean): void {
+    if (!this.adaptiveStream) return;
+    let watch = this.watches.get(track);
+    if (on && !watch) {
+      watch = new ElementWatch(pageView(), this.scheduler, (bounds) => {
+        if (this.remoteTracks.get(track.streamId) === track) this.preferences.setAdaptive(track.streamId, bounds);
+      });
+      this.watches.set(track, watch);
+    }
+    if (!watch) return;
+    if (on) {
+      watch.add(element);
+      return;
+    }
+    watch.remove(element);
+    if (watch.size > 0) return;
+    // no element shows the video: adaptive video no longer bounds it
+    watch.close();
+    this.watches.delete(track);
+    if (this.remoteTracks.get(track.streamId) === track || !this.remoteTracks.has(track.streamId)) this.preferences.setAdaptive(track.streamId, undefined);
+  }
+
+  /** `stream_paused`, `stream_resumed` and `stream_layer`: kept for the stream's remote track, then told to the application. */
+  videoReport(message: Extract<ServerMessage, { readonly type: 'stream_paused' | 'stream_resumed' | 'stream_layer' }>): void {
+    const streamId = message.stream_id;
+    const state = this.videoStateOf(streamId);
+    switch (message.type) {
+      case 'stream_paused':
+        state.paused = true;
+        this.host.emit('streamPaused', { streamId, reason: message.reason });
+        return;
+      case 'stream_resumed':
+        state.paused = false;
+        this.host.emit('streamResumed', { streamId });
+        return;
+      case 'stream_layer': {
+        const layer: StreamLayer = { layer: message.layer, width: message.width, height: message.height };
+        state.layer = layer;
+        this.host.emit('streamLayer', { streamId, ...layer });
+        return;
+      }
+    }
+  }
+
+  private videoStateOf(streamId: number): VideoState {
+    let state = this.videoStates.get(streamId);
+    if (!state) {
+      state = { paused: false, layer: undefined };
+      this.videoStates.set(streamId, state);
+    }
+    return state;
   }
 
   /** Frame counters of the encryption worker (zero before any audio or video). */
@@ -240,7 +385,7 @@ export class SessionMedia implements LocalTrackOwner {
     this.host.emit('mediaError', { error });
   }
 
-  private peerHost(): PeerHost {
+  private peerHost(current: () => boolean): PeerHost {
     return {
       offer: async (sdp, tracks) => {
         const reply = await this.host.request({ type: 'rtc_offer', sdp, tracks });
@@ -250,22 +395,51 @@ export class SessionMedia implements LocalTrackOwner {
       onTrack: (slot) => this.emitTrack('trackSubscribed', slot),
       onTrackEnded: (slot) => this.emitTrack('trackUnsubscribed', slot),
       onSendRefused: (streamId) => this.localEnded(streamId, new MediaError('stream_not_allowed', 'the server refused to receive this track')),
-      onQuality: (quality: QualityReport) => this.host.emit('connectionQuality', quality),
-      onState: (state) => this.host.emit('mediaConnectionState', { state }),
+      onQuality: (quality: QualityReport) => {
+        if (current()) this.host.emit('connectionQuality', quality);
+      },
+      onState: (state) => {
+        if (current()) this.host.emit('mediaConnectionState', { state });
+      },
     };
   }
 
   private emitTrack(type: 'trackSubscribed' | 'trackUnsubscribed', slot: ReceiveSlot): void {
     const stream = this.receiving.get(slot.streamId);
     if (type === 'trackUnsubscribed' && !this.peer?.receives(slot.streamId)) this.receiving.delete(slot.streamId);
-    this.host.emit(type, {
-      streamId: slot.streamId,
-      kind: slot.kind,
-      participantId: stream?.participantId ?? '',
-      userId: stream?.userId ?? '',
-      track: slot.track as unknown as MediaStreamTrack,
-    });
+    let remote = this.remoteTracks.get(slot.streamId);
+    if (type === 'trackSubscribed' || !remote || remote.track !== (slot.track as unknown)) {
+      remote = new RemoteTrack(this, {
+        streamId: slot.streamId,
+        kind: slot.kind,
+        participantId: stream?.participantId ?? '',
+        userId: stream?.userId ?? '',
+        track: slot.track,
+        state: this.videoStateOf(slot.streamId),
+      });
+    }
+    if (type === 'trackSubscribed') {
+      this.remoteTracks.get(slot.streamId)?.end();
+      this.remoteTracks.set(slot.streamId, remote);
+    } else {
+      if (this.remoteTracks.get(slot.streamId) === remote) this.remoteTracks.delete(slot.streamId);
+      remote.end();
+    }
+    this.host.emit(type, remote);
   }
+}
+
+/** Quiet time after the last usable ICE candidate before the offer goes out (peer.ts, `gathered`). */
+const CANDIDATE_SETTLE_MS = 10;
+
+function pageView(): PageView {
+  const web = browserWebRtc();
+  return {
+    ...(web.ResizeObserver ? { ResizeObserver: web.ResizeObserver } : {}),
+    ...(web.IntersectionObserver ? { IntersectionObserver: web.IntersectionObserver } : {}),
+    ...(web.document ? { document: web.document } : {}),
+    devicePixelRatio: () => browserWebRtc().devicePixelRatio ?? 1,
+  };
 }
 
 function iceServersOf(token: MediaToken, options: WebRtcOptions | undefined): IceServer[] {

@@ -7,10 +7,11 @@
 import type { RtcTrack } from '@rtc/protocol';
 import { MediaError } from '../errors.ts';
 import {
-  browserWebRtc, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind, type PeerConfiguration,
-  type PeerConnectionLike, type RtpTransceiverLike, type StatsReportLike,
+  browserWebRtc, type IceCandidateEventLike, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind,
+  type PeerConfiguration, type PeerConnectionLike, type RtpEncodingLike, type RtpSenderLike, type RtpTransceiverLike, type StatsReportLike,
 } from './dom.ts';
 import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, type WorkerCommand } from './e2ee-worker.ts';
+import type { SendPlan } from './publish-plan.ts';
 
 /** What the peer asks of its session. */
 export interface PeerHost {
@@ -28,12 +29,19 @@ export interface PeerSettings {
   readonly iceTransportPolicy: IceTransportPolicy;
   /** How long to wait for ICE gathering before offering what is gathered (ms). */
   readonly gatheringTimeoutMs: number;
+  /**
+   * Quiet time after the last usable candidate before offering without waiting for gathering to
+   * complete (ms): see `gathered`.
+   */
+  readonly candidateSettleMs: number;
   readonly qualityIntervalMs: number;
   /**
    * Where this peer connection's frame numbering starts under a key: each fresh peer connection of
    * a media connection starts past the previous one's, so no sequence number repeats under a key.
    */
   readonly seqBase: number;
+  /** Whether the server takes simulcast, when an earlier peer connection of the media connection learned it. */
+  readonly simulcast?: boolean | undefined;
 }
 
 /** How well media flows now, from the peer connection's statistics. */
@@ -51,6 +59,8 @@ interface Slot {
   readonly direction: 'send' | 'recv';
   readonly transceiver: RtpTransceiverLike;
   streamId: number | undefined;
+  /** A send slot's simulcast layers, smallest first (none: one layer). */
+  layers?: readonly RtpEncodingLike[];
 }
 
 export interface ReceiveSlot {
@@ -87,10 +97,23 @@ export class Peer {
   private qualityTimer: ReturnType<typeof setInterval> | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private lastCounts = { received: 0, lost: 0 };
+  /** Whether the server takes simulcast (`takesSimulcast`); undefined until an answer with a video m-line told. */
+  private simulcastCapable: boolean | undefined;
+  /** The m-line that asked whether the server takes simulcast, until a video takes it over. */
+  private question: Slot | undefined;
+  /** Candidates of the current ICE gathering that can carry media, and when the last one came. */
+  private usable = { count: 0, at: 0 };
+  private readonly candidateWaiters = new Set<() => void>();
 
   constructor(host: PeerHost, settings: PeerSettings) {
     this.host = host;
     this.settings = settings;
+    this.simulcastCapable = settings.simulcast;
+  }
+
+  /** Whether the server takes simulcast, as far as its answers told (undefined: not yet known). */
+  get simulcast(): boolean | undefined {
+    return this.simulcastCapable;
   }
 
   /** New ICE servers (a renewed token's TURN credentials), used from the next ICE gathering on. */
@@ -100,13 +123,69 @@ export class Peer {
   }
 
   /**
-   * Starts sending a track as `streamId` (already published with `publish`). Every stream gets an
-   * m-line of its own: a browser and werift do not agree on an m-line brought back from inactive.
+   * Makes the peer connection now, before there is anything to negotiate: it starts gathering ICE
+   * candidates at once (its candidate pool), so that the first offer finds them ready.
    */
-  send(streamId: number, track: MediaStreamTrackLike): Promise<void> {
-    const slot = this.addSlot(this.connection().addTransceiver(track, { direction: 'sendonly' }), kindOf(track), 'send', streamId);
+  warm(): void {
+    this.connection();
+  }
+
+  /**
+   * Starts sending a track as `streamId` (already published with `publish`), with the plan's
+   * simulcast layers when the server takes simulcast, else as one layer: the largest. Every stream
+   * gets an m-line of its own: a browser and werift do not agree on an m-line brought back from
+   * inactive. Every layer goes through the sender's one frame transform.
+   */
+  async send(streamId: number, track: MediaStreamTrackLike, plan: SendPlan): Promise<void> {
+    let layers = plan.encodings;
+    if (layers && layers.length > 1 && !(await this.takesSimulcast())) layers = [oneLayer(layers[layers.length - 1]!)];
+    const pc = this.connection();
+    if (plan.contentHint !== undefined && !track.contentHint) track.contentHint = plan.contentHint;
+    const question = this.question;
+    if (question && kindOf(track) === 'video' && (!layers || layers.length === 1)) {
+      // one layer: the m-line that asked whether the server takes simulcast carries it (one m-line fewer)
+      this.question = undefined;
+      question.streamId = streamId;
+      this.bind(question);
+      await question.transceiver.sender.replaceTrack(track);
+      void tuneSender(question.transceiver.sender, { layer: layers?.[0], degradationPreference: plan.degradationPreference });
+      return this.renegotiate();
+    }
+    let transceiver: RtpTransceiverLike;
+    try {
+      transceiver = pc.addTransceiver(track, { direction: 'sendonly', ...(layers ? { sendEncodings: layers } : {}) });
+    } catch (err) {
+      // a browser that refuses these encodings sends one layer of its own
+      if (!layers) throw err;
+      layers = undefined;
+      transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
+    }
+    const slot = this.addSlot(transceiver, kindOf(track), 'send', streamId);
+    if (layers && layers.length > 1) slot.layers = layers;
     this.protect(slot, 'encrypt');
+    if (plan.degradationPreference) void tuneSender(transceiver.sender, { degradationPreference: plan.degradationPreference });
     return this.renegotiate();
+  }
+
+  /**
+   * Whether the server takes simulcast. A sender with rids poisons the peer connection with a
+   * server that does not negotiate the RID header extension (the browser refuses the answer, and
+   * every later offer), so the SDK offers simulcast only once an answer showed the extension on a
+   * video m-line. When no answer told yet, an m-line shaped like a one-layer camera (sending video,
+   * without a track so without RTP, and left out of `tracks`) asks the question first; werift
+   * mishandles a receiving m-line left out of `tracks`. The next one-layer video sent takes that
+   * m-line over; its frame transform is in place from the start.
+   */
+  private async takesSimulcast(): Promise<boolean> {
+    if (this.simulcastCapable !== undefined) return this.simulcastCapable;
+    if (!this.slots.some((s) => s.kind === 'video' && s.direction === 'send')) {
+      const question = this.addSlot(this.connection().addTransceiver('video', { direction: 'sendonly' }), 'video', 'send', undefined);
+      this.protect(question, 'encrypt');
+      this.question = question;
+      void this.renegotiate().catch(() => undefined);
+    }
+    await this.negotiating.catch(() => undefined);
+    return this.simulcastCapable ?? false;
   }
 
   /** A slot whose frames cannot be protected is never negotiated: it carries nothing. */
@@ -216,6 +295,7 @@ export class Peer {
     web.URL.revokeObjectURL?.(url);
     for (const command of this.keyLog.splice(0)) this.worker.post(command);
     pc.addEventListener('connectionstatechange', () => this.onConnectionState());
+    pc.addEventListener('icecandidate', (event) => this.onCandidate(event));
     this.pc = pc;
     this.qualityTimer = setInterval(() => void this.measure(), this.settings.qualityIntervalMs);
     return pc;
@@ -227,12 +307,15 @@ export class Peer {
       iceTransportPolicy: this.settings.iceTransportPolicy,
       bundlePolicy: 'max-bundle',
       rtcpMuxPolicy: 'require',
+      // gathering starts when the connection is made, while the media connection still joins
+      iceCandidatePoolSize: 1,
       // Chromium without RTCRtpScriptTransform gives encoded frames only to a connection made for it
       ...(this.scriptTransform ? {} : { encodedInsertableStreams: true }),
     };
   }
 
-  private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number): Slot {
+  private addSlot(transceiver: RtpTransceiverLike, kind: MediaTrackKind, direction: 'send' | 'recv', streamId: number | undefined): Slot {
+    preferServerCodecs(transceiver, kind);
     const slot: Slot = { index: this.slots.length, kind, direction, transceiver, streamId };
     this.slots.push(slot);
     this.bind(slot);
@@ -275,10 +358,13 @@ export class Peer {
     }
   }
 
-  /** Queues a negotiation; changes made while one runs are covered by the next. */
+  /**
+   * Queues a negotiation; changes made while one runs are covered by the next. A negotiation that
+   * failed (its caller got the error) does not stop the next one.
+   */
   private renegotiate(): Promise<void> {
     this.dirty = true;
-    this.negotiating = this.negotiating.then(() => (this.dirty && !this.closed ? this.negotiate() : undefined));
+    this.negotiating = this.negotiating.catch(() => undefined).then(() => (this.dirty && !this.closed ? this.negotiate() : undefined));
     return this.negotiating;
   }
 
@@ -287,7 +373,10 @@ export class Peer {
     const pc = this.connection();
     const iceRestart = this.restartIce;
     this.restartIce = false;
-    await pc.setLocalDescription(await pc.createOffer(iceRestart ? { iceRestart: true } : {}));
+    const offer = await pc.createOffer(iceRestart ? { iceRestart: true } : {});
+    // an ICE restart gathers afresh: only its own candidates count
+    if (iceRestart) this.usable = { count: 0, at: 0 };
+    await pc.setLocalDescription(offer);
     await this.gathered(pc);
     const sdp = pc.localDescription?.sdp;
     if (sdp === undefined || this.closed) return;
@@ -302,6 +391,18 @@ export class Peer {
     const answer = await this.host.offer(sdp, tracks);
     if (this.closed) return;
     await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+    const video = readVideoAnswer(answer.sdp);
+    // any video m-line with the RID extension says yes; a sending one without it (a camera, the question) says no
+    const sendingVideo = this.slots.filter((s) => s.kind === 'video' && s.direction === 'send').map((s) => s.transceiver.mid);
+    if ([...video.m.values()].some((m) => m.rid)) this.simulcastCapable = true;
+    else if (sendingVideo.some((mid) => mid !== null && video.m.has(mid))) this.simulcastCapable ??= false;
+    for (const [mid, slot] of inOffer) {
+      // an m-line whose answer declined simulcast sends the first layer only: make it the largest
+      if (!slot.layers || video.m.get(mid)?.simulcast === true) continue;
+      const largest = slot.layers[slot.layers.length - 1]!;
+      slot.layers = undefined;
+      void tuneSender(slot.transceiver.sender, { layer: largest });
+    }
     const refused = new Set(answer.refused);
     for (const [mid, slot] of inOffer) {
       const streamId = slot.streamId;
@@ -317,23 +418,52 @@ export class Peer {
     }
   }
 
-  /** Waits for ICE gathering to complete (the server does not trickle), at most the configured time. */
+  /**
+   * Waits until the offer may go out (the server does not trickle: it has the candidates of the
+   * offer, docs/protocol/media.md, 10.1): when gathering is complete, or once a usable candidate came
+   * and no other one for `candidateSettleMs`, or after `gatheringTimeoutMs` in any case.
+   *
+   * Usable is a UDP candidate (the server speaks UDP only, so TCP candidates, which Chromium gathers
+   * about 100 ms after the UDP ones, never are), and with the `relay` policy only a relay candidate.
+   * With the `all` policy the host candidates suffice: every candidate gathered later (server
+   * reflexive, or TURN relay when the network blocks direct UDP) still sends connectivity checks,
+   * from which the server learns it as a peer reflexive candidate (RFC 8445, 7.3.1.3).
+   */
   private gathered(pc: PeerConnectionLike): Promise<void> {
-    if (pc.iceGatheringState === 'complete') return Promise.resolve();
+    const ready = (): boolean => pc.iceGatheringState === 'complete'
+      || (this.usable.count > 0 && Date.now() - this.usable.at >= this.settings.candidateSettleMs);
+    if (ready()) return Promise.resolve();
     return new Promise((resolve) => {
+      let settle: ReturnType<typeof setTimeout> | undefined;
+      const check = (): void => {
+        clearTimeout(settle);
+        if (!ready()) {
+          if (this.usable.count > 0) settle = setTimeout(check, Math.max(0, this.usable.at + this.settings.candidateSettleMs - Date.now()));
+          return;
+        }
+        done();
+      };
       const done = (): void => {
-        if (pc.iceGatheringState !== 'complete' && !timedOut) return;
-        clearTimeout(timer);
-        pc.removeEventListener('icegatheringstatechange', done);
+        clearTimeout(settle);
+        clearTimeout(limit);
+        pc.removeEventListener('icegatheringstatechange', check);
+        this.candidateWaiters.delete(check);
         resolve();
       };
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        done();
-      }, this.settings.gatheringTimeoutMs);
-      pc.addEventListener('icegatheringstatechange', done);
+      const limit = setTimeout(done, this.settings.gatheringTimeoutMs);
+      pc.addEventListener('icegatheringstatechange', check);
+      this.candidateWaiters.add(check);
+      check();
     });
+  }
+
+  private onCandidate(event: IceCandidateEventLike): void {
+    const line = event.candidate?.candidate;
+    if (!line) return;
+    const candidate = parseCandidate(line);
+    if (!candidate || candidate.protocol !== 'udp' || (this.settings.iceTransportPolicy === 'relay' && candidate.type !== 'relay')) return;
+    this.usable = { count: this.usable.count + 1, at: Date.now() };
+    for (const check of [...this.candidateWaiters]) check();
   }
 
   private onConnectionState(): void {
@@ -383,6 +513,90 @@ function qualityOf(state: string, rttMs: number | undefined, loss: number): Qual
   if (loss > 0.1 || (rttMs ?? 0) > 400) return 'poor';
   if (loss > 0.02 || (rttMs ?? 0) > 150) return 'good';
   return 'excellent';
+}
+
+/** The transport protocol and type of an `a=candidate` line (RFC 8839, 5.1). */
+export function parseCandidate(line: string): { readonly protocol: string; readonly type: string } | undefined {
+  const fields = line.replace(/^a=/, '').replace(/^candidate:/, '').trim().split(/\s+/);
+  const typ = fields.indexOf('typ');
+  const protocol = fields[2];
+  const type = typ > 0 ? fields[typ + 1] : undefined;
+  return protocol !== undefined && type !== undefined ? { protocol: protocol.toLowerCase(), type } : undefined;
+}
+
+const RID_EXTENSION = /^a=extmap:\d+(\/\w+)? urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id(\s|$)/;
+
+/**
+ * The video m-lines of an answer (those not rejected), by mid: whether each negotiates the RID
+ * header extension (RFC 8852), which simulcast needs to tell layers apart, and takes simulcast.
+ */
+export function readVideoAnswer(sdp: string): { readonly m: ReadonlyMap<string, { readonly rid: boolean; readonly simulcast: boolean }> } {
+  const m = new Map<string, { readonly rid: boolean; readonly simulcast: boolean }>();
+  for (const section of sdp.split(/\r?\n(?=m=)/)) {
+    const lines = section.split(/\r?\n/);
+    const media = /^m=(\w+) (\d+)/.exec(lines[0] ?? '');
+    const mid = lines.find((l) => l.startsWith('a=mid:'))?.slice('a=mid:'.length).trim();
+    if (!media || media[1] !== 'video' || media[2] === '0' || mid === undefined) continue;
+    const rid = lines.some((l) => RID_EXTENSION.test(l));
+    m.set(mid, { rid, simulcast: rid && lines.some((l) => l.startsWith('a=simulcast:')) });
+  }
+  return { m };
+}
+
+/** The largest layer alone: no rid, its size and caps. */
+function oneLayer(largest: RtpEncodingLike): RtpEncodingLike {
+  const layer: RtpEncodingLike = {};
+  if (largest.scaleResolutionDownBy !== undefined) layer.scaleResolutionDownBy = largest.scaleResolutionDownBy;
+  if (largest.maxBitrate !== undefined) layer.maxBitrate = largest.maxBitrate;
+  if (largest.maxFramerate !== undefined) layer.maxFramerate = largest.maxFramerate;
+  return layer;
+}
+
+/**
+ * Sets a sender's parameters in one change (the browser takes one `setParameters` per
+ * `getParameters`): the size and caps of `layer` on its first encoding, for a one-layer video or one
+ * whose answer declined simulcast (the browser then keeps the first encoding, the smallest layer;
+ * it becomes the largest one instead, so that the single layer sent is the best); and a screen's
+ * degradation preference, to keep its resolution when bandwidth drops (frames go first).
+ */
+async function tuneSender(sender: RtpSenderLike, tuning: {
+  readonly layer?: RtpEncodingLike | undefined; readonly degradationPreference?: 'maintain-resolution' | undefined;
+}): Promise<void> {
+  const { layer, degradationPreference } = tuning;
+  if ((!layer && !degradationPreference) || typeof sender.getParameters !== 'function' || typeof sender.setParameters !== 'function') return;
+  try {
+    const parameters = sender.getParameters();
+    const [first] = parameters.encodings;
+    if (layer && first) {
+      if (layer.scaleResolutionDownBy !== undefined) first.scaleResolutionDownBy = layer.scaleResolutionDownBy;
+      if (layer.maxBitrate !== undefined) first.maxBitrate = layer.maxBitrate;
+      if (layer.maxFramerate !== undefined) first.maxFramerate = layer.maxFramerate;
+    }
+    if (degradationPreference) parameters.degradationPreference = degradationPreference;
+    await sender.setParameters(parameters);
+  } catch {
+    // an older browser: its own defaults
+  }
+}
+
+/** The codecs the server negotiates (docs/protocol/media.md, 10.3), and the retransmission format of VP8. */
+const SERVER_CODECS: Readonly<Record<MediaTrackKind, readonly string[]>> = { audio: ['audio/opus'], video: ['video/vp8', 'video/rtx'] };
+
+/**
+ * Offers only what the server takes: every other codec (VP9, H.264, AV1, RED, FEC...) would be
+ * refused anyway, and costs some 2 KB of SDP per video m-line; m-lines accumulate (one per stream)
+ * and an offer must fit in 60,000 characters.
+ */
+function preferServerCodecs(transceiver: RtpTransceiverLike, kind: MediaTrackKind): void {
+  const capabilities = browserWebRtc().RTCRtpReceiver?.getCapabilities?.(kind);
+  if (!capabilities || typeof transceiver.setCodecPreferences !== 'function') return;
+  const codecs = capabilities.codecs.filter((c) => SERVER_CODECS[kind].includes(c.mimeType.toLowerCase()));
+  if (!codecs.some((c) => !c.mimeType.toLowerCase().endsWith('/rtx'))) return;
+  try {
+    transceiver.setCodecPreferences(codecs);
+  } catch {
+    // the browser's own list: larger offers, same answer
+  }
 }
 
 function kindOf(track: MediaStreamTrackLike): MediaTrackKind {

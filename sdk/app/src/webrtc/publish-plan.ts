@@ -1,0 +1,136 @@
+/**
+ * How a track is sent: a camera as simulcast layers, smallest first as the media server ranks
+ * them (docs/protocol/media.md, "A client, step by step"); a screen as one layer that keeps its
+ * resolution; a microphone as it is.
+ */
+import { MAX_SIMULCAST_LAYERS } from '@rtc/protocol';
+import type { MediaStreamTrackLike, RtpEncodingLike } from './dom.ts';
+
+/**
+ * One simulcast layer of a published video: how much smaller than the captured picture it is, and
+ * what it may cost.
+ *
+ * @example
+ * ```ts
+ * const layers: VideoLayer[] = [{ scaleResolutionDownBy: 2, maxBitrate: 400_000 }, { scaleResolutionDownBy: 1, maxBitrate: 1_200_000 }];
+ * await session.publishTrack(camera, { simulcast: layers });
+ * ```
+ */
+export interface VideoLayer {
+  /** Width and height are divided by this (1: as captured); at least 1. */
+  readonly scaleResolutionDownBy: number;
+  /** Bits per second at most. */
+  readonly maxBitrate: number;
+  /** Frames per second at most (default: as captured). */
+  readonly maxFramerate?: number;
+}
+
+/**
+ * The camera layers of `publishTrack` by default, smallest first: a quarter, half and the full
+ * captured size. From a 1280x720 camera that is 320x180, 640x360 and 1280x720 at 150 kbit/s,
+ * 500 kbit/s and 1.7 Mbit/s: a thumbnail that fits a poor downlink, a tile of a grid, and a
+ * speaker view. VP8 looks clean at those rates for 30 frames per second, and all three together
+ * (2.35 Mbit/s) fit a common home uplink. Chromium sends fewer layers from a small capture
+ * (a 320x240 camera gets one or two); the server forwards what arrives.
+ *
+ * @example
+ * ```ts
+ * const [, , full] = DEFAULT_VIDEO_LAYERS;
+ * await session.publishTrack(camera, { simulcast: [{ ...full!, maxBitrate: 2_500_000 }] });
+ * ```
+ */
+export const DEFAULT_VIDEO_LAYERS: readonly VideoLayer[] = Object.freeze([
+  Object.freeze({ scaleResolutionDownBy: 4, maxBitrate: 150_000 }),
+  Object.freeze({ scaleResolutionDownBy: 2, maxBitrate: 500_000 }),
+  Object.freeze({ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }),
+]);
+
+/** Simulcast rids: quarter, half, full. Layers get the last ones, so the full-size layer is always `f`. */
+const RIDS = ['q', 'h', 'f'] as const;
+
+/**
+ * Options of `publishTrack`.
+ *
+ * @example
+ * ```ts
+ * await session.publishTrack(camera, { streamId: 2, simulcast: false }); // one layer
+ * await session.publishTrack(screen, { streamId: 3, source: 'screen' });
+ * ```
+ */
+export interface PublishTrackOptions {
+  /** A stream id of the grant's `publish_streams`; by default the first one not in use. */
+  readonly streamId?: number;
+  /**
+   * What a video track shows. `screen` (found on its own for a track of `getDisplayMedia`) sends
+   * one layer that keeps its resolution and sharpness when the bandwidth drops; `camera` sends
+   * simulcast layers. Ignored for audio.
+   */
+  readonly source?: 'camera' | 'screen';
+  /**
+   * Simulcast layers of a video track: `true` (the default for a camera) sends `DEFAULT_VIDEO_LAYERS`,
+   * `false` one layer, an array (1 to 3 layers, smallest first) those layers. Ignored for audio.
+   */
+  readonly simulcast?: boolean | readonly VideoLayer[];
+}
+
+/** How the SDK sends one published track. */
+export interface SendPlan {
+  readonly source: 'camera' | 'screen' | 'microphone';
+  /** The sender's encodings; undefined leaves the browser's single default one. */
+  readonly encodings: readonly RtpEncodingLike[] | undefined;
+  /** Set on the track when it has none: `detail` for a screen. */
+  readonly contentHint: 'detail' | undefined;
+  /** Set on the sender's parameters when the browser takes it. */
+  readonly degradationPreference: 'maintain-resolution' | undefined;
+}
+
+/** Decides how a track is sent; throws TypeError for options that are not valid. */
+export function planSend(track: MediaStreamTrackLike, options: PublishTrackOptions): SendPlan {
+  const { source, simulcast } = options;
+  if (source !== undefined && source !== 'camera' && source !== 'screen') throw new TypeError('source must be "camera" or "screen"');
+  if (simulcast !== undefined && typeof simulcast !== 'boolean' && !Array.isArray(simulcast)) {
+    throw new TypeError('simulcast must be a boolean or an array of layers');
+  }
+  if (track.kind !== 'video') return { source: 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined };
+  const screen = source === 'screen' || (source === undefined && isScreenCapture(track));
+  const layers = simulcast === undefined ? (screen ? undefined : DEFAULT_VIDEO_LAYERS)
+    : simulcast === true ? DEFAULT_VIDEO_LAYERS : simulcast === false ? undefined : checkLayers(simulcast);
+  return {
+    source: screen ? 'screen' : 'camera',
+    encodings: layers && encodingsOf(layers),
+    contentHint: screen ? 'detail' : undefined,
+    degradationPreference: screen ? 'maintain-resolution' : undefined,
+  };
+}
+
+/** A track of `getDisplayMedia`: its settings name the captured surface. */
+function isScreenCapture(track: MediaStreamTrackLike): boolean {
+  const surface = typeof track.getSettings === 'function' ? track.getSettings().displaySurface : undefined;
+  return typeof surface === 'string' && surface !== '';
+}
+
+function checkLayers(layers: readonly VideoLayer[]): readonly VideoLayer[] {
+  if (layers.length < 1 || layers.length > MAX_SIMULCAST_LAYERS) throw new TypeError(`simulcast takes 1 to ${MAX_SIMULCAST_LAYERS} layers`);
+  let previous = Number.POSITIVE_INFINITY;
+  for (const layer of layers) {
+    const { scaleResolutionDownBy: scale, maxBitrate, maxFramerate } = layer ?? {};
+    if (typeof scale !== 'number' || !Number.isFinite(scale) || scale < 1) throw new TypeError('scaleResolutionDownBy must be a number of at least 1');
+    if (!Number.isInteger(maxBitrate) || maxBitrate <= 0) throw new TypeError('maxBitrate must be a positive integer (bits per second)');
+    if (maxFramerate !== undefined && !(typeof maxFramerate === 'number' && maxFramerate > 0)) throw new TypeError('maxFramerate must be a positive number');
+    // the server ranks layers in the order of the offer: smallest first
+    if (scale > previous) throw new TypeError('simulcast layers go from the smallest to the largest');
+    previous = scale;
+  }
+  return layers;
+}
+
+function encodingsOf(layers: readonly VideoLayer[]): RtpEncodingLike[] {
+  const rids = RIDS.slice(RIDS.length - layers.length);
+  return layers.map((layer, i) => ({
+    // one layer is not simulcast: no rid
+    ...(layers.length > 1 ? { rid: rids[i] } : {}),
+    scaleResolutionDownBy: layer.scaleResolutionDownBy,
+    maxBitrate: layer.maxBitrate,
+    ...(layer.maxFramerate !== undefined ? { maxFramerate: layer.maxFramerate } : {}),
+  }));
+}
