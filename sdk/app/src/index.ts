@@ -12,7 +12,7 @@ export type {
 export { LocalTrack } from './webrtc/local-track.ts';
 export { RemoteTrack } from './webrtc/remote-track.ts';
 export type { StreamLayer } from './webrtc/remote-track.ts';
-export { DEFAULT_VIDEO_LAYERS } from './webrtc/publish-plan.ts';
+export { DEFAULT_VIDEO_LAYERS, defaultVideoLayers } from './webrtc/publish-plan.ts';
 export type { PublishTrackOptions, VideoLayer } from './webrtc/publish-plan.ts';
 export type { VideoBounds } from './webrtc/video-bounds.ts';
 export type { E2eeStats } from './webrtc/e2ee-worker.ts';

@@ -23,6 +23,7 @@ import { grantFields, SessionGrants, type Permissions } from './session-grants.t
 import type { RtcOptions } from './webrtc/options.ts';
 import type { VideoBounds } from './webrtc/downlink.ts';
 import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
+import type { DownlinkSnapshot } from './webrtc/downlink.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
@@ -220,6 +221,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
   videoBounds(streamId: number): VideoBounds | undefined {
     const p = this.videoPreferences.get(streamId);
     return p ? { maxWidth: p.max_width, maxHeight: p.max_height, maxLayer: p.max_layer } : undefined;
+  }
+
+  onDownlinkReport(snapshot: DownlinkSnapshot): void {
+    this.host.logger.debug({ participantId: this.participantId, ...snapshot }, 'media: downlink bandwidth');
   }
 
   onKeyFrameRequest(streamId: number, layer: number): void {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MediaStreamTrackLike } from './dom.ts';
-import { DEFAULT_VIDEO_LAYERS, planSend, type PublishTrackOptions, type VideoLayer } from './publish-plan.ts';
+import { DEFAULT_VIDEO_LAYERS, defaultVideoLayers, planSend, type PublishTrackOptions, type VideoLayer } from './publish-plan.ts';
 
 function track(kind: 'audio' | 'video', settings: Record<string, unknown> = {}): MediaStreamTrackLike {
   return {
@@ -11,17 +11,31 @@ function track(kind: 'audio' | 'video', settings: Record<string, unknown> = {}):
 }
 
 describe('planSend', () => {
-  it('sends a camera as three layers, smallest first, with rids q, h, f', () => {
+  it('sends a 1280x720 camera as three layers, smallest first, with rids q, h, f', () => {
     const plan = planSend(track('video', { width: 1280, height: 720 }), {});
     assert.equal(plan.source, 'camera');
     assert.deepEqual(plan.encodings, [
-      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000 },
-      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000 },
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 210_000 },
+      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 600_000 },
       { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 1_700_000 },
     ]);
+    assert.deepEqual(defaultVideoLayers(1280, 720), DEFAULT_VIDEO_LAYERS);
     assert.equal(plan.contentHint, undefined);
     assert.equal(plan.degradationPreference, undefined);
     assert.deepEqual(planSend(track('video'), { simulcast: true }).encodings, plan.encodings);
+  });
+
+  it('sends a smaller camera as the layers Chromium encodes at its size, each rate growing with its pixels', () => {
+    assert.deepEqual(planSend(track('video', { width: 640, height: 480 }), {}).encodings, [
+      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 260_000 },
+      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 740_000 },
+    ]);
+    assert.deepEqual(planSend(track('video', { width: 320, height: 240 }), { simulcast: true }).encodings, [
+      { scaleResolutionDownBy: 1, maxBitrate: 260_000 },
+    ]);
+    assert.equal(defaultVideoLayers(960, 540).length, 3);
+    assert.equal(defaultVideoLayers(480, 270).length, 2);
+    assert.equal(defaultVideoLayers(1920, 1080).at(-1)!.maxBitrate, 3_000_000);
   });
 
   it('sends one layer with simulcast off', () => {

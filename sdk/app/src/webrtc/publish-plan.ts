@@ -26,12 +26,11 @@ export interface VideoLayer {
 }
 
 /**
- * The camera layers of `publishTrack` by default, smallest first: a quarter, half and the full
- * captured size. From a 1280x720 camera that is 320x180, 640x360 and 1280x720 at 150 kbit/s,
- * 500 kbit/s and 1.7 Mbit/s: a thumbnail that fits a poor downlink, a tile of a grid, and a
- * speaker view. VP8 looks clean at those rates for 30 frames per second, and all three together
- * (2.35 Mbit/s) fit a common home uplink. Chromium sends fewer layers from a small capture
- * (a 320x240 camera gets one or two); the server forwards what arrives.
+ * The camera layers of a 1280x720 capture, smallest first: a quarter, half and the full captured
+ * size, 320x180, 640x360 and 1280x720 at 210 kbit/s, 600 kbit/s and 1.7 Mbit/s: a thumbnail that
+ * fits a poor downlink, a tile of a grid, and a speaker view. VP8 looks clean at those rates for
+ * 30 frames per second, and all three together (2.5 Mbit/s) fit a common home uplink. Other
+ * capture sizes get `defaultVideoLayers(width, height)`.
  *
  * @example
  * ```ts
@@ -40,10 +39,37 @@ export interface VideoLayer {
  * ```
  */
 export const DEFAULT_VIDEO_LAYERS: readonly VideoLayer[] = Object.freeze([
-  Object.freeze({ scaleResolutionDownBy: 4, maxBitrate: 150_000 }),
-  Object.freeze({ scaleResolutionDownBy: 2, maxBitrate: 500_000 }),
+  Object.freeze({ scaleResolutionDownBy: 4, maxBitrate: 210_000 }),
+  Object.freeze({ scaleResolutionDownBy: 2, maxBitrate: 600_000 }),
   Object.freeze({ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }),
 ]);
+
+/**
+ * The default layers of a camera captured at `width` x `height`: as many as Chromium encodes at
+ * that size (it leaves the largest layers off beyond: three from 960x540, two from 480x270, one
+ * below), each half the size of the next, with a rate that grows with its pixels as VP8 needs at
+ * 30 frames per second (about 57 x pixels^0.75 bit/s: 260 kbit/s at 320x240, 740 kbit/s at 640x480).
+ * 1280x720 gives `DEFAULT_VIDEO_LAYERS`.
+ *
+ * @example
+ * ```ts
+ * defaultVideoLayers(640, 480); // [{ scaleResolutionDownBy: 2, maxBitrate: 260_000 }, { scaleResolutionDownBy: 1, maxBitrate: 740_000 }]
+ * ```
+ */
+export function defaultVideoLayers(width: number, height: number): readonly VideoLayer[] {
+  const pixels = width * height;
+  if (!(pixels > 0)) return DEFAULT_VIDEO_LAYERS;
+  const count = pixels >= 960 * 540 ? 3 : pixels >= 480 * 270 ? 2 : 1;
+  return Array.from({ length: count }, (_, i) => {
+    const scale = 2 ** (count - 1 - i);
+    return { scaleResolutionDownBy: scale, maxBitrate: layerBitrate(pixels / (scale * scale)) };
+  });
+}
+
+/** A VP8 layer's rate for 30 frames per second: 57 x pixels^0.75, in steps of 10 kbit/s, 3 Mbit/s at most. */
+function layerBitrate(pixels: number): number {
+  return Math.min(Math.round((57 * pixels ** 0.75) / 10_000) * 10_000, 3_000_000);
+}
 
 /** Simulcast rids: quarter, half, full. Layers get the last ones, so the full-size layer is always `f`. */
 const RIDS = ['q', 'h', 'f'] as const;
@@ -67,8 +93,9 @@ export interface PublishTrackOptions {
    */
   readonly source?: 'camera' | 'screen';
   /**
-   * Simulcast layers of a video track: `true` (the default for a camera) sends `DEFAULT_VIDEO_LAYERS`,
-   * `false` one layer, an array (1 to 3 layers, smallest first) those layers. Ignored for audio.
+   * Simulcast layers of a video track: `true` (the default for a camera) sends
+   * `defaultVideoLayers` of the capture's size (`DEFAULT_VIDEO_LAYERS` when the track does not
+   * tell it), `false` one layer, an array (1 to 3 layers, smallest first) those layers. Ignored for audio.
    */
   readonly simulcast?: boolean | readonly VideoLayer[];
 }
@@ -93,8 +120,10 @@ export function planSend(track: MediaStreamTrackLike, options: PublishTrackOptio
   }
   if (track.kind !== 'video') return { source: 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined };
   const screen = source === 'screen' || (source === undefined && isScreenCapture(track));
-  const layers = simulcast === undefined ? (screen ? undefined : DEFAULT_VIDEO_LAYERS)
-    : simulcast === true ? DEFAULT_VIDEO_LAYERS : simulcast === false ? undefined : checkLayers(simulcast);
+  const settings = typeof track.getSettings === 'function' ? track.getSettings() : {};
+  const defaults = (): readonly VideoLayer[] => defaultVideoLayers(settings.width ?? 0, settings.height ?? 0);
+  const layers = simulcast === undefined ? (screen ? undefined : defaults())
+    : simulcast === true ? defaults() : simulcast === false ? undefined : checkLayers(simulcast);
   return {
     source: screen ? 'screen' : 'camera',
     encodings: layers && encodingsOf(layers),

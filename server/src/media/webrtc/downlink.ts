@@ -31,6 +31,8 @@ const PROBE_SETTLE_MS = 600;
 const DEFAULT_RTT_MS = 100;
 /** Key frame requests for one layer, at most this often. */
 const KEY_FRAME_INTERVAL_MS = 300;
+/** How often the downlink's state goes to the debug log. */
+const SNAPSHOT_INTERVAL_MS = 2_000;
 
 /** What the downlink tells its session. */
 export interface DownlinkEvents {
@@ -39,6 +41,19 @@ export interface DownlinkEvents {
   layer(streamId: number, layer: number, width: number, height: number): void;
   /** The forwarder needs a key frame of this layer of a stream to start or switch. */
   keyFrame(streamId: number, layer: number): void;
+  /** Every few seconds: the estimate and what it was shared out to (for debug logs). */
+  report(snapshot: DownlinkSnapshot): void;
+}
+
+/** The downlink's state as the media role's debug log line `media: downlink bandwidth` shows it. */
+export interface DownlinkSnapshot {
+  readonly estimateKbps: number;
+  readonly ackedKbps: number;
+  readonly lossPercent: number;
+  readonly delay: string;
+  readonly rttMs: number | undefined;
+  readonly audioKbps: number;
+  readonly videos: readonly { readonly streamId: number; readonly target: number; readonly current: number; readonly layerKbps: readonly number[] }[];
 }
 
 /** The client's bounds on a received video (`rtc_video`); null is no bound. */
@@ -113,6 +128,7 @@ export class Downlink {
   private audioBps = 0;
   private lastAllocateMs = 0;
   private lastReportMs = 0;
+  private lastSnapshotMs = 0;
   private ids: { readonly mid: number | undefined; readonly twcc: number | undefined } = { mid: undefined, twcc: undefined };
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
@@ -396,7 +412,26 @@ export class Downlink {
       this.lastReportMs = now;
       this.senderReports(now);
     }
+    if (now - this.lastSnapshotMs >= SNAPSHOT_INTERVAL_MS) {
+      this.lastSnapshotMs = now;
+      this.events.report(this.snapshot(now));
+    }
     this.probe(now);
+  }
+
+  private snapshot(now: number): DownlinkSnapshot {
+    const kbps = (bps: number): number => Math.round(bps / 1000);
+    return {
+      estimateKbps: kbps(this.estimator.bps),
+      ackedKbps: kbps(this.estimator.ackedBps),
+      lossPercent: Math.round(this.estimator.loss * 1000) / 10,
+      delay: this.estimator.delaySignal,
+      rttMs: this.rtt === undefined ? undefined : Math.round(this.rtt),
+      audioKbps: kbps(this.audioBps),
+      videos: [...this.outbound.values()].filter((o) => o.kind === 'video').map((o) => ({
+        streamId: o.streamId, target: o.target, current: o.current, layerKbps: (this.layersOf(o.streamId)?.rates(now) ?? []).map(kbps),
+      })),
+    };
   }
 
   /** Padding trains that show whether a larger layer, or a paused video, would fit now. */

@@ -5,7 +5,7 @@ import {
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 import { peerConfig, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
-import { Downlink, type VideoBounds } from './downlink.ts';
+import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 
@@ -27,6 +27,8 @@ export interface PeerOwner {
   /** The client's bounds on a received video (`rtc_video`), if it set any. */
   videoBounds(streamId: number): VideoBounds | undefined;
   sendControl(message: ServerControl): void;
+  /** Every few seconds, the downlink's estimate and its sharing out (debug logs). */
+  onDownlinkReport(snapshot: DownlinkSnapshot): void;
 }
 
 /**
@@ -75,6 +77,7 @@ export class RtcPeer {
       resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
       layer: (stream_id, layer, width, height) => owner.sendControl({ type: 'stream_layer', stream_id, layer, width, height }),
       keyFrame: (streamId, layer) => owner.onKeyFrameRequest(streamId, layer),
+      report: (snapshot) => owner.onDownlinkReport(snapshot),
     }, (streamId) => owner.layersOf(streamId), now);
   }
 
