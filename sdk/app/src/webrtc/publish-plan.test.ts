@@ -15,7 +15,7 @@ describe('planSend', () => {
     const plan = planSend(track('video', { width: 1280, height: 720 }), {});
     assert.equal(plan.source, 'camera');
     assert.deepEqual(plan.encodings, [
-      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 210_000 },
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000 },
       { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 600_000 },
       { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 1_700_000 },
     ]);
@@ -25,9 +25,9 @@ describe('planSend', () => {
     assert.deepEqual(planSend(track('video'), { simulcast: true }).encodings, plan.encodings);
   });
 
-  it('sends a smaller camera as the layers Chromium encodes at its size, each rate growing with its pixels', () => {
+  it('sends a smaller camera as the layers Chromium encodes at its size, each rate growing with its pixels, the smallest at most 150 kbit/s', () => {
     assert.deepEqual(planSend(track('video', { width: 640, height: 480 }), {}).encodings, [
-      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 260_000 },
+      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 150_000 },
       { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 740_000 },
     ]);
     assert.deepEqual(planSend(track('video', { width: 320, height: 240 }), { simulcast: true }).encodings, [

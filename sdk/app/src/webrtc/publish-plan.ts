@@ -27,9 +27,10 @@ export interface VideoLayer {
 
 /**
  * The camera layers of a 1280x720 capture, smallest first: a quarter, half and the full captured
- * size, 320x180, 640x360 and 1280x720 at 210 kbit/s, 600 kbit/s and 1.7 Mbit/s: a thumbnail that
- * fits a poor downlink, a tile of a grid, and a speaker view. VP8 looks clean at those rates for
- * 30 frames per second, and all three together (2.5 Mbit/s) fit a common home uplink. Other
+ * size, 320x180, 640x360 and 1280x720 at 150 kbit/s, 600 kbit/s and 1.7 Mbit/s: a thumbnail that
+ * fits a 300 kbit/s downlink beside the audio, a tile of a grid, and a speaker view. VP8 looks
+ * clean at those rates for 30 frames per second, and all three together (2.45 Mbit/s) fit a common
+ * home uplink. Other
  * capture sizes get `defaultVideoLayers(width, height)`.
  *
  * @example
@@ -39,7 +40,7 @@ export interface VideoLayer {
  * ```
  */
 export const DEFAULT_VIDEO_LAYERS: readonly VideoLayer[] = Object.freeze([
-  Object.freeze({ scaleResolutionDownBy: 4, maxBitrate: 210_000 }),
+  Object.freeze({ scaleResolutionDownBy: 4, maxBitrate: 150_000 }),
   Object.freeze({ scaleResolutionDownBy: 2, maxBitrate: 600_000 }),
   Object.freeze({ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }),
 ]);
@@ -48,12 +49,13 @@ export const DEFAULT_VIDEO_LAYERS: readonly VideoLayer[] = Object.freeze([
  * The default layers of a camera captured at `width` x `height`: as many as Chromium encodes at
  * that size (it leaves the largest layers off beyond: three from 960x540, two from 480x270, one
  * below), each half the size of the next, with a rate that grows with its pixels as VP8 needs at
- * 30 frames per second (about 57 x pixels^0.75 bit/s: 260 kbit/s at 320x240, 740 kbit/s at 640x480).
+ * 30 frames per second (about 57 x pixels^0.75 bit/s: 260 kbit/s at 320x240, 740 kbit/s at 640x480),
+ * the smallest of several at most 150 kbit/s.
  * 1280x720 gives `DEFAULT_VIDEO_LAYERS`.
  *
  * @example
  * ```ts
- * defaultVideoLayers(640, 480); // [{ scaleResolutionDownBy: 2, maxBitrate: 260_000 }, { scaleResolutionDownBy: 1, maxBitrate: 740_000 }]
+ * defaultVideoLayers(640, 480); // [{ scaleResolutionDownBy: 2, maxBitrate: 150_000 }, { scaleResolutionDownBy: 1, maxBitrate: 740_000 }]
  * ```
  */
 export function defaultVideoLayers(width: number, height: number): readonly VideoLayer[] {
@@ -62,9 +64,14 @@ export function defaultVideoLayers(width: number, height: number): readonly Vide
   const count = pixels >= 960 * 540 ? 3 : pixels >= 480 * 270 ? 2 : 1;
   return Array.from({ length: count }, (_, i) => {
     const scale = 2 ** (count - 1 - i);
-    return { scaleResolutionDownBy: scale, maxBitrate: layerBitrate(pixels / (scale * scale)) };
+    const rate = layerBitrate(pixels / (scale * scale));
+    // the smallest of several layers is the one a poor downlink gets: it fits 300 kbit/s beside the audio
+    return { scaleResolutionDownBy: scale, maxBitrate: count > 1 && i === 0 ? Math.min(rate, SMALLEST_LAYER_MAX_BITRATE) : rate };
   });
 }
+
+/** The smallest layer of a simulcast camera costs at most this (bit/s). */
+const SMALLEST_LAYER_MAX_BITRATE = 150_000;
 
 /** A VP8 layer's rate for 30 frames per second: 57 x pixels^0.75, in steps of 10 kbit/s, 3 Mbit/s at most. */
 function layerBitrate(pixels: number): number {

@@ -3,7 +3,8 @@
  * "Bandwidth"). Audio is taken off the estimate before this runs. Every video first gets its smallest
  * layer, in order, while they fit; what cannot get even that is paused. What is left raises videos one
  * layer at a time, up to the largest layer the subscriber's bounds allow. Going above the layer a video
- * has now needs 10 % to spare, so that a video does not flap between two layers at the edge.
+ * has now needs 10 % to spare, resuming a paused one 20 %, and a forwarded video keeps its smallest
+ * layer until that layer needs a quarter more than is left, so that a video does not flap at the edge.
  */
 
 /** One received video: its layers' rates (0: not available now), their sizes, the client's bounds, and its layer now (-1 paused). */
@@ -17,6 +18,13 @@ export interface VideoDemand {
 const UPGRADE_MARGIN = 0.9;
 /** A paused video resumes only when its smallest layer fits with this much to spare. */
 const RESUME_MARGIN = 0.8;
+/**
+ * A video that is forwarded keeps its smallest layer while that layer needs at most this much more
+ * than is left: the estimate dips for a moment after each step up (a key frame's queue), and a
+ * pause costs a key frame and a visible stop. A link that really cannot carry it loses packets,
+ * and the loss part of the estimate then takes it lower than this.
+ */
+const KEEP_MARGIN = 1.25;
 
 /** The layer each video gets, -1 for paused. */
 export function allocate(demands: readonly VideoDemand[], availableBps: number): number[] {
@@ -33,7 +41,7 @@ export function allocate(demands: readonly VideoDemand[], availableBps: number):
       continue;
     }
     const rate = d.layers[lowest]!;
-    const margin = d.current < 0 ? RESUME_MARGIN : 1;
+    const margin = d.current < 0 ? RESUME_MARGIN : KEEP_MARGIN;
     if (used + rate <= availableBps * margin) {
       targets[i] = lowest;
       used += rate;

@@ -22,6 +22,8 @@ const THRESHOLD_DOWN = 0.039;
 const OVERUSE_MS = 10;
 /** Window of the acknowledged rate. */
 const ACKED_WINDOW_MS = 500;
+/** Shorter window of the acknowledged rate, for the rate of the narrowest link while a queue builds. */
+const RECENT_WINDOW_MS = 200;
 /** Multiplicative increase per second while the path shows no queue. */
 const INCREASE_PER_S = 1.08;
 /** Cut to this fraction of the acknowledged rate on overuse. */
@@ -99,6 +101,23 @@ export class DownlinkEstimator {
     return (this.ackedSum * 8 * 1000) / span;
   }
 
+  /**
+   * What the subscriber received over the last RECENT_WINDOW_MS. While a queue builds, packets
+   * arrive at the rate of the narrowest link: right after a step up in what is sent (a video
+   * resumed, a larger layer) this tells the link's rate where the half-second window still holds
+   * the slower time before.
+   */
+  private get recentAckedBps(): number {
+    const times = this.ackedTimes;
+    const last = times.length - 1;
+    if (last < 1) return 0;
+    let bytes = 0;
+    let i = last;
+    for (; i > 0 && times[i]! >= times[last]! - RECENT_WINDOW_MS; i--) bytes += this.ackedSizes[i]!;
+    const span = times[last]! - times[i]!;
+    return span < RECENT_WINDOW_MS / 2 ? 0 : (bytes * 8 * 1000) / span;
+  }
+
   get delaySignal(): DelaySignal {
     return this.signal;
   }
@@ -132,15 +151,16 @@ export class DownlinkEstimator {
       const i = result.seq & 0xffff;
       const sentMs = this.sentAt[i]!;
       if (sentMs === 0) continue;
-      this.lossTotal += 1;
+      const probe = this.sentProbe[i]!;
+      // a probe sent above what the path carries loses padding by design: only media loss counts
+      if (probe === 0) this.lossTotal += 1;
       if (result.receivedAtMs === undefined) {
-        this.lossLost += 1;
+        if (probe === 0) this.lossLost += 1;
         continue;
       }
       const size = this.sentBytes[i]!;
       this.sentAt[i] = 0;
       this.onArrival(sentMs, result.receivedAtMs, size, nowMs);
-      const probe = this.sentProbe[i]!;
       if (probe !== 0) this.probeArrival(probe, size, result.receivedAtMs);
     }
     if (this.lossTotal >= LOSS_MIN_PACKETS) {
@@ -252,7 +272,8 @@ export class DownlinkEstimator {
     let next = this.estimate;
     if (this.signal === 'overuse') {
       // cut to what really got through, once per overuse
-      if (acked > 0) next = Math.min(next, DECREASE_FACTOR * acked);
+      const through = Math.max(acked, this.recentAckedBps);
+      if (through > 0) next = Math.min(next, DECREASE_FACTOR * through);
       this.signal = 'normal';
       this.overuseSinceMs = undefined;
       this.accumulatedDelay = 0;

@@ -28,9 +28,19 @@ const PROBE_MIN_INTERVAL_MS = 2_000;
 const PROBE_MAX_INTERVAL_MS = 16_000;
 /** The probe's outcome is read this long after its train left. */
 const PROBE_SETTLE_MS = 600;
+/** A probe train goes at most this multiple of the estimate. */
+const PROBE_MAX_FACTOR = 2;
 const DEFAULT_RTT_MS = 100;
 /** Key frame requests for one layer, at most this often. */
 const KEY_FRAME_INTERVAL_MS = 300;
+/** Video and retransmissions leave at this multiple of the estimate: a key frame spreads over time, not into one burst. */
+const PACE_FACTOR = 2;
+/** The pacing rate never drops below this (bit/s), so a low estimate still lets a key frame out in time. */
+const MIN_PACE_BPS = 300_000;
+/** The pacer runs this often while packets wait. */
+const PACE_INTERVAL_MS = 5;
+/** Video waiting longer than this at the pacing rate is dropped, and its streams start again at a key frame. */
+const MAX_PACE_QUEUE_MS = 700;
 /** How often the downlink's state goes to the debug log. */
 const SNAPSHOT_INTERVAL_MS = 2_000;
 
@@ -61,6 +71,16 @@ export interface VideoBounds {
   readonly maxWidth: number | null;
   readonly maxHeight: number | null;
   readonly maxLayer: number | null;
+}
+
+interface QueuedPacket {
+  readonly out: Outbound;
+  readonly seq: number;
+  readonly timestamp: number;
+  readonly marker: boolean;
+  readonly payload: Buffer;
+  /** A retransmission, charged to the budget when it was queued. */
+  readonly charged: boolean;
 }
 
 interface SentPacket {
@@ -129,6 +149,13 @@ export class Downlink {
   private lastAllocateMs = 0;
   private lastReportMs = 0;
   private lastSnapshotMs = 0;
+  // the pacer: video and retransmissions wait here and leave at PACE_FACTOR x the estimate
+  private paceQueue: QueuedPacket[] = [];
+  private paceHead = 0;
+  private paceQueuedBytes = 0;
+  private paceBudget = 0;
+  private paceLastMs = 0;
+  private paceTimer: NodeJS.Timeout | undefined;
   private ids: { readonly mid: number | undefined; readonly twcc: number | undefined } = { mid: undefined, twcc: undefined };
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
@@ -214,7 +241,7 @@ export class Downlink {
       payload = Buffer.from(payload);
       rewriteVp8(payload, mapped.pictureId ?? 0, mapped.tl0PicIdx);
     }
-    this.send(out, mapped.seq, mapped.timestamp, packet.marker, payload, now);
+    this.enqueue({ out, seq: mapped.seq, timestamp: mapped.timestamp, marker: packet.marker, payload, charged: false }, now);
     out.lastMarker = packet.marker;
     return true;
   }
@@ -244,12 +271,16 @@ export class Downlink {
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearInterval(this.paceTimer);
+    this.paceTimer = undefined;
+    this.paceQueue = [];
+    this.paceHead = 0;
     this.outbound.clear();
     this.bySsrc.clear();
     this.transport = undefined;
   }
 
-  private send(out: Outbound, seq: number, timestamp: number, marker: boolean, payload: Buffer, now: number, probe = 0): void {
+  private send(out: Outbound, seq: number, timestamp: number, marker: boolean, payload: Buffer, now: number, probe = 0, charged = false): void {
     const transport = this.transport;
     if (!transport) return;
     const sender = out.transceiver.sender;
@@ -270,7 +301,7 @@ export class Downlink {
     header.extension = header.extensions.length > 0;
     if (probe !== 0) header.padding = true;
     const size = payload.length + OVERHEAD_BYTES;
-    this.tokens -= size;
+    if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
     out.packetCount = (out.packetCount + 1) >>> 0;
     out.octetCount = (out.octetCount + payload.length) >>> 0;
@@ -292,6 +323,69 @@ export class Downlink {
     }
   }
 
+  private get paceBps(): number {
+    return Math.max(this.estimator.bps * PACE_FACTOR, MIN_PACE_BPS);
+  }
+
+  /** Queues a video packet or retransmission behind the others; the pacer sends it. */
+  private enqueue(packet: QueuedPacket, now: number): void {
+    const size = packet.payload.length + OVERHEAD_BYTES;
+    if (this.paceQueuedBytes > 0 && ((this.paceQueuedBytes + size) * 8 * 1000) / this.paceBps > MAX_PACE_QUEUE_MS) this.overflow(now);
+    this.paceQueue.push(packet);
+    this.paceQueuedBytes += size;
+    if (this.paceTimer === undefined) {
+      // an idle pacer lets the first few milliseconds' worth out at once
+      this.paceLastMs = now;
+      this.paceBudget = Math.max(this.paceBudget, (this.paceBps / 8) * (PACE_INTERVAL_MS / 1000));
+      this.drain();
+      if (this.paceHead < this.paceQueue.length) {
+        this.paceTimer = setInterval(() => this.drain(), PACE_INTERVAL_MS);
+        this.paceTimer.unref();
+      }
+    }
+  }
+
+  private drain(): void {
+    const now = this.now();
+    const add = (this.paceBps / 8) * (Math.max(now - this.paceLastMs, 0) / 1000);
+    this.paceLastMs = now;
+    // a late timer sends what its lateness allowed, never more
+    this.paceBudget = Math.min(this.paceBudget + add, Math.max(add, (this.paceBps / 8) * (PACE_INTERVAL_MS / 1000)));
+    const queue = this.paceQueue;
+    while (this.paceHead < queue.length && this.paceBudget > 0) {
+      const p = queue[this.paceHead]!;
+      queue[this.paceHead] = undefined as unknown as QueuedPacket;
+      this.paceHead += 1;
+      const size = p.payload.length + OVERHEAD_BYTES;
+      this.paceQueuedBytes -= size;
+      this.paceBudget -= size;
+      this.send(p.out, p.seq, p.timestamp, p.marker, p.payload, now, 0, p.charged);
+    }
+    if (this.paceHead >= queue.length) {
+      this.paceQueue = [];
+      this.paceHead = 0;
+      this.paceQueuedBytes = 0;
+      clearInterval(this.paceTimer);
+      this.paceTimer = undefined;
+    } else if (this.paceHead > 1024) {
+      this.paceQueue = queue.slice(this.paceHead);
+      this.paceHead = 0;
+    }
+  }
+
+  /** The queue holds more than the downlink can carry soon: its video goes, and starts again at key frames. */
+  private overflow(now: number): void {
+    const streams = new Set<Outbound>();
+    for (let i = this.paceHead; i < this.paceQueue.length; i++) streams.add(this.paceQueue[i]!.out);
+    this.paceQueue = [];
+    this.paceHead = 0;
+    this.paceQueuedBytes = 0;
+    for (const out of streams) {
+      out.current = -1;
+      if (out.target >= 0) this.askKeyFrame(out, out.target, now);
+    }
+  }
+
   /** Answers a NACK: each packet at most once per round trip, and only within the budget. */
   private retransmit(out: Outbound, lost: readonly number[]): void {
     const now = this.now();
@@ -301,7 +395,9 @@ export class Downlink {
       const kept = out.history[seq % HISTORY];
       if (!kept || kept.seq !== seq || now - kept.lastSentMs < rtt) continue;
       if (this.tokens < floor) continue;
-      this.send(out, kept.seq, kept.timestamp, kept.marker, kept.payload, now);
+      this.tokens -= kept.payload.length + OVERHEAD_BYTES;
+      kept.lastSentMs = now;
+      this.enqueue({ out, seq: kept.seq, timestamp: kept.timestamp, marker: kept.marker, payload: kept.payload, charged: true }, now);
     }
   }
 
@@ -447,7 +543,8 @@ export class Downlink {
       this.allocate();
       return;
     }
-    if (pending || now < this.nextProbeMs || this.estimator.delaySignal === 'overuse' || this.estimator.loss > 0.1) return;
+    if (pending || now < this.nextProbeMs || this.estimator.delaySignal === 'overuse' || this.estimator.loss > 0.1
+      || this.paceHead < this.paceQueue.length) return;
     // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
     let need = 0;
     let carrier: Outbound | undefined;
@@ -463,7 +560,8 @@ export class Downlink {
       if (out.rewriter.hasSent && out.lastMarker) carrier = out;
     }
     if (need <= 0 || !carrier) return;
-    const target = (this.estimator.bps + need) * 1.25;
+    // a step the estimate cannot double into is reached by growing, not by one probe
+    const target = Math.min((this.estimator.bps + need) * 1.25, this.estimator.bps * PROBE_MAX_FACTOR);
     const bytes = (target / 8) * (PROBE_TRAIN_MS / 1000);
     const count = Math.min(Math.ceil(bytes / (PADDING_BYTES + OVERHEAD_BYTES)), 80);
     this.probeId += 1;
