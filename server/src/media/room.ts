@@ -19,6 +19,8 @@ export interface Member {
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean;
   /** Asks the member, as the publisher of a stream, for a key frame of one simulcast layer of it (-1: all). */
   requestKeyFrame(streamId: number, layer: number): void;
+  /** The loss its client last reported for a stream it receives over WebRTC (fraction, 0 when unknown). */
+  receiveLoss(streamId: number): number;
 }
 
 interface KeyGeneration {

@@ -202,7 +202,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   onRtp(streamId: number, packet: ForwardedRtp): void {
     const stream = this.published.get(streamId);
     if (!stream) return;
-    stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.vp8, this.host.nowMs());
+    stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
     if (stream.subscribers.size === 0) return;
     let sent = 0;
     for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, packet)) sent += 1;
@@ -212,6 +212,16 @@ export class Session implements Member, PeerOwner, RenewingSession {
   onPublishing(streamId: number, layers: number): void {
     const stream = this.published.get(streamId);
     if (stream && stream.kind === 'video' && stream.layers?.count !== layers) stream.layers = new StreamLayers(layers);
+  }
+
+  receiveLoss(streamId: number): number {
+    return this.peer?.receiveLoss(streamId) ?? 0;
+  }
+
+  downstreamLoss(streamId: number): number {
+    let worst = 0;
+    for (const member of this.room?.streams.get(streamId)?.subscribers ?? []) worst = Math.max(worst, member.receiveLoss(streamId));
+    return worst;
   }
 
   layersOf(streamId: number): StreamLayers | undefined {

@@ -21,6 +21,15 @@ export const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
 const STALE_MS = 1_500;
 /** The rate of a layer is measured over windows of this length. */
 const WINDOW_MS = 500;
+/**
+ * A layer encoded at less than this fraction of the frame rate of a smaller one is starved (the
+ * publisher's uplink leaves it too little, and its encoder drops frames): it counts as unavailable,
+ * since the smaller layer at full motion looks better than the larger one stuttering. It counts
+ * again from RECOVERED_FPS_FRACTION on, so that subscribers do not switch back and forth (each
+ * switch costs a key frame on the uplink that starved it).
+ */
+const STARVED_FPS_FRACTION = 0.5;
+const RECOVERED_FPS_FRACTION = 0.8;
 
 class Layer {
   ssrc = 0;
@@ -29,12 +38,16 @@ class Layer {
   lastPacketMs = Number.NEGATIVE_INFINITY;
   windowStartMs = 0;
   windowBytes = 0;
+  windowFrames = 0;
   bps = 0;
+  fps = 0;
+  starved = false;
 }
 
 /**
  * What the server knows of a published video's simulcast layers (docs/protocol/media.md, "Layers"):
- * for each, its rate as received (RTP overhead included) and its picture size from its last key frame.
+ * for each, its rate and frame rate as received (RTP overhead included) and its picture size from its
+ * last key frame.
  */
 export class StreamLayers {
   private readonly layers: Layer[];
@@ -47,7 +60,8 @@ export class StreamLayers {
     return this.layers.length;
   }
 
-  onPacket(layer: number, ssrc: number, bytes: number, vp8: Vp8Packet | undefined, nowMs: number): void {
+  /** Every packet of the layer as it arrives; `marker` ends a frame. */
+  onPacket(layer: number, ssrc: number, bytes: number, marker: boolean, vp8: Vp8Packet | undefined, nowMs: number): void {
     const l = this.layers[layer];
     if (!l) return;
     l.ssrc = ssrc;
@@ -58,22 +72,40 @@ export class StreamLayers {
     if (nowMs - l.lastPacketMs > STALE_MS) {
       l.windowStartMs = nowMs;
       l.windowBytes = 0;
+      l.windowFrames = 0;
       l.bps = 0;
+      l.fps = 0;
     }
     l.lastPacketMs = nowMs;
     l.windowBytes += bytes + OVERHEAD_BYTES;
+    if (marker) l.windowFrames += 1;
     const span = nowMs - l.windowStartMs;
     if (span >= WINDOW_MS) {
       const rate = (l.windowBytes * 8 * 1000) / span;
+      const fps = (l.windowFrames * 1000) / span;
       l.bps = l.bps === 0 ? rate : l.bps * 0.6 + rate * 0.4;
+      l.fps = l.fps === 0 ? fps : l.fps * 0.6 + fps * 0.4;
       l.windowStartMs = nowMs;
       l.windowBytes = 0;
+      l.windowFrames = 0;
     }
   }
 
-  /** Each layer's rate in bit/s; 0 for a layer not received lately (or not yet measured). */
+  /** Each layer's rate in bit/s; 0 for a layer not received lately (or not yet measured), or starved. */
   rates(nowMs: number): number[] {
-    return this.layers.map((l) => (nowMs - l.lastPacketMs > STALE_MS ? 0 : l.bps || (l.windowBytes > 0 ? 1 : 0)));
+    let smallerFps = 0;
+    return this.layers.map((l) => {
+      if (nowMs - l.lastPacketMs > STALE_MS) return 0;
+      if (l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION) l.starved = true;
+      else if (l.fps >= smallerFps * RECOVERED_FPS_FRACTION) l.starved = false;
+      smallerFps = Math.max(smallerFps, l.fps);
+      return l.starved ? 0 : l.bps || (l.windowBytes > 0 ? 1 : 0);
+    });
+  }
+
+  /** Each layer's frames per second as received (0: not measured yet). */
+  frameRates(): number[] {
+    return this.layers.map((l) => Math.round(l.fps * 10) / 10);
   }
 
   sizes(): { width: number; height: number }[] {

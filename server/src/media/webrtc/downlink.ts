@@ -63,7 +63,9 @@ export interface DownlinkSnapshot {
   readonly delay: string;
   readonly rttMs: number | undefined;
   readonly audioKbps: number;
-  readonly videos: readonly { readonly streamId: number; readonly target: number; readonly current: number; readonly layerKbps: readonly number[] }[];
+  readonly videos: readonly {
+    readonly streamId: number; readonly target: number; readonly current: number; readonly layerKbps: readonly number[]; readonly layerFps: readonly number[];
+  }[];
 }
 
 /** The client's bounds on a received video (`rtc_video`); null is no bound. */
@@ -113,6 +115,8 @@ class Outbound {
   lastSentMs = 0;
   srSentMs = new Map<number, number>();
   rttMs: number | undefined;
+  /** The loss fraction of the client's last receiver report on this stream. */
+  lossFraction = 0;
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
     this.streamId = streamId;
@@ -259,6 +263,11 @@ export class Downlink {
       const out = this.bySsrc.get(feedback.mediaSourceSsrc);
       if (out) this.retransmit(out, feedback.lost);
     }
+  }
+
+  /** The loss the client last reported on a stream's m-line (fraction, 0 when unknown). */
+  lossOf(streamId: number): number {
+    return this.outbound.get(streamId)?.lossFraction ?? 0;
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
@@ -434,10 +443,11 @@ export class Downlink {
     if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
   }
 
-  private onReports(reports: readonly { readonly ssrc: number; readonly lsr: number; readonly dlsr: number }[]): void {
+  private onReports(reports: readonly { readonly ssrc: number; readonly fractionLost: number; readonly lsr: number; readonly dlsr: number }[]): void {
     const now = this.now();
     for (const report of reports) {
       const out = this.bySsrc.get(report.ssrc);
+      if (out) out.lossFraction = report.fractionLost / 256;
       const sentMs = out?.srSentMs.get(report.lsr);
       if (!out || sentMs === undefined || report.lsr === 0) continue;
       const rtt = now - sentMs - (report.dlsr / 65536) * 1000;
@@ -526,6 +536,7 @@ export class Downlink {
       audioKbps: kbps(this.audioBps),
       videos: [...this.outbound.values()].filter((o) => o.kind === 'video').map((o) => ({
         streamId: o.streamId, target: o.target, current: o.current, layerKbps: (this.layersOf(o.streamId)?.rates(now) ?? []).map(kbps),
+        layerFps: this.layersOf(o.streamId)?.frameRates() ?? [],
       })),
     };
   }

@@ -20,6 +20,8 @@ export interface PeerOwner {
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
   onPublishing(streamId: number, layers: number): void;
+  /** The worst loss the subscribers of a stream the session publishes report for it (fraction). */
+  downstreamLoss(streamId: number): number;
   /** The simulcast layers of a stream the session receives, as its publisher sends them. */
   layersOf(streamId: number): StreamLayers | undefined;
   /** A key frame of this layer of a received stream is needed (a subscriber asked, or a layer switch waits for one). */
@@ -71,7 +73,11 @@ export class RtcPeer {
   constructor(owner: PeerOwner, options: RtcOptions, now: () => number) {
     this.owner = owner;
     this.options = options;
-    this.uplink = new Uplink({ onRtp: (id, packet) => owner.onRtp(id, packet), rttMs: () => this.downlink.rtt }, now);
+    this.uplink = new Uplink({
+      onRtp: (id, packet) => owner.onRtp(id, packet),
+      rttMs: () => this.downlink.rtt,
+      downstreamLoss: (id) => owner.downstreamLoss(id),
+    }, now);
     this.downlink = new Downlink({
       paused: (stream_id) => owner.sendControl({ type: 'stream_paused', stream_id, reason: 'bandwidth' }),
       resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
@@ -99,6 +105,11 @@ export class RtcPeer {
   preferenceChanged(streamId: number): void {
     const bounds = this.owner.videoBounds(streamId);
     if (bounds) this.downlink.setBounds(streamId, bounds);
+  }
+
+  /** The loss the client last reported for a stream it receives (fraction, 0 when unknown). */
+  receiveLoss(streamId: number): number {
+    return this.downlink.lossOf(streamId);
   }
 
   /** Asks the client for a key frame of a layer of a stream it sends (-1: every layer). */

@@ -6,10 +6,13 @@ import {
 import type { ForwardedRtp } from '../rtp/layers.ts';
 import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
 import { ReceiveStats } from '../rtp/receive-stats.ts';
+import { seqAfter } from '../rtp/rewriter.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
 
 const TICK_MS = 20;
+/** A gap waits this long for a reordered packet before its NACK leaves. */
+const NACK_REORDER_MS = 5;
 const REPORT_INTERVAL_MS = 1_000;
 const DEFAULT_RTT_MS = 100;
 
@@ -35,12 +38,16 @@ interface Source {
   readonly layer: number;
   readonly stats: ReceiveStats;
   readonly nack: NackRequester | undefined;
+  /** The highest sequence number seen, to tell a gap as it opens. */
+  highest: number | undefined;
 }
 
 export interface UplinkOwner {
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The round trip to the client as the downlink measured it, if it did. */
   rttMs(): number | undefined;
+  /** The worst loss a stream's subscribers report for it (fraction). */
+  downstreamLoss(streamId: number): number;
 }
 
 /**
@@ -48,7 +55,8 @@ export interface UplinkOwner {
  * RTP packet off the DTLS transport and sorts it by mid, rid and SSRC itself; returns transport-wide
  * feedback so the client's encoder follows its uplink; asks again for lost video packets while they
  * can still be used; and sends receiver reports whose loss is the uplink's (a packet that came only as
- * a retransmission counts as lost), so the publisher sees the loss its NACKs hide.
+ * a retransmission counts as lost), so the publisher sees the loss its NACKs hide; for audio, the
+ * worst loss its subscribers report, so that Opus protects the audio for the whole path.
  */
 export class Uplink {
   private readonly owner: UplinkOwner;
@@ -60,6 +68,7 @@ export class Uplink {
   private lines = new Map<string, SendingLine>();
   private readonly sources = new Map<number, Source>();
   private timer: NodeJS.Timeout | undefined;
+  private nackTimer: NodeJS.Timeout | undefined;
   private lastReportMs = 0;
   private readonly unsubscribe: (() => void)[] = [];
 
@@ -108,6 +117,8 @@ export class Uplink {
   private detach(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.nackTimer);
+    this.nackTimer = undefined;
     for (const off of this.unsubscribe.splice(0)) off();
     this.transport = undefined;
   }
@@ -116,7 +127,8 @@ export class Uplink {
     const source: Source = {
       streamId: line.streamId, kind: line.kind, layer,
       stats: new ReceiveStats(line.kind === 'audio' ? 48_000 : 90_000),
-      nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10 }) : undefined,
+      nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10, reorderDelayMs: NACK_REORDER_MS }) : undefined,
+      highest: undefined,
     };
     this.sources.set(ssrc, source);
     return source;
@@ -144,6 +156,12 @@ export class Uplink {
       source = this.learn(header.ssrc, line, layer);
     }
     const retransmitted = source.nack?.onPacket(header.sequenceNumber, now) ?? false;
+    const seq = header.sequenceNumber;
+    if (source.highest === undefined || seqAfter(seq, source.highest)) {
+      // a gap just opened: the NACK leaves once the reorder delay is over, not at the next tick
+      if (source.nack && source.highest !== undefined && seq !== ((source.highest + 1) & 0xffff)) this.nackSoon();
+      source.highest = seq;
+    }
     if (!source.stats.onPacket(header.sequenceNumber, header.timestamp, now, retransmitted)) return;
     // a padding-only packet (the client probing its uplink) carries nothing to forward
     if (rtp.payload.length === 0) return;
@@ -162,13 +180,20 @@ export class Uplink {
     }
   }
 
-  private tick(): void {
-    const transport = this.transport;
-    if (!transport || transport.state !== 'connected') return;
-    const now = this.now();
+  private nackSoon(): void {
+    if (this.nackTimer !== undefined) return;
+    this.nackTimer = setTimeout(() => {
+      this.nackTimer = undefined;
+      const transport = this.transport;
+      if (!transport || transport.state !== 'connected') return;
+      const packets = this.nacks(this.now());
+      if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+    }, NACK_REORDER_MS + 1);
+  }
+
+  /** NACKs due now for every lost video packet, and a PLI for each layer that gave some up. */
+  private nacks(now: number): RtcpPacket[] {
     const packets: RtcpPacket[] = [];
-    const mediaSsrc = this.sources.keys().next().value ?? 0;
-    packets.push(...this.twcc.build(mediaSsrc));
     const rtt = this.owner.rttMs() ?? DEFAULT_RTT_MS;
     for (const [ssrc, source] of this.sources) {
       const nack = source.nack;
@@ -177,9 +202,28 @@ export class Uplink {
       if (due.length > 0) packets.push(...buildGenericNacks(this.rtcpSsrc, ssrc, due));
       if (nack.takeGivenUp() > 0) packets.push(this.pliPacket(ssrc));
     }
+    return packets;
+  }
+
+  private tick(): void {
+    const transport = this.transport;
+    if (!transport || transport.state !== 'connected') return;
+    const now = this.now();
+    const packets: RtcpPacket[] = [];
+    const mediaSsrc = this.sources.keys().next().value ?? 0;
+    packets.push(...this.twcc.build(mediaSsrc));
+    packets.push(...this.nacks(now));
     if (now - this.lastReportMs >= REPORT_INTERVAL_MS && this.sources.size > 0) {
       this.lastReportMs = now;
-      const reports = [...this.sources].map(([ssrc, source]) => source.stats.report(ssrc, now));
+      const reports = [...this.sources].map(([ssrc, source]) => {
+        const report = source.stats.report(ssrc, now);
+        // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
+        // path to the worst subscriber, not of the uplink alone (video adapts per subscriber instead)
+        if (source.kind === 'audio') {
+          report.fractionLost = Math.max(report.fractionLost, Math.min(Math.floor(this.owner.downstreamLoss(source.streamId) * 256), 255));
+        }
+        return report;
+      });
       for (let i = 0; i < reports.length; i += 31) packets.push(new RtcpRrPacket({ ssrc: this.rtcpSsrc, reports: reports.slice(i, i + 31) }));
     }
     if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
