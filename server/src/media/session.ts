@@ -203,6 +203,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     const stream = this.published.get(streamId);
     if (!stream) return;
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
+    if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
     if (stream.subscribers.size === 0) return;
     let sent = 0;
     for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, packet)) sent += 1;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allocate, ceiling } from './allocation.ts';
 import { DownlinkEstimator, feedbackResults } from './downlink-estimator.ts';
+import { StreamLayers } from './layers.ts';
 import { StreamRewriter } from './rewriter.ts';
 
 const noBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
@@ -20,6 +21,13 @@ describe('allocation', () => {
     assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 100_000), [-1]);
     assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: -1 }], 160_000), [-1]);
     assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: -1 }], 200_000), [0]);
+  });
+
+  it('keeps a forwarded video on its smallest layer through a dip of up to a quarter, where a paused one stays paused', () => {
+    const layers = [200_000, 800_000];
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 170_000), [0]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: -1 }], 170_000), [-1]);
+    assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 150_000), [-1]);
   });
 
   it('keeps to the client bounds: a layer, a size, or no video for a hidden tile', () => {
@@ -76,6 +84,25 @@ describe('downlink estimator', () => {
     assert.ok(estimator.bps < before, `${estimator.bps} after ${before}`);
   });
 
+  it('leaves the loss of probe padding out of the loss that cuts the estimate', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 500_000, minBps: 50_000, maxBps: 10_000_000 });
+    const results = Array.from({ length: 60 }, (_, i) => ({ seq: i, receivedAtMs: i % 2 === 0 ? undefined : 1000 + i }));
+    for (const r of results) estimator.onSent(r.seq, 300, 990, 1);
+    estimator.onFeedback(results, 1100);
+    assert.equal(estimator.loss, 0);
+    assert.ok(estimator.bps >= 500_000, `estimate ${estimator.bps}`);
+  });
+
+  it('cuts on overuse to what the last 200 ms delivered, not to a half second that was mostly quiet', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 300_000, minBps: 50_000, maxBps: 10_000_000 });
+    // 60 kbit/s for a while, then a step to 300 kbit/s into a link of 250 kbit/s: the queue grows
+    const start = { t: 1000, seq: 0 };
+    run(estimator, () => 60_000, 250_000, 2_000, start);
+    run(estimator, () => 300_000, 250_000, 1_500, start);
+    assert.ok(estimator.bps > 150_000, `estimate ${estimator.bps}`);
+    assert.ok(estimator.bps < 300_000, `estimate ${estimator.bps}`);
+  });
+
   it('reads run-length and status vector chunks with their deltas', () => {
     const results = feedbackResults({
       baseSequenceNumber: 65_534, packetStatusCount: 5, referenceTime: 10,
@@ -110,5 +137,37 @@ describe('stream rewriter', () => {
     assert.deepEqual(r.takePadding(3), [11, 12, 13]);
     assert.equal(r.map(1, 11, 3000, undefined, undefined, false, 33)?.seq, 14);
     assert.equal(r.map(1, 65_535 & 0xffff, 0, undefined, undefined, false, 40), undefined);
+  });
+});
+
+describe('stream layers', () => {
+  /** Feeds `seconds` of a layer at `fps` frames of `bytes` each (one packet a frame). */
+  function feed(layers: StreamLayers, layer: number, fps: number, from: number, seconds: number): void {
+    for (let t = from; t < from + seconds * 1000; t += 1000 / fps) layers.onPacket(layer, 10 + layer, 1000, true, undefined, t);
+  }
+
+  it('counts a layer encoded at under half the frame rate of a smaller one as unavailable, and again from 80 %', () => {
+    const layers = new StreamLayers(2);
+    feed(layers, 0, 30, 0, 3);
+    feed(layers, 1, 10, 0, 3);
+    assert.equal(layers.rates(3000)[1], 0);
+    assert.ok(layers.rates(3000)[0]! > 0);
+    // 20 frames/s is above half but under 80 %: still starved
+    feed(layers, 0, 30, 3000, 3);
+    feed(layers, 1, 20, 3000, 3);
+    assert.equal(layers.rates(6000)[1], 0);
+    feed(layers, 0, 30, 6000, 3);
+    feed(layers, 1, 30, 6000, 3);
+    assert.ok(layers.rates(9000)[1]! > 0);
+  });
+
+  it('asks subscribers for a playout floor while packets come only when asked for again, and forgets it after 10 s', () => {
+    const layers = new StreamLayers(1);
+    assert.equal(layers.playoutFloorMs(0), 0);
+    layers.onRecovered(120, 1000);
+    assert.equal(layers.playoutFloorMs(1000), 150);
+    layers.onRecovered(900, 2000);
+    assert.equal(layers.playoutFloorMs(2000), 400);
+    assert.equal(layers.playoutFloorMs(12_001), 0);
   });
 });

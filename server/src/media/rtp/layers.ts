@@ -12,10 +12,18 @@ export interface ForwardedRtp {
   readonly payload: Buffer;
   /** The VP8 payload descriptor and key frame header (video only). */
   readonly vp8: Vp8Packet | undefined;
+  /** A packet the server had to ask the publisher for again: ms from its loss showing to its arrival. */
+  readonly recoveredAfterMs?: number | undefined;
 }
 
 /** RTP, SRTP and UDP/IP bytes on top of the payload, counted in what a packet costs a link. */
 export const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
+
+/** After the last packet recovered from the publisher, subscribers keep a playout floor this long. */
+const RECOVERY_MEMORY_MS = 10_000;
+/** The playout floor adds this to the recovery time (the subscriber's own repair comes on top), up to PLAYOUT_FLOOR_MAX_MS. */
+const PLAYOUT_FLOOR_MARGIN_MS = 30;
+const PLAYOUT_FLOOR_MAX_MS = 400;
 
 /** A layer stays available this long after its last packet (a publisher may drop its top layer). */
 const STALE_MS = 1_500;
@@ -51,6 +59,8 @@ class Layer {
  */
 export class StreamLayers {
   private readonly layers: Layer[];
+  private recoveryMs = 0;
+  private lastRecoveredMs = Number.NEGATIVE_INFINITY;
 
   constructor(count: number) {
     this.layers = Array.from({ length: Math.max(count, 1) }, () => new Layer());
@@ -101,6 +111,22 @@ export class StreamLayers {
       smallerFps = Math.max(smallerFps, l.fps);
       return l.starved ? 0 : l.bps || (l.windowBytes > 0 ? 1 : 0);
     });
+  }
+
+  /** A packet of the stream came only when asked for again, `afterMs` after its loss showed. */
+  onRecovered(afterMs: number, nowMs: number): void {
+    this.recoveryMs = afterMs >= this.recoveryMs ? afterMs : this.recoveryMs * 0.9 + afterMs * 0.1;
+    this.lastRecoveredMs = nowMs;
+  }
+
+  /**
+   * How long subscribers should hold frames before playing them (ms; 0: no floor): while the
+   * publisher's uplink loses packets, a frame whose packet the server asked for again completes that
+   * much later, and a subscriber that plays frames sooner drops it and the frames after it.
+   */
+  playoutFloorMs(nowMs: number): number {
+    if (nowMs - this.lastRecoveredMs > RECOVERY_MEMORY_MS) return 0;
+    return Math.min(Math.round(this.recoveryMs) + PLAYOUT_FLOOR_MARGIN_MS, PLAYOUT_FLOOR_MAX_MS);
   }
 
   /** Each layer's frames per second as received (0: not measured yet). */

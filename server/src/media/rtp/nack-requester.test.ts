@@ -350,4 +350,13 @@ describe('buildGenericNacks', () => {
     assert.equal(fbs.length, 1);
     assert.deepEqual(fbs.flatMap(lostOf), seqs);
   });
+
+  it('tells how long after its gap opened a packet asked for again arrived', () => {
+    const n = new NackRequester({ maxAgeMs: 1000, maxRetries: 10, reorderDelayMs: 5 });
+    n.onPacket(1, 0);
+    n.onPacket(3, 10);
+    assert.deepEqual(n.due(20, 50), [2]);
+    assert.equal(n.onPacket(2, 130), true);
+    assert.equal(n.recoveredAfterMs, 120);
+  });
 });

@@ -60,6 +60,8 @@ export class NackRequester {
   /** After a jump backwards, the sequence number that confirms the source restarted its numbering. */
   private restartSeq = -1;
   private givenUp = 0;
+  /** For the last packet onPacket took as a retransmission: ms from its gap opening to its arrival. */
+  recoveredAfterMs = 0;
 
   constructor(options: NackOptions) {
     const { maxAgeMs, maxRetries, reorderDelayMs = NACK_REORDER_DELAY_MS } = options;
@@ -104,12 +106,15 @@ export class NackRequester {
     }
     const ext = this.highest + diff;
     const at = this.find(ext);
+    const since = at >= 0 ? this.since[at & MASK]! : Number.NaN;
     if (at >= 0) this.remove(at);
     const slot = ext & (WINDOW - 1);
     const bit = 1 << (slot & 31);
     const word = this.askedBits[slot >>> 5] ?? 0;
     this.askedBits[slot >>> 5] = word & ~bit;
-    return (word & bit) !== 0;
+    const asked = (word & bit) !== 0;
+    if (asked && !Number.isNaN(since)) this.recoveredAfterMs = nowMs - since;
+    return asked;
   }
 
   /**

@@ -75,6 +75,16 @@ export interface VideoBounds {
   readonly maxLayer: number | null;
 }
 
+/** The ids of the header extensions the downlink writes, as the answer negotiated them. */
+export interface ExtensionIds {
+  readonly mid: number | undefined;
+  readonly twcc: number | undefined;
+  readonly playoutDelay: number | undefined;
+}
+
+/** Playout delay bounds are in units of 10 ms, 12 bits each; the largest is no upper bound to speak of. */
+const PLAYOUT_DELAY_MAX_UNITS = 0xfff;
+
 interface QueuedPacket {
   readonly out: Outbound;
   readonly seq: number;
@@ -160,7 +170,7 @@ export class Downlink {
   private paceBudget = 0;
   private paceLastMs = 0;
   private paceTimer: NodeJS.Timeout | undefined;
-  private ids: { readonly mid: number | undefined; readonly twcc: number | undefined } = { mid: undefined, twcc: undefined };
+  private ids: ExtensionIds = { mid: undefined, twcc: undefined, playoutDelay: undefined };
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
 
@@ -185,7 +195,7 @@ export class Downlink {
   /** The m-lines the client receives now, by stream id (after each negotiation). */
   setOutbound(
     entries: readonly { readonly streamId: number; readonly kind: MediaKind; readonly transceiver: RTCRtpTransceiver }[],
-    ids: { readonly mid: number | undefined; readonly twcc: number | undefined },
+    ids: ExtensionIds,
   ): void {
     this.ids = ids;
     const next = new Map<number, Outbound>();
@@ -299,6 +309,10 @@ export class Downlink {
     let twccSeq: number | undefined;
     if (this.ids.mid !== undefined && out.transceiver.mid !== undefined) {
       header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
+    }
+    if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
+      const floor = this.layersOf(out.streamId)?.playoutFloorMs(now) ?? 0;
+      if (floor > 0) header.extensions.push({ id: this.ids.playoutDelay, payload: playoutDelay(Math.ceil(floor / 10), PLAYOUT_DELAY_MAX_UNITS) });
     }
     if (this.ids.twcc !== undefined) {
       twccSeq = (transport.transportSequenceNumber + 1) & 0xffff;
@@ -582,6 +596,12 @@ export class Downlink {
     for (const seq of carrier.rewriter.takePadding(count)) this.send(carrier, seq, ts, false, padding, now, this.probeId);
     this.pendingProbe = { id: this.probeId, readAtMs: now + PROBE_SETTLE_MS, before: this.estimator.bps };
   }
+}
+
+/** The playout delay extension's 3 bytes: minimum and maximum, 12 bits each, in 10 ms units. */
+function playoutDelay(minUnits: number, maxUnits: number): Buffer {
+  const min = Math.min(minUnits, 0xfff);
+  return Buffer.from([min >> 4, ((min & 0xf) << 4) | (maxUnits >> 8), maxUnits & 0xff]);
 }
 
 /** NTP time now, 64-bit fixed point, as sender reports carry it. */

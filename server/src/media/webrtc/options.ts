@@ -1,13 +1,18 @@
 import { isIP } from 'node:net';
-import { useFIR, usePLI, useOPUS, useSdesMid, useSdesRTPStreamId, useTransportWideCC, useVP8, type PeerConfig } from 'werift';
+import {
+  RTCRtpHeaderExtensionParameters, useFIR, usePLI, useOPUS, useSdesMid, useSdesRTPStreamId, useTransportWideCC, useVP8, type PeerConfig,
+} from 'werift';
 import type { RtcOptions } from '../../config.ts';
 
 export type { RtcOptions };
 
+/** The header extension that tells a receiver how long to hold frames at least and at most (docs/protocol/media.md, "Bandwidth"). */
+export const PLAYOUT_DELAY_URI = 'http://www.webrtc.org/experiments/rtp-hdrext/playout-delay';
+
 /**
  * The peer configuration of every server-side peer connection: Opus and VP8 only (the encrypted
  * frame layout is defined for them), key frame requests, no RTX, so that forwarded packets keep their
- * meaning; the mid, rid and transport-wide sequence number header extensions; no STUN server (the
+ * meaning; the mid, rid, transport-wide sequence number and playout delay header extensions; no STUN server (the
  * server's own addresses are the candidates). NACK and transport-cc feedback are the server's own
  * (uplink.ts, downlink.ts) and are added to the answer by sdp.ts, so that werift's do not run too.
  * With `RTC_MEDIA_ICE_ADDRESSES` the sockets are bound to those addresses, not to every interface.
@@ -24,7 +29,7 @@ export function peerConfig(options: RtcOptions): Partial<PeerConfig> {
     },
     headerExtensions: {
       audio: [useSdesMid(), useTransportWideCC()],
-      video: [useSdesMid(), useSdesRTPStreamId(), useTransportWideCC()],
+      video: [useSdesMid(), useSdesRTPStreamId(), useTransportWideCC(), new RTCRtpHeaderExtensionParameters({ uri: PLAYOUT_DELAY_URI })],
     },
     iceServers: [],
     icePortRange: options.portRange ? [options.portRange[0], options.portRange[1]] : undefined,

@@ -3,7 +3,7 @@ import {
   RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
-import { peerConfig, type RtcOptions } from './options.ts';
+import { PLAYOUT_DELAY_URI, peerConfig, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
@@ -199,7 +199,7 @@ export class RtcPeer {
     this.uplink.configure({ mid: ids.get(RTP_EXTENSION_URI.sdesMid), rid: ids.get(RTP_EXTENSION_URI.sdesRTPStreamID), twcc }, sending);
     for (const line of sending.values()) this.owner.onPublishing(line.streamId, Math.max(line.rids.length, 1));
     this.downlink.setOutbound([...receiving].map(([streamId, o]) => ({ streamId, kind: o.kind, transceiver: o.transceiver })),
-      { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc });
+      { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc, playoutDelay: ids.get(PLAYOUT_DELAY_URI) });
     for (const streamId of receiving.keys()) this.preferenceChanged(streamId);
     if (this.connected && added.length > 0) this.askKeyFrames(added);
     return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };

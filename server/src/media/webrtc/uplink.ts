@@ -169,7 +169,7 @@ export class Uplink {
     if (source.kind === 'video' && !vp8) return;
     this.owner.onRtp(source.streamId, {
       layer: source.layer, ssrc: header.ssrc, seq: header.sequenceNumber, timestamp: header.timestamp,
-      marker: header.marker, payload: rtp.payload, vp8,
+      marker: header.marker, payload: rtp.payload, vp8, recoveredAfterMs: retransmitted ? source.nack?.recoveredAfterMs : undefined,
     });
   }
 
