@@ -146,7 +146,7 @@ describe('stream layers', () => {
     for (let t = from; t < from + seconds * 1000; t += 1000 / fps) layers.onPacket(layer, 10 + layer, 1000, true, undefined, t);
   }
 
-  it('counts a layer encoded at under half the frame rate of a smaller one as unavailable, and again from 80 %', () => {
+  it('counts a layer encoded at under half the frame rate of a smaller one as unavailable, and again from 80 % after a hold that doubles', () => {
     const layers = new StreamLayers(2);
     feed(layers, 0, 30, 0, 3);
     feed(layers, 1, 10, 0, 3);
@@ -156,9 +156,23 @@ describe('stream layers', () => {
     feed(layers, 0, 30, 3000, 3);
     feed(layers, 1, 20, 3000, 3);
     assert.equal(layers.rates(6000)[1], 0);
-    feed(layers, 0, 30, 6000, 3);
-    feed(layers, 1, 30, 6000, 3);
+    // back at full rate, but within the 5 s hold: still starved; after it, available
+    feed(layers, 0, 30, 6000, 1);
+    feed(layers, 1, 30, 6000, 1);
+    assert.equal(layers.rates(7000)[1], 0);
+    feed(layers, 0, 30, 7000, 2);
+    feed(layers, 1, 30, 7000, 2);
     assert.ok(layers.rates(9000)[1]! > 0);
+    // starved again within a minute: held twice as long
+    feed(layers, 0, 30, 9000, 3);
+    feed(layers, 1, 5, 9000, 3);
+    assert.equal(layers.rates(12_000)[1], 0);
+    feed(layers, 0, 30, 12_000, 8);
+    feed(layers, 1, 30, 12_000, 8);
+    assert.equal(layers.rates(20_000)[1], 0);
+    feed(layers, 0, 30, 20_000, 3);
+    feed(layers, 1, 30, 20_000, 3);
+    assert.ok(layers.rates(23_000)[1]! > 0);
   });
 
   it('asks subscribers for a playout floor while packets come only when asked for again, and forgets it after 10 s', () => {

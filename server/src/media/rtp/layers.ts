@@ -33,11 +33,15 @@ const WINDOW_MS = 500;
  * A layer encoded at less than this fraction of the frame rate of a smaller one is starved (the
  * publisher's uplink leaves it too little, and its encoder drops frames): it counts as unavailable,
  * since the smaller layer at full motion looks better than the larger one stuttering. It counts
- * again from RECOVERED_FPS_FRACTION on, so that subscribers do not switch back and forth (each
- * switch costs a key frame on the uplink that starved it).
+ * again once it is back at RECOVERED_FPS_FRACTION and STARVED_HOLD_MS have passed, a hold that
+ * doubles (up to STARVED_HOLD_MAX_MS) each time the layer starves again within a minute, so that
+ * subscribers do not switch back and forth (each switch costs a key frame on the uplink that starved it).
  */
 const STARVED_FPS_FRACTION = 0.5;
 const RECOVERED_FPS_FRACTION = 0.8;
+const STARVED_HOLD_MS = 5_000;
+const STARVED_HOLD_MAX_MS = 40_000;
+const STARVED_MEMORY_MS = 60_000;
 
 class Layer {
   ssrc = 0;
@@ -50,6 +54,8 @@ class Layer {
   bps = 0;
   fps = 0;
   starved = false;
+  starvedAtMs = Number.NEGATIVE_INFINITY;
+  holdMs = STARVED_HOLD_MS;
 }
 
 /**
@@ -106,8 +112,13 @@ export class StreamLayers {
     let smallerFps = 0;
     return this.layers.map((l) => {
       if (nowMs - l.lastPacketMs > STALE_MS) return 0;
-      if (l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION) l.starved = true;
-      else if (l.fps >= smallerFps * RECOVERED_FPS_FRACTION) l.starved = false;
+      if (!l.starved && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION) {
+        l.holdMs = nowMs - l.starvedAtMs < STARVED_MEMORY_MS ? Math.min(l.holdMs * 2, STARVED_HOLD_MAX_MS) : STARVED_HOLD_MS;
+        l.starved = true;
+        l.starvedAtMs = nowMs;
+      } else if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
+        l.starved = false;
+      }
       smallerFps = Math.max(smallerFps, l.fps);
       return l.starved ? 0 : l.bps || (l.windowBytes > 0 ? 1 : 0);
     });
