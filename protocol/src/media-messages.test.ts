@@ -38,6 +38,13 @@ describe('media messages', () => {
     assert.deepEqual(parseClientControl(JSON.stringify({ type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [] }))?.type, 'rtc_offer');
   });
 
+  it('takes new_connection on an rtc_offer, and leaves it out when false', () => {
+    assert.deepEqual(parseClientControl(JSON.stringify({ type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [], new_connection: true })),
+      { type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [], new_connection: true });
+    assert.deepEqual(parseClientControl(JSON.stringify({ type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [], new_connection: false })),
+      { type: 'rtc_offer', id: 4, sdp: 'v=0', tracks: [] });
+  });
+
   const track = { mid: '0', stream_id: 1, direction: 'send' };
   const badOffers: [string, unknown][] = [
     ['no tracks', { type: 'rtc_offer', id: 1, sdp: 'v=0' }],
@@ -52,6 +59,8 @@ describe('media messages', () => {
     ['another direction', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, direction: 'sendrecv' }] }],
     ['an extra track field', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [{ ...track, kind: 'video' }] }],
     ['a track that is not an object', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: ['0'] }],
+    ['new_connection that is not a boolean', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [], new_connection: 1 }],
+    ['another extra field', { type: 'rtc_offer', id: 1, sdp: 'v=0', tracks: [], restart: true }],
   ];
   for (const [name, value] of badOffers) {
     it(`refuses an rtc_offer with ${name}`, () => {

@@ -33,8 +33,11 @@ export type ClientControl =
   | { readonly type: 'renew'; readonly id: number; readonly grant: string; readonly nonce: string; readonly proof: string }
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'leave' }
-  /** An SDP offer for the session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media"). */
-  | { readonly type: 'rtc_offer'; readonly id: number; readonly sdp: string; readonly tracks: readonly RtcTrack[] }
+  /**
+   * An SDP offer for the session's WebRTC peer connection (docs/protocol/media.md, "WebRTC media");
+   * `new_connection`: the first offer of a new client peer connection that replaces the previous one.
+   */
+  | { readonly type: 'rtc_offer'; readonly id: number; readonly sdp: string; readonly tracks: readonly RtcTrack[]; readonly new_connection?: boolean }
   /**
    * How much of a received video stream the client wants (docs/protocol/media.md, "Layers"): the server forwards
    * the largest simulcast layer within these bounds that fits the client's downlink; `null` is no bound, a size of
@@ -159,6 +162,11 @@ const CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   rtc_video: ['type', 'stream_id', 'max_width', 'max_height', 'max_layer'],
 };
 
+/** Fields a client message may leave out. */
+const OPTIONAL_CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  rtc_offer: ['new_connection'],
+};
+
 const TRACK_FIELDS = ['mid', 'stream_id', 'direction'];
 const MID = /^[A-Za-z0-9_-]{1,16}$/;
 
@@ -181,8 +189,9 @@ function parseClientObject(text: string): Record<string, unknown> | undefined {
   const type = record?.['type'];
   const fields = typeof type === 'string' && Object.hasOwn(CLIENT_FIELDS, type) ? CLIENT_FIELDS[type] : undefined;
   if (!record || !fields) return undefined;
+  const optional = OPTIONAL_CLIENT_FIELDS[type as string] ?? [];
   const keys = Object.keys(record);
-  return keys.length === fields.length && keys.every((k) => fields.includes(k)) ? record : undefined;
+  return fields.every((k) => Object.hasOwn(record, k)) && keys.every((k) => fields.includes(k) || optional.includes(k)) ? record : undefined;
 }
 
 function isBytes32(value: unknown): value is string {
@@ -237,10 +246,11 @@ export function parseClientControl(text: string): ClientControl | undefined {
     case 'leave':
       return { type: 'leave' };
     case 'rtc_offer': {
-      const { sdp, tracks } = r;
+      const { sdp, tracks, new_connection } = r;
       const parsed = parseTracks(tracks);
+      if (new_connection !== undefined && typeof new_connection !== 'boolean') return undefined;
       return isRequestId(id) && typeof sdp === 'string' && sdp.length > 0 && sdp.length <= MAX_SDP_CHARS && parsed
-        ? { type: 'rtc_offer', id, sdp, tracks: parsed } : undefined;
+        ? { type: 'rtc_offer', id, sdp, tracks: parsed, ...(new_connection ? { new_connection } : {}) } : undefined;
     }
     case 'rtc_video': {
       const { stream_id, max_width, max_height, max_layer } = r;

@@ -167,6 +167,25 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     }
   });
 
+  it('keeps the media of a session whose m-lines outgrow one peer connection: the next one carries it, with the same certificate', async () => {
+    const [a, b] = [await openPage(), await openPage()];
+    try {
+      await join(a, await speakerAs('churn', 'olga', [61, 62]));
+      await join(b, await speakerAs('churn', 'piet', [63, 64]));
+      // 60 publications of one microphone: each a new m-line, past the 56 a peer connection takes
+      await a.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.churn(61, 60));
+      const [video] = await publish(a, ['video'], [62]);
+      assert.equal(video?.ok, true, JSON.stringify(video));
+      const m = await until(b, (x) => (x.remote.find((r) => r.streamId === 62)?.framesDecoded ?? 0) > 10, 'piet decodes olga\'s camera');
+      assert.deepEqual(m.events.filter((e) => e.startsWith('mediaError')), []);
+      const own = await rtc(a);
+      assert.deepEqual(own.events.filter((e) => e.startsWith('mediaError') || e.startsWith('localStreamEnded')), []);
+    } finally {
+      await closePage(a);
+      await closePage(b);
+    }
+  });
+
   it('works with iceTransportPolicy "relay" through coturn, with the token\'s TURN credentials', async () => {
     const [a, b] = [await openPage(), await openPage()];
     try {

@@ -75,6 +75,16 @@ globalThis.rtc = {
     }
     return out;
   },
+  /** Publishes and unpublishes the microphone as \`streamId\` \`times\` times: each time a new m-line. */
+  async churn(streamId, times) {
+    const media = await navigator.mediaDevices.getUserMedia({ audio: true });
+    const track = media.getAudioTracks()[0];
+    for (let i = 0; i < times; i++) {
+      const local = await state.session.publishTrack(track.clone(), { streamId });
+      await local.unpublish();
+    }
+    track.stop();
+  },
   /** Bounds on a remote video: through its track once it is there, through the session before. */
   setVideoBounds(streamId, bounds) {
     const t = state.tracks.get(streamId);
@@ -191,6 +201,7 @@ export interface PageRtc {
   publish(kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], options?: PagePublishOptions):
     Promise<{ ok: boolean; streamId?: number; kind?: string; code?: string }[]>;
   setVideoBounds(streamId: number, bounds: { maxWidth?: number | null; maxHeight?: number | null; maxLayer?: number | null } | null): void;
+  churn(streamId: number, times: number): Promise<void>;
   resizeVideo(streamId: number, width: number, height: number): void;
   sent(): Promise<PageEncoding[]>;
   measure(): Promise<PageMeasure>;

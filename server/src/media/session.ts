@@ -395,7 +395,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     const options = this.host.rtc;
     if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
     this.peer ??= new RtcPeer(this, options, () => this.host.nowMs());
-    this.peer.answer(control.sdp, control.tracks).then(
+    this.peer.answer(control.sdp, control.tracks, control.new_connection === true).then(
       (result) => {
         if (this.state !== 'joined') return;
         if (!result.ok) return this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer is not an SDP offer the server can answer'));

@@ -23,7 +23,7 @@ export type { PublishTrackOptions };
 /** What the media part asks of its session. */
 export interface MediaHost {
   /** A request on the current connection; rejects with the server's error as a `MediaError`. */
-  request(body: { readonly type: 'rtc_offer'; readonly sdp: string; readonly tracks: readonly RtcTrack[] }): Promise<ServerMessage>;
+  request(body: { readonly type: 'rtc_offer'; readonly sdp: string; readonly tracks: readonly RtcTrack[]; readonly new_connection?: boolean }): Promise<ServerMessage>;
   /** A control message without reply on the current connection; false when there is none. */
   notify(message: RtcVideoPreference): boolean;
   /** `publish` on the server, resolving once its key is in hand. */
@@ -119,17 +119,23 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     this.preferences.connected((message) => this.host.notify(message));
   }
 
-  private newPeer(iceServers: readonly IceServer[], simulcast?: boolean): Peer {
+  /**
+   * A peer connection; `previous` is the one of the same media connection it replaces: what it
+   * learned of simulcast carries over, and its certificate, since the server binds the session to
+   * the first offer's (docs/protocol/media.md, 10.2).
+   */
+  private newPeer(iceServers: readonly IceServer[], previous?: Peer): Peer {
     this.generation += 1;
     // a peer connection made ahead of its media connection, or replaced, tells the application nothing
-    const peer: Peer = new Peer(this.peerHost(() => this.peer === peer), {
+    const peer: Peer = new Peer(this.peerHost(() => this.peer === peer, previous !== undefined), {
       seqBase: this.generation * 2 ** 32,
       iceServers,
       iceTransportPolicy: this.options?.iceTransportPolicy ?? 'all',
       gatheringTimeoutMs: 5000,
       candidateSettleMs: CANDIDATE_SETTLE_MS,
       qualityIntervalMs: 2000,
-      simulcast,
+      simulcast: previous?.simulcast,
+      certificates: previous?.certificates(),
     });
     return peer;
   }
@@ -148,7 +154,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     const old = this.requirePeer();
     if (old.mlines < MLINE_BUDGET) return old;
     const receiving = [...this.receiving.values()];
-    const peer = this.newPeer(this.iceServers, old.simulcast);
+    const peer = this.newPeer(this.iceServers, old);
     this.peer = peer;
     old.close();
     for (const [id, records] of this.keys) {
@@ -385,10 +391,15 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     this.host.emit('mediaError', { error });
   }
 
-  private peerHost(current: () => boolean): PeerHost {
+  /** `replacing`: the peer connection takes over from an earlier one of the same media connection. */
+  private peerHost(current: () => boolean, replacing: boolean): PeerHost {
+    let first = true;
     return {
       offer: async (sdp, tracks) => {
-        const reply = await this.host.request({ type: 'rtc_offer', sdp, tracks });
+        // the server replaces its peer connection too when told this is a new one
+        const fresh = replacing && first;
+        first = false;
+        const reply = await this.host.request({ type: 'rtc_offer', sdp, tracks, ...(fresh ? { new_connection: true } : {}) });
         if (reply.type !== 'rtc_answer') throw new MediaError('protocol_error', 'the server sent no answer');
         return reply;
       },

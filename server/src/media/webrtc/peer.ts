@@ -88,8 +88,8 @@ export class RtcPeer {
   }
 
   /** Answers an offer; offers are applied one at a time, in order. */
-  answer(sdp: string, tracks: readonly RtcTrack[]): Promise<AnswerResult> {
-    const next = this.chain.then(() => this.apply(sdp, tracks));
+  answer(sdp: string, tracks: readonly RtcTrack[], newConnection = false): Promise<AnswerResult> {
+    const next = this.chain.then(() => this.apply(sdp, tracks, newConnection));
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -129,7 +129,7 @@ export class RtcPeer {
     if (pc) pc.close().catch(() => undefined);
   }
 
-  private async apply(sdp: string, tracks: readonly RtcTrack[]): Promise<AnswerResult> {
+  private async apply(sdp: string, tracks: readonly RtcTrack[], newConnection: boolean): Promise<AnswerResult> {
     if (this.closed) return { ok: false };
     const scan = scanOffer(sdp);
     // the server is the DTLS client: that is the role where the peer's key is checked (dtls-verify.ts)
@@ -137,6 +137,8 @@ export class RtcPeer {
       || scan.candidates > MAX_CANDIDATES || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
     // the DTLS certificate is bound to the session by its first offer (docs/protocol/media.md, 10.2)
     if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint) return { ok: false };
+    // a new client peer connection (docs/protocol/media.md 10.4): a new one here too
+    if (this.pc && newConnection) this.replaceConnection();
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
     try {
@@ -205,10 +207,21 @@ export class RtcPeer {
     return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };
   }
 
+  /** Closes the peer connection for the client's new one; what it sent and received is negotiated afresh. */
+  private replaceConnection(): void {
+    const old = this.pc;
+    this.pc = undefined;
+    this.connected = false;
+    this.receiving = new Map();
+    old?.close().catch(() => undefined);
+  }
+
   private open(): RTCPeerConnection {
     const pc = new RTCPeerConnection(peerConfig(this.options));
     this.pc = pc;
     pc.connectionStateChange.subscribe((state) => {
+      // a replaced connection closing says nothing of its successor
+      if (this.pc !== pc) return;
       const was = this.connected;
       this.connected = state === 'connected' && !this.closed;
       if (this.connected && !was) this.askKeyFrames([...this.receiving.keys()]);
