@@ -175,13 +175,15 @@ describe('stream layers', () => {
     assert.ok(layers.rates(23_000)[1]! > 0);
   });
 
-  it('asks subscribers for a playout floor while packets come only when asked for again, and forgets it after 10 s', () => {
+  it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {
     const layers = new StreamLayers(1);
-    assert.equal(layers.playoutFloorMs(0), 0);
+    assert.equal(layers.recoveryMs(0), 0);
     layers.onRecovered(120, 1000);
-    assert.equal(layers.playoutFloorMs(1000), 150);
-    layers.onRecovered(900, 2000);
-    assert.equal(layers.playoutFloorMs(2000), 400);
-    assert.equal(layers.playoutFloorMs(12_001), 0);
+    assert.equal(layers.recoveryMs(1000), 120);
+    layers.onRecovered(60, 1500);
+    assert.equal(layers.recoveryMs(1500), 114);
+    layers.onRecovered(300, 2000);
+    assert.equal(layers.recoveryMs(2000), 300);
+    assert.equal(layers.recoveryMs(12_001), 0);
   });
 });

@@ -19,11 +19,8 @@ export interface ForwardedRtp {
 /** RTP, SRTP and UDP/IP bytes on top of the payload, counted in what a packet costs a link. */
 export const OVERHEAD_BYTES = 12 + 8 + 10 + 28;
 
-/** After the last packet recovered from the publisher, subscribers keep a playout floor this long. */
+/** The recovery time of a stream is remembered this long after its last recovered packet. */
 const RECOVERY_MEMORY_MS = 10_000;
-/** The playout floor adds this to the recovery time (the subscriber's own repair comes on top), up to PLAYOUT_FLOOR_MAX_MS. */
-const PLAYOUT_FLOOR_MARGIN_MS = 30;
-const PLAYOUT_FLOOR_MAX_MS = 400;
 
 /** A layer stays available this long after its last packet (a publisher may drop its top layer). */
 const STALE_MS = 1_500;
@@ -65,7 +62,7 @@ class Layer {
  */
 export class StreamLayers {
   private readonly layers: Layer[];
-  private recoveryMs = 0;
+  private recovery = 0;
   private lastRecoveredMs = Number.NEGATIVE_INFINITY;
 
   constructor(count: number) {
@@ -126,18 +123,17 @@ export class StreamLayers {
 
   /** A packet of the stream came only when asked for again, `afterMs` after its loss showed. */
   onRecovered(afterMs: number, nowMs: number): void {
-    this.recoveryMs = afterMs >= this.recoveryMs ? afterMs : this.recoveryMs * 0.9 + afterMs * 0.1;
+    this.recovery = afterMs >= this.recovery ? afterMs : this.recovery * 0.9 + afterMs * 0.1;
     this.lastRecoveredMs = nowMs;
   }
 
   /**
-   * How long subscribers should hold frames before playing them (ms; 0: no floor): while the
-   * publisher's uplink loses packets, a frame whose packet the server asked for again completes that
-   * much later, and a subscriber that plays frames sooner drops it and the frames after it.
+   * How much later than the rest a packet lost on the publisher's uplink reaches subscribers (ms;
+   * 0 when none was lost in the last 10 s): the time from its loss showing to its retransmission
+   * arriving, the larger recent ones weighing most.
    */
-  playoutFloorMs(nowMs: number): number {
-    if (nowMs - this.lastRecoveredMs > RECOVERY_MEMORY_MS) return 0;
-    return Math.min(Math.round(this.recoveryMs) + PLAYOUT_FLOOR_MARGIN_MS, PLAYOUT_FLOOR_MAX_MS);
+  recoveryMs(nowMs: number): number {
+    return nowMs - this.lastRecoveredMs > RECOVERY_MEMORY_MS ? 0 : Math.round(this.recovery);
   }
 
   /** Each layer's frames per second as received (0: not measured yet). */

@@ -84,6 +84,11 @@ export interface ExtensionIds {
 
 /** Playout delay bounds are in units of 10 ms, 12 bits each; the largest is no upper bound to speak of. */
 const PLAYOUT_DELAY_MAX_UNITS = 0xfff;
+/** The playout floor adds this to the repair times it covers, and stays under PLAYOUT_FLOOR_MAX_MS. */
+const PLAYOUT_FLOOR_MARGIN_MS = 30;
+const PLAYOUT_FLOOR_MAX_MS = 400;
+/** The client's link counts as lossy this long after its last NACK. */
+const LOSSY_MEMORY_MS = 10_000;
 
 interface QueuedPacket {
   readonly out: Outbound;
@@ -163,6 +168,7 @@ export class Downlink {
   private lastAllocateMs = 0;
   private lastReportMs = 0;
   private lastSnapshotMs = 0;
+  private lastNackMs = Number.NEGATIVE_INFINITY;
   // the pacer: video and retransmissions wait here and leave at PACE_FACTOR x the estimate
   private paceQueue: QueuedPacket[] = [];
   private paceHead = 0;
@@ -311,7 +317,7 @@ export class Downlink {
       header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
     }
     if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
-      const floor = this.layersOf(out.streamId)?.playoutFloorMs(now) ?? 0;
+      const floor = this.playoutFloorMs(out, now);
       if (floor > 0) header.extensions.push({ id: this.ids.playoutDelay, payload: playoutDelay(Math.ceil(floor / 10), PLAYOUT_DELAY_MAX_UNITS) });
     }
     if (this.ids.twcc !== undefined) {
@@ -409,9 +415,22 @@ export class Downlink {
     }
   }
 
+  /**
+   * How long the client should hold this video's frames before playing them (ms; 0: no floor).
+   * While the publisher's uplink loses packets, one the server asked for again comes that much
+   * later; while the client's own link loses packets, its repair takes a round trip more. A client
+   * that plays frames sooner drops the late one and the frames after it.
+   */
+  private playoutFloorMs(out: Outbound, now: number): number {
+    const uplink = this.layersOf(out.streamId)?.recoveryMs(now) ?? 0;
+    const downlink = now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0;
+    return uplink + downlink === 0 ? 0 : Math.min(uplink + downlink + PLAYOUT_FLOOR_MARGIN_MS, PLAYOUT_FLOOR_MAX_MS);
+  }
+
   /** Answers a NACK: each packet at most once per round trip, and only within the budget. */
   private retransmit(out: Outbound, lost: readonly number[]): void {
     const now = this.now();
+    this.lastNackMs = now;
     const rtt = this.rttMs(out);
     const floor = (this.estimator.bps / 8) * (BUDGET_MS / 1000) * RTX_FLOOR;
     for (const seq of lost) {
