@@ -175,6 +175,29 @@ describe('stream layers', () => {
     assert.ok(layers.rates(23_000)[1]! > 0);
   });
 
+  it('holds out a layer that stopped while a smaller one flowed, when it comes back', () => {
+    const layers = new StreamLayers(2);
+    feed(layers, 0, 30, 0, 2);
+    feed(layers, 1, 30, 0, 2);
+    assert.ok(layers.rates(2000)[1]! > 0);
+    // the larger layer stops for 2 s, then comes back at full rate
+    feed(layers, 0, 30, 2000, 2);
+    assert.equal(layers.rates(4000)[1], 0);
+    feed(layers, 0, 30, 4000, 2);
+    feed(layers, 1, 30, 4000, 2);
+    assert.equal(layers.rates(6000)[1], 0, 'held for 5 s from its stop');
+    feed(layers, 0, 30, 6000, 4);
+    feed(layers, 1, 30, 6000, 4);
+    assert.ok(layers.rates(10_000)[1]! > 0);
+    // a layer never seen is not held: it counts from its first measure
+    const fresh = new StreamLayers(2);
+    feed(fresh, 0, 30, 0, 2);
+    assert.equal(fresh.rates(2000)[1], 0);
+    feed(fresh, 0, 30, 2000, 1);
+    feed(fresh, 1, 30, 2000, 1);
+    assert.ok(fresh.rates(3000)[1]! > 0);
+  });
+
   it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {
     const layers = new StreamLayers(1);
     assert.equal(layers.recoveryMs(0), 0);

@@ -27,8 +27,9 @@ const STALE_MS = 1_500;
 /** The rate of a layer is measured over windows of this length. */
 const WINDOW_MS = 500;
 /**
- * A layer encoded at less than this fraction of the frame rate of a smaller one is starved (the
- * publisher's uplink leaves it too little, and its encoder drops frames): it counts as unavailable,
+ * A layer encoded at less than this fraction of the frame rate of a smaller one, or that stops while
+ * a smaller one flows, is starved (the publisher's uplink leaves it too little, and its encoder drops
+ * frames or turns it off): it counts as unavailable,
  * since the smaller layer at full motion looks better than the larger one stuttering. It counts
  * again once it is back at RECOVERED_FPS_FRACTION and STARVED_HOLD_MS have passed, a hold that
  * doubles (up to STARVED_HOLD_MAX_MS) each time the layer starves again within a minute, so that
@@ -108,12 +109,17 @@ export class StreamLayers {
   rates(nowMs: number): number[] {
     let smallerFps = 0;
     return this.layers.map((l) => {
-      if (nowMs - l.lastPacketMs > STALE_MS) return 0;
-      if (!l.starved && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION) {
+      const stale = nowMs - l.lastPacketMs > STALE_MS;
+      // a layer that stops while a smaller one flows (the publisher's encoder turns it off and on
+      // as its uplink allows) is held out like a starved one: it would come back for a moment only
+      const stopped = stale && Number.isFinite(l.lastPacketMs) && smallerFps > 0;
+      if (!l.starved && (stopped || (!stale && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION))) {
         l.holdMs = nowMs - l.starvedAtMs < STARVED_MEMORY_MS ? Math.min(l.holdMs * 2, STARVED_HOLD_MAX_MS) : STARVED_HOLD_MS;
         l.starved = true;
         l.starvedAtMs = nowMs;
-      } else if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
+      }
+      if (stale) return 0;
+      if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
         l.starved = false;
       }
       smallerFps = Math.max(smallerFps, l.fps);
