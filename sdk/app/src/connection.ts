@@ -34,6 +34,14 @@ export interface OpenOptions {
 
 const OPEN = 1;
 
+/**
+ * The server takes 40 control messages in a burst and 20 a second (docs/protocol/media.md, section 6)
+ * and closes the session with 4029 beyond; the SDK keeps under that with a little room, holding back
+ * what would go over rather than losing the session to an application that changes a lot at once.
+ */
+const CONTROL_BURST = 32;
+const CONTROL_PER_SECOND = 16;
+
 /** Decodes the token's media key; throws TypeError for a token that is not one. */
 export function mediaKeyOf(token: MediaToken): Uint8Array {
   const key = typeof token?.media?.key === 'string' ? fromB64u(token.media.key) : undefined;
@@ -53,6 +61,8 @@ export class Connection {
   private readonly pending = new Map<number, { resolve: (m: ServerMessage) => void; reject: (e: MediaError) => void }>();
   private inbound: Promise<void> = Promise.resolve();
   private outbound: Promise<unknown> = Promise.resolve();
+  private controlTokens = CONTROL_BURST;
+  private controlTokensAt = Date.now();
   private closed = false;
   /** `Date.now()` when the server was last heard from. */
   lastHeard = Date.now();
@@ -153,7 +163,18 @@ export class Connection {
     if (this.closed || !this.keys) return Promise.resolve(false);
     this.sentSeq += 1;
     const header = encodeHeader({ kind: KIND_CODE.control, epoch: 0, streamId: 0, seq: this.sentSeq });
-    return this.enqueue(seal(this.keys.c2s, NONCE_LABEL.clientControl, header, utf8(JSON.stringify(body))));
+    const sealing = seal(this.keys.c2s, NONCE_LABEL.clientControl, header, utf8(JSON.stringify(body)));
+    const waitMs = this.takeControlToken();
+    return this.enqueue(waitMs > 0 ? new Promise((resolve) => setTimeout(resolve, waitMs)).then(() => sealing) : sealing);
+  }
+
+  /** Takes one control message's room in the server's rate; the ms until it is there (0: now). */
+  private takeControlToken(): number {
+    const now = Date.now();
+    this.controlTokens = Math.min(CONTROL_BURST, this.controlTokens + ((now - this.controlTokensAt) / 1000) * CONTROL_PER_SECOND);
+    this.controlTokensAt = now;
+    this.controlTokens -= 1;
+    return this.controlTokens >= 0 ? 0 : Math.ceil((-this.controlTokens / CONTROL_PER_SECOND) * 1000);
   }
 
   /** A request and its reply (the message with the same `id`); rejects when the connection ends first. */

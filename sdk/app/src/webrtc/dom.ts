@@ -59,8 +59,6 @@ export interface PeerConfiguration {
   /** Candidates gathered as soon as the connection exists, before the first offer. */
   iceCandidatePoolSize?: number;
   encodedInsertableStreams?: boolean;
-  /** The DTLS certificates (`RTCCertificate`); the browser makes one when none is given. */
-  certificates?: readonly unknown[];
 }
 
 export interface SessionDescription {
@@ -125,8 +123,6 @@ export interface StatsReportLike {
 
 export interface PeerConnectionLike {
   readonly connectionState: string;
-  /** The configuration in force, with the certificates the browser made (`RTCPeerConnection.getConfiguration`). */
-  getConfiguration?(): { readonly certificates?: readonly unknown[] };
   readonly iceGatheringState: string;
   readonly localDescription: SessionDescription | null;
   createOffer(options?: { iceRestart?: boolean }): Promise<SessionDescription>;

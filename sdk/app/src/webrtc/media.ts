@@ -4,7 +4,7 @@
  * reconnection). The session tells it what the server said; it tells the application through
  * the session's events.
  */
-import type { RtcTrack, RtcVideoPreference } from '@rtc/protocol';
+import { MAX_SDP_CHARS, type RtcTrack, type RtcVideoPreference } from '@rtc/protocol';
 import type { ServerMessage } from '../connection.ts';
 import { MediaError } from '../errors.ts';
 import type { SecretKey } from '../crypto.ts';
@@ -121,8 +121,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
 
   /**
    * A peer connection; `previous` is the one of the same media connection it replaces: what it
-   * learned of simulcast carries over, and its certificate, since the server binds the session to
-   * the first offer's (docs/protocol/media.md, 10.2).
+   * learned of simulcast carries over, and its first offer tells the server it is a new one.
    */
   private newPeer(iceServers: readonly IceServer[], previous?: Peer): Peer {
     this.generation += 1;
@@ -135,7 +134,6 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
       candidateSettleMs: CANDIDATE_SETTLE_MS,
       qualityIntervalMs: 2000,
       simulcast: previous?.simulcast,
-      certificates: previous?.certificates(),
     });
     return peer;
   }
@@ -147,12 +145,15 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   }
 
   /**
-   * m-lines only accumulate (each stream gets its own); near the server's limit, the next change
-   * starts a fresh peer connection carrying what is sent and received now.
+   * m-lines only accumulate (each stream gets its own); near the server's limits (m-lines, offer
+   * size), the next change starts a fresh peer connection carrying what is sent and received now
+   * (but `starting`, the stream the caller is about to send on it).
    */
-  private roomFor(): Peer {
+  private roomFor(starting?: number): Peer {
     const old = this.requirePeer();
-    if (old.mlines < MLINE_BUDGET) return old;
+    // the next offer has one m-line more; room for two, at the size of those so far
+    const nextChars = old.offerChars + (2 * old.offerChars) / Math.max(old.mlines, 1);
+    if (old.mlines < MLINE_BUDGET && nextChars <= MAX_SDP_CHARS) return old;
     const receiving = [...this.receiving.values()];
     const peer = this.newPeer(this.iceServers, old);
     this.peer = peer;
@@ -160,7 +161,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     for (const [id, records] of this.keys) {
       for (const r of [...records].reverse()) peer.key(Number(id.slice(1)), r.epoch, r.key, id.startsWith('o'));
     }
-    for (const track of this.tracks.values()) void peer.send(track.streamId, track.source, track.plan);
+    for (const track of this.tracks.values()) if (track.streamId !== starting) void peer.send(track.streamId, track.source, track.plan);
     for (const stream of receiving) {
       this.receiving.set(stream.streamId, stream);
       void peer.receive(stream.streamId, stream.kind as MediaTrackKind);
@@ -215,7 +216,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     const local = new LocalTrack(this, streamId, source, source.kind, plan);
     this.tracks.set(streamId, local);
     try {
-      await this.roomFor().send(streamId, source, plan);
+      await this.roomFor(streamId).send(streamId, source, plan);
     } catch (err) {
       this.tracks.delete(streamId);
       local.end();
@@ -243,7 +244,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     for (const track of [...this.tracks.values()]) {
       try {
         await this.host.publish(track.streamId, track.kind);
-        await this.roomFor().send(track.streamId, track.source, track.plan);
+        await this.roomFor(track.streamId).send(track.streamId, track.source, track.plan);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));
       }

@@ -42,12 +42,6 @@ export interface PeerSettings {
   readonly seqBase: number;
   /** Whether the server takes simulcast, when an earlier peer connection of the media connection learned it. */
   readonly simulcast?: boolean | undefined;
-  /**
-   * The DTLS certificates of an earlier peer connection of the media connection: the server binds
-   * the session to the first offer's certificate (docs/protocol/media.md, 10.2), so a fresh peer
-   * connection of the same session must present the same one.
-   */
-  readonly certificates?: readonly unknown[] | undefined;
 }
 
 /** How well media flows now, from the peer connection's statistics. */
@@ -201,6 +195,9 @@ export class Peer {
     slot.transceiver.sender.replaceTrack(null).catch(() => undefined);
   }
 
+  /** Characters of the last offer (the server takes at most MAX_SDP_CHARS). */
+  offerChars = 0;
+
   /** How many m-lines the peer connection has (the server takes at most 64). */
   get mlines(): number {
     return this.slots.length;
@@ -272,11 +269,6 @@ export class Peer {
     return this.worker?.stats() ?? Promise.resolve({ encrypted: 0, decrypted: 0, dropped: 0 });
   }
 
-  /** The DTLS certificates the peer connection uses (undefined before it exists, or where the browser does not tell). */
-  certificates(): readonly unknown[] | undefined {
-    return this.pc?.getConfiguration?.().certificates;
-  }
-
   /** The peer connection's own statistics (`RTCPeerConnection.getStats`). */
   rtcStats(): Promise<StatsReportLike | undefined> {
     return this.pc?.getStats() ?? Promise.resolve(undefined);
@@ -322,7 +314,6 @@ export class Peer {
       iceCandidatePoolSize: 1,
       // Chromium without RTCRtpScriptTransform gives encoded frames only to a connection made for it
       ...(this.scriptTransform ? {} : { encodedInsertableStreams: true }),
-      ...(this.settings.certificates && this.settings.certificates.length > 0 ? { certificates: this.settings.certificates } : {}),
     };
   }
 
@@ -392,6 +383,7 @@ export class Peer {
     await this.gathered(pc);
     const sdp = pc.localDescription?.sdp;
     if (sdp === undefined || this.closed) return;
+    this.offerChars = sdp.length;
     const tracks: RtcTrack[] = [];
     const inOffer = new Map<string, Slot>();
     for (const slot of this.slots) {

@@ -135,8 +135,9 @@ export class RtcPeer {
     // the server is the DTLS client: that is the role where the peer's key is checked (dtls-verify.ts)
     if (!scan || !scan.fingerprint || !scan.mediaOnly || !scan.serverIsDtlsClient || !scan.simulcastOk || scan.mlines > MAX_MLINES
       || scan.candidates > MAX_CANDIDATES || tracks.some((t) => !scan.kinds.has(t.mid))) return { ok: false };
-    // the DTLS certificate is bound to the session by its first offer (docs/protocol/media.md, 10.2)
-    if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint) return { ok: false };
+    // the DTLS certificate is bound to the peer connection by its first offer (docs/protocol/media.md,
+    // 10.2); a new client peer connection brings its own, in an offer as sealed as the first
+    if (this.fingerprint !== undefined && scan.fingerprint !== this.fingerprint && !newConnection) return { ok: false };
     // a new client peer connection (docs/protocol/media.md 10.4): a new one here too
     if (this.pc && newConnection) this.replaceConnection();
     const fresh = this.pc === undefined;
@@ -189,6 +190,9 @@ export class RtcPeer {
       }
       // werift's receiver reports count retransmissions as received: the uplink sends its own
       transceiver.receiver.rtcpRunning = true;
+      // werift would hand an inactive transceiver to the next new m-line of an offer, and the m-line
+      // it served would then have none; only the offerer recycles m-lines (RFC 8829, 5.2.2)
+      transceiver.usedForSender = true;
     }
     this.receiving = receiving;
 
