@@ -1,22 +1,32 @@
 /**
  * WebRTC fan-out: one publisher of a camera-like load (VP8-looking video, ~1100-byte RTP packets at
  * 170 packets/s, about 1.5 Mbit/s, plus Opus-sized audio, 160 bytes at 50 packets/s) forwarded to
- * 1, 10 and 50 subscribers by one media process. Measured in the same run against two forwarders on
- * loopback:
+ * 1, 10 and 50 subscribers by one media process. Measured in the same run, with the same load and
+ * pacing, beside two forwarders with no WebRTC session logic, all on loopback:
  *
  * - the platform's media role (`rtc serve` from dist/): each client is a joined media session
  *   (grant, proof of possession, sealed control) with a werift peer connection negotiated over
  *   `rtc_offer` (test/helpers/webrtc-client.ts); the server receives SRTP, checks each packet's
  *   m-line against the session's publications and each subscriber's grant, and sends it again over
- *   every subscriber's own DTLS-SRTP connection (docs/protocol/media.md, "WebRTC media");
+ *   every subscriber's own DTLS-SRTP connection (docs/protocol/media.md, "WebRTC media"), paced by
+ *   its estimate of that subscriber's downlink. As browsers do, the subscribers send transport-wide
+ *   congestion control feedback (which that estimate grows on) and the publisher answers the
+ *   server's key frame requests (a subscriber's video starts on a key frame);
  * - the baseline: the same RTP packets fanned out with no WebRTC session logic at all: a plain
  *   UDP forwarder (node:dgram) that sends every packet it gets from the publisher to N subscriber
- *   sockets; no ICE, no DTLS, no SRTP, no grant. This file is that forwarder (`baseline` argument).
+ *   sockets; no ICE, no DTLS, no SRTP, no grant. This file is that forwarder (`baseline` argument);
+ * - the SRTP floor: the same fan-out with the cryptography every WebRTC SFU must do and nothing
+ *   else: each packet from the publisher is unprotected once with the publisher's SRTP session and
+ *   protected again with each subscriber's own session before it goes to that subscriber's socket.
+ *   werift's SrtpSession, as the platform uses it, in the SRTP profile the platform's connections
+ *   of the same run negotiated; the keys are random per session and sent in the registration
+ *   datagram (no ICE, no DTLS handshake, no RTCP, no grant). This file with `srtp-baseline`.
  *
- * Both loads are paced the same way; after a warm-up (every subscriber received both streams) the
- * load runs MEASURE_SECONDS. Figures: RTP packets received by all subscribers together per second
+ * The three loads are paced the same way; after a warm-up (every subscriber received both streams,
+ * then two seconds in a row delivered the offered load) the load runs MEASURE_SECONDS. Figures: RTP packets received by all subscribers together per second
  * (the offered load is 220 × N), and the forwarder's CPU per forwarded packet (/proc, user + system).
- * The load generator (publisher and subscribers, werift SRTP in JavaScript) runs in this process.
+ * The load generator (publisher and subscribers, werift SRTP in JavaScript) runs in this process;
+ * the SRTP floor's subscribers count only the packets that unprotect with their keys.
  */
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
@@ -24,13 +34,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RtpHeader, RtpPacket } from 'werift';
+import {
+  ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, RTP_EXTENSION_URI, RtpHeader, RtpPacket, SrtpSession,
+  keyLength, saltLength, useSdesMid, useTransportWideCC, type PeerConfig, type SrtpProfile,
+} from 'werift';
 import {
   OPUS_PAYLOAD_TYPE, RtcTestClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
 } from '../test/helpers/webrtc-client.ts';
+import { TwccRecorder } from '../server/src/media/rtp/twcc-feedback.ts';
 import { postJson } from './lib/http.ts';
 import type { WireCredentials } from '../test/helpers/media-wire.ts';
-import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
+import { basicAuthorization, startBenchFileServer, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
@@ -44,9 +58,24 @@ const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
 /** Subscriber counts; BENCH_WEBRTC_SUBSCRIBERS (comma-separated, from 1, 10, 50) runs a subset. */
 const SUBSCRIBERS = (process.env['BENCH_WEBRTC_SUBSCRIBERS'] ?? '1,10,50').split(',').map(Number).filter((n) => n === 1 || n === 10 || n === 50);
 const MEASURE_SECONDS = intSetting('BENCH_WEBRTC_SECONDS', 3, 1, 60);
+/** How long the load may take to get through in full (the platform's downlink estimates grow to it). */
+const SETTLE_SECONDS = 30;
+/** A subscriber's transport-wide feedback interval. */
+const FEEDBACK_MS = 50;
 /** Baseline datagrams: one byte 0 registers the sender as a subscriber, one byte 1 forgets them all. */
 const REGISTER = Buffer.from([0]);
 const RESET = Buffer.from([1]);
+/**
+ * SRTP floor datagrams (first byte, which no RTP packet starts with): 0 registers the sender as a
+ * subscriber and 2 as the publisher, each followed by the SRTP profile (one byte), master key and
+ * master salt of its session; 1 forgets them all. The forwarder answers a registration with its
+ * first byte alone.
+ */
+const REGISTER_PUBLISHER = 2;
+const SRTP_PROFILE_NAMES: Readonly<Record<SrtpProfile, string>> = {
+  [ProtectionProfileAes128CmHmacSha1_80]: 'SRTP_AES128_CM_HMAC_SHA1_80',
+  [ProtectionProfileAeadAes128Gcm]: 'SRTP_AEAD_AES_128_GCM',
+};
 
 /** A publisher and N subscribers, whichever forwarder they use. */
 interface Fanout {
@@ -88,10 +117,28 @@ function startLoad(fanout: Fanout): () => Promise<void> {
   };
 }
 
-async function measure(fanout: Fanout, pid: number): Promise<Measured> {
+/**
+ * Waits until two seconds in a row deliver at least 97 % of the offered load each (one could be
+ * the burst of a queue let go); false after SETTLE_SECONDS.
+ */
+async function settle(fanout: Fanout, offered: number): Promise<boolean> {
+  const deadline = performance.now() + SETTLE_SECONDS * 1000;
+  let full = 0;
+  while (performance.now() < deadline) {
+    const from = { received: fanout.received(), at: performance.now() };
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rate = (fanout.received() - from.received) / ((performance.now() - from.at) / 1000);
+    full = rate >= 0.97 * offered ? full + 1 : 0;
+    if (full === 2) return true;
+  }
+  return false;
+}
+
+async function measure(fanout: Fanout, pid: number, offered: number, what: string): Promise<Measured> {
   const stop = startLoad(fanout);
   try {
     await waitFor(() => fanout.flowing(), 'both streams at every subscriber', 30_000);
+    if (!await settle(fanout, offered)) progress(`${what}: less than the offered load gets through after ${SETTLE_SECONDS} s; measuring what does`);
     const before = { received: fanout.received(), cpu: readCpuSeconds(pid), client: process.cpuUsage(), at: performance.now() };
     await new Promise((resolve) => setTimeout(resolve, MEASURE_SECONDS * 1000));
     const packets = fanout.received() - before.received;
@@ -113,13 +160,73 @@ async function issue(api: string, cred: BenchCredential, body: Record<string, un
   return JSON.parse(res.text) as { media: WireCredentials };
 }
 
-async function platformFanout(mediaUrl: string, api: string, cred: BenchCredential, subscribers: number): Promise<Fanout> {
+function isSrtpProfile(profile: number | undefined): profile is SrtpProfile {
+  return profile === ProtectionProfileAes128CmHmacSha1_80 || profile === ProtectionProfileAeadAes128Gcm;
+}
+
+/** The SRTP profile the server and the clients negotiated in DTLS (one for all of them). */
+function negotiatedProfile(clients: readonly RtcTestClient[]): SrtpProfile {
+  const profiles = new Set(clients.flatMap((c) => c.pc.dtlsTransports.map((t) => t.srtp.config.profile)));
+  const [profile] = profiles;
+  if (profiles.size !== 1 || !isSrtpProfile(profile)) throw new Error(`the platform's connections negotiated SRTP profiles ${[...profiles].join(', ')}`);
+  return profile;
+}
+
+/**
+ * The clients' werift settings: the MID and transport-wide sequence number extensions on both
+ * kinds, as browsers offer them. One instance of each for both kinds: werift numbers the instances
+ * it is given, and a bundle's m-lines must give an extension one id.
+ */
+function peerConfig(): Partial<PeerConfig> {
+  const mid = useSdesMid();
+  const transportSeq = useTransportWideCC();
+  return { headerExtensions: { video: [mid, transportSeq], audio: [mid, transportSeq] } };
+}
+
+/**
+ * Transport-wide congestion control feedback from a subscriber, as a browser sends it: the arrival
+ * time of every RTP packet of its connection, by transport-wide sequence number, reported every
+ * FEEDBACK_MS with the server's own feedback builder. The server's estimate of a subscriber's
+ * downlink starts at 1 Mbit/s, below this load, and grows only on this feedback. werift's own
+ * (with transport-cc in the offer's rtcp-fb, which is why the offer leaves it out) reports each
+ * m-line apart, so one sequence across the bundle reads as lost packets, and leaves messages of an
+ * unaligned length unpadded, which the server drops as malformed. Returns a function that stops it.
+ */
+function sendTransportFeedback(client: RtcTestClient): () => void {
+  const transport = client.pc.dtlsTransports[0];
+  const id = client.pc.getTransceivers().flatMap((t) => t.headerExtensions).find((e) => e.uri === RTP_EXTENSION_URI.transportWideCC)?.id;
+  if (!transport || id === undefined) throw new Error('the subscriber has no transport-wide sequence numbers');
+  const recorder = new TwccRecorder(randomBytes(4).readUInt32BE(0));
+  let mediaSsrc = 0;
+  const { unSubscribe } = transport.onRtp.subscribe((rtp) => {
+    mediaSsrc = rtp.header.ssrc;
+    const seq = rtp.header.extensions.find((e) => e.id === id)?.payload;
+    if (seq && seq.length >= 2) recorder.record(seq.readUInt16BE(0), Math.round(performance.now() * 1000));
+  });
+  const timer = setInterval(() => {
+    const packets = recorder.build(mediaSsrc);
+    if (packets.length > 0 && transport.state === 'connected') transport.sendRtcp(packets).catch(() => undefined);
+  }, FEEDBACK_MS);
+  return () => {
+    clearInterval(timer);
+    unSubscribe();
+  };
+}
+
+async function platformFanout(
+  mediaUrl: string, api: string, cred: BenchCredential, subscribers: number,
+): Promise<Fanout & { readonly srtpProfile: SrtpProfile }> {
   const room = `webrtc-${subscribers}-${randomBytes(4).toString('hex')}`;
   const clients: RtcTestClient[] = [];
+  const stops: (() => void)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const stop of stops) stop();
+    for (const c of clients) await c.close();
+  };
   try {
     const publisher = await RtcTestClient.join(mediaUrl, await issue(api, cred, {
       room_id: room, user_id: 'publisher', role: 'speaker', publish_streams: [VIDEO.streamId, AUDIO.streamId],
-    }), { keepPayloads: false });
+    }), { keepPayloads: false, peer: peerConfig() });
     clients.push(publisher);
     for (const [id, kind] of [[VIDEO.streamId, 'video'], [AUDIO.streamId, 'audio']] as const) {
       const reply = await publisher.publish(id, kind);
@@ -134,7 +241,7 @@ async function platformFanout(mediaUrl: string, api: string, cred: BenchCredenti
     for (let i = 0; i < subscribers; i++) {
       const sub = await RtcTestClient.join(mediaUrl, await issue(api, cred, {
         room_id: room, user_id: `sub-${i}`, role: 'audience', subscribe_room: true,
-      }), { keepPayloads: false });
+      }), { keepPayloads: false, peer: peerConfig() });
       clients.push(sub);
       subs.push(sub);
       const got = await sub.negotiate([
@@ -143,18 +250,26 @@ async function platformFanout(mediaUrl: string, api: string, cred: BenchCredenti
       if (got.refused.length > 0) throw new Error(`subscriber ${i}: m-lines refused: ${got.refused.join(', ')}`);
     }
     for (const sub of subs) await sub.waitConnected(30_000);
+    for (const sub of subs) stops.push(sendTransportFeedback(sub));
     const count = (sub: RtcTestClient): number => sub.receivedCount(VIDEO.streamId) + sub.receivedCount(AUDIO.streamId);
+    // the server starts a subscriber's video on a key frame and asks the publisher for one (PLI):
+    // the next video packet answers it, as a camera's encoder would
+    const keyFrame = vp8Payload(VIDEO.bytes, true);
+    let answeredPlis = 0;
     return {
-      sendVideo: (payload) => publisher.sendRtp(VIDEO.streamId, payload),
+      srtpProfile: negotiatedProfile(clients),
+      sendVideo: (payload) => {
+        const plis = publisher.pliReceived(VIDEO.streamId);
+        publisher.sendRtp(VIDEO.streamId, plis > answeredPlis ? keyFrame : payload);
+        answeredPlis = plis;
+      },
       sendAudio: (payload) => publisher.sendRtp(AUDIO.streamId, payload),
       received: () => subs.reduce((sum, sub) => sum + count(sub), 0),
       flowing: () => subs.every((sub) => sub.receivedCount(VIDEO.streamId) > 0 && sub.receivedCount(AUDIO.streamId) > 0),
-      close: async () => {
-        for (const c of clients) await c.close();
-      },
+      close: closeAll,
     };
   } catch (err) {
-    for (const c of clients) await c.close();
+    await closeAll();
     throw err;
   }
 }
@@ -167,16 +282,41 @@ function bindUdp(): Promise<Socket> {
   });
 }
 
-/** RTP packets as a publisher's sender would put them on the wire (no SRTP). */
-function rtpSource(payloadType: number): (payload: Buffer) => Buffer {
+/** RTP packets as a publisher's sender would put them on the wire (no SRTP unless `seal` protects them). */
+function rtpSource(payloadType: number, seal: (packet: RtpPacket) => Buffer = (packet) => packet.serialize()): (payload: Buffer) => Buffer {
   const ssrc = randomBytes(4).readUInt32BE(0);
   let sequenceNumber = randomBytes(2).readUInt16BE(0);
   let timestamp = randomBytes(4).readUInt32BE(0);
   return (payload) => {
     sequenceNumber = (sequenceNumber + 1) & 0xffff;
     timestamp = (timestamp + 3000) >>> 0;
-    return new RtpPacket(new RtpHeader({ payloadType, sequenceNumber, timestamp, ssrc, marker: true }), payload).serialize();
+    return seal(new RtpPacket(new RtpHeader({ payloadType, sequenceNumber, timestamp, ssrc, marker: true }), payload));
   };
+}
+
+/**
+ * Sends each socket's registration datagram to a forwarder until the forwarder answers it with
+ * the datagram's first byte (registrations may be lost like any datagram).
+ */
+async function register(sockets: readonly Socket[], registrations: readonly Buffer[], port: number, hostname: string, what: string): Promise<void> {
+  const registered = new Set<number>();
+  const acks = sockets.map((s, i) => {
+    const onAck = (msg: Buffer): void => {
+      if (msg.length === 1 && msg[0] === registrations[i]![0]) registered.add(i);
+    };
+    s.on('message', onAck);
+    return onAck;
+  });
+  try {
+    await waitFor(() => {
+      sockets.forEach((s, i) => {
+        if (!registered.has(i)) s.send(registrations[i]!, port, hostname);
+      });
+      return registered.size === sockets.length;
+    }, what);
+  } finally {
+    sockets.forEach((s, i) => s.off('message', acks[i]!));
+  }
 }
 
 async function baselineFanout(url: string, subscribers: number): Promise<Fanout> {
@@ -197,22 +337,7 @@ async function baselineFanout(url: string, subscribers: number): Promise<Fanout>
     });
     subs.push(socket);
   }
-  // registration datagrams may be lost like any datagram: repeat until the forwarder echoes each
-  const registered = new Set<number>();
-  const acks = subs.map((s, i) => {
-    const onAck = (msg: Buffer): void => {
-      if (msg.length === 1 && msg[0] === 0) registered.add(i);
-    };
-    s.on('message', onAck);
-    return onAck;
-  });
-  await waitFor(() => {
-    subs.forEach((s, i) => {
-      if (!registered.has(i)) s.send(REGISTER, port, hostname);
-    });
-    return registered.size === subscribers;
-  }, 'the baseline forwarder to register every subscriber');
-  subs.forEach((s, i) => s.off('message', acks[i]!));
+  await register(subs, subs.map(() => REGISTER), port, hostname, 'the baseline forwarder to register every subscriber');
   const video = rtpSource(VP8_PAYLOAD_TYPE);
   const audio = rtpSource(OPUS_PAYLOAD_TYPE);
   return {
@@ -225,6 +350,121 @@ async function baselineFanout(url: string, subscribers: number): Promise<Fanout>
       for (const s of [publisher, ...subs]) await new Promise<void>((resolve) => s.close(() => resolve()));
     },
   };
+}
+
+/** An SRTP session keyed alike in both directions. */
+function srtpSession(profile: SrtpProfile, key: Buffer, salt: Buffer): SrtpSession {
+  return new SrtpSession({ keys: { localMasterKey: key, localMasterSalt: salt, remoteMasterKey: key, remoteMasterSalt: salt }, profile });
+}
+
+/** A session with random keys, and the registration datagram of `type` that hands them to the SRTP floor forwarder. */
+function randomSrtp(profile: SrtpProfile, type: number): { session: SrtpSession; registration: Buffer } {
+  const key = randomBytes(keyLength(profile));
+  const salt = randomBytes(saltLength(profile));
+  return { session: srtpSession(profile, key, salt), registration: Buffer.concat([Buffer.from([type, profile]), key, salt]) };
+}
+
+/** The session of a registration datagram (type, profile, master key, master salt); undefined if malformed. */
+function registeredSession(msg: Buffer): SrtpSession | undefined {
+  const profile = msg[1];
+  if (!isSrtpProfile(profile)) return undefined;
+  const keyBytes = keyLength(profile);
+  const saltBytes = saltLength(profile);
+  if (msg.length !== 2 + keyBytes + saltBytes) return undefined;
+  return srtpSession(profile, Buffer.from(msg.subarray(2, 2 + keyBytes)), Buffer.from(msg.subarray(2 + keyBytes)));
+}
+
+async function srtpFloorFanout(url: string, subscribers: number, profile: SrtpProfile): Promise<Fanout> {
+  const { hostname, port: text } = new URL(url);
+  const port = Number(text);
+  const publisher = await bindUdp();
+  publisher.send(RESET, port, hostname);
+  const subs: Socket[] = [];
+  const received = new Uint32Array(subscribers);
+  const byType = new Set<string>();
+  const subSrtp = Array.from({ length: subscribers }, () => randomSrtp(profile, REGISTER[0]!));
+  for (let i = 0; i < subscribers; i++) {
+    const socket = await bindUdp();
+    const { session } = subSrtp[i]!;
+    socket.on('message', (msg: Buffer) => {
+      if (msg.length === 1) return;
+      let rtp: Buffer;
+      try {
+        rtp = session.decrypt(msg);
+      } catch {
+        return; // counts only what unprotects with this subscriber's keys
+      }
+      received[i] = received[i]! + 1;
+      if (rtp.length > 12 && rtp[0]! >> 6 === 2) byType.add(`${i}:${rtp[1]! & 0x7f}`);
+    });
+    subs.push(socket);
+  }
+  const pub = randomSrtp(profile, REGISTER_PUBLISHER);
+  await register([publisher], [pub.registration], port, hostname, 'the SRTP floor forwarder to register the publisher');
+  await register(subs, subSrtp.map((s) => s.registration), port, hostname, 'the SRTP floor forwarder to register every subscriber');
+  const protect = (packet: RtpPacket): Buffer => pub.session.encrypt(packet.payload, packet.header);
+  const video = rtpSource(VP8_PAYLOAD_TYPE, protect);
+  const audio = rtpSource(OPUS_PAYLOAD_TYPE, protect);
+  return {
+    sendVideo: (payload) => publisher.send(video(payload), port, hostname),
+    sendAudio: (payload) => publisher.send(audio(payload), port, hostname),
+    received: () => received.reduce((sum, n) => sum + n, 0),
+    flowing: () => byType.size === subscribers * 2,
+    close: async () => {
+      publisher.send(RESET, port, hostname);
+      for (const s of [publisher, ...subs]) await new Promise<void>((resolve) => s.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The SRTP floor forwarder: every SRTP packet is unprotected with the publisher's session, parsed
+ * (as werift's DTLS transport parses what it unprotects) and protected again with each registered
+ * subscriber's session for that subscriber's socket.
+ */
+async function serveSrtpFloor(): Promise<void> {
+  const socket = await bindUdp();
+  let publisher: SrtpSession | undefined;
+  let subscribers: { port: number; address: string; session: SrtpSession }[] = [];
+  const known = new Set<string>();
+  socket.on('message', (msg: Buffer, from) => {
+    if (msg.length === 0) return;
+    if (msg[0]! >> 6 === 2) {
+      if (!publisher) return;
+      let packet: RtpPacket;
+      try {
+        packet = RtpPacket.deSerialize(publisher.decrypt(msg));
+      } catch {
+        return; // dropped, as a WebRTC transport drops what does not authenticate
+      }
+      for (const s of subscribers) socket.send(s.session.encrypt(packet.payload, packet.header), s.port, s.address);
+      return;
+    }
+    if (msg[0] === RESET[0]) {
+      publisher = undefined;
+      subscribers = [];
+      known.clear();
+      return;
+    }
+    if (msg[0] === REGISTER_PUBLISHER) {
+      publisher ??= registeredSession(msg);
+      if (!publisher) return;
+    } else if (msg[0] === REGISTER[0]) {
+      const key = `${from.address}:${from.port}`;
+      if (!known.has(key)) {
+        const session = registeredSession(msg);
+        if (!session) return;
+        known.add(key);
+        subscribers.push({ port: from.port, address: from.address, session });
+      }
+    } else {
+      return;
+    }
+    socket.send(msg.subarray(0, 1), from.port, from.address);
+  });
+  const { port } = socket.address();
+  process.stdout.write(`${JSON.stringify({ role: 'srtp-baseline', url: `udp://127.0.0.1:${port}` })}\n`);
+  process.on('SIGTERM', () => process.exit(0));
 }
 
 /** The baseline forwarder: every datagram from a non-subscriber goes to every registered subscriber. */
@@ -258,31 +498,43 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bench-webrtc-fanout-'));
   const started: ServerProcess[] = [];
   try {
-    progress('starting the platform (api, token, media) and the baseline UDP forwarder...');
+    progress('starting the platform (api, token, media), the plain UDP forwarder and the SRTP floor forwarder...');
     const { platform, baseline, cred } = await startMediaAndBaseline(work, SELF, started);
+    const srtpFloor = await startBenchFileServer(work, SELF, 'srtp-baseline');
+    started.push(srtpFloor);
     const api = platform.urls['api']!;
 
     for (const n of SUBSCRIBERS) {
+      const offered = OFFERED_PER_SUBSCRIBER * n;
       progress(`${n} subscriber(s): joining and negotiating...`);
       const p = await platformFanout(platform.urls['media']!, api, cred, n);
       let platformResult: Measured;
       try {
-        platformResult = await measure(p, platform.pid);
+        platformResult = await measure(p, platform.pid, offered, `${n} subscriber(s), platform`);
       } finally {
         await p.close();
       }
+      const profile = p.srtpProfile;
       const b = await baselineFanout(baseline.urls['baseline']!, n);
       let baselineResult: Measured;
       try {
-        baselineResult = await measure(b, baseline.pid);
+        baselineResult = await measure(b, baseline.pid, offered, `${n} subscriber(s), plain forwarder`);
       } finally {
         await b.close();
       }
-      const offered = OFFERED_PER_SUBSCRIBER * n;
+      const f = await srtpFloorFanout(srtpFloor.urls['srtp-baseline']!, n, profile);
+      let floorResult: Measured;
+      try {
+        floorResult = await measure(f, srtpFloor.pid, offered, `${n} subscriber(s), SRTP floor`);
+      } finally {
+        await f.close();
+      }
+      const cores = (m: Measured): string => `${m.serverLoad.toFixed(2)} / ${m.clientLoad.toFixed(2)}`;
       progress(`${n} subscriber(s): ${Math.round(platformResult.packetsPerSecond)} RTP packets/s forwarded of ${offered} offered ` +
-        `(baseline ${Math.round(baselineResult.packetsPerSecond)}), server CPU ${platformResult.cpuMicrosPerPacket.toFixed(2)} us/packet ` +
-        `(baseline ${baselineResult.cpuMicrosPerPacket.toFixed(2)}), cores busy: server ${platformResult.serverLoad.toFixed(2)} ` +
-        `client ${platformResult.clientLoad.toFixed(2)} (baseline ${baselineResult.serverLoad.toFixed(2)} / ${baselineResult.clientLoad.toFixed(2)})`);
+        `(SRTP floor ${Math.round(floorResult.packetsPerSecond)}, plain ${Math.round(baselineResult.packetsPerSecond)}), ` +
+        `server CPU ${platformResult.cpuMicrosPerPacket.toFixed(2)} us/packet (SRTP floor ${floorResult.cpuMicrosPerPacket.toFixed(2)}, ` +
+        `plain ${baselineResult.cpuMicrosPerPacket.toFixed(2)}), cores busy server / client: ${cores(platformResult)} ` +
+        `(SRTP floor ${cores(floorResult)}, plain ${cores(baselineResult)}), SRTP profile ${SRTP_PROFILE_NAMES[profile]}`);
       printFigure({
         bench: BENCH, figure: `rtp_packets_per_s_${n}_subs`, value: platformResult.packetsPerSecond, unit: 'packets/s',
         baseline: baselineResult.packetsPerSecond, offered, load: `${VIDEO.perSecond} video + ${AUDIO.perSecond} audio packets/s`,
@@ -290,6 +542,14 @@ async function main(): Promise<void> {
       printFigure({
         bench: BENCH, figure: `server_cpu_per_packet_${n}_subs`, value: platformResult.cpuMicrosPerPacket, unit: 'us',
         baseline: baselineResult.cpuMicrosPerPacket,
+      });
+      printFigure({
+        bench: BENCH, figure: `server_cpu_per_packet_${n}_subs_vs_srtp_floor`, value: platformResult.cpuMicrosPerPacket, unit: 'us',
+        baseline: floorResult.cpuMicrosPerPacket, srtp_profile: SRTP_PROFILE_NAMES[profile],
+      });
+      printFigure({
+        bench: BENCH, figure: `srtp_floor_cpu_per_packet_${n}_subs`, value: floorResult.cpuMicrosPerPacket, unit: 'us',
+        baseline: baselineResult.cpuMicrosPerPacket, packets_per_s: floorResult.packetsPerSecond, srtp_profile: SRTP_PROFILE_NAMES[profile],
       });
     }
   } finally {
@@ -299,4 +559,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'baseline') await serveBaseline();
+else if (process.argv[2] === 'srtp-baseline') await serveSrtpFloor();
 else await main();

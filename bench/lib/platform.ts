@@ -66,6 +66,17 @@ export async function createCredential(apiUrl: string): Promise<BenchCredential>
 export const basicAuthorization = basic;
 
 /**
+ * The bench file itself run with `role` as its argument: a comparison server that prints
+ * `{"role":<role>,"url":..}` once it listens (its standard error goes to `<role>.log` in `work`).
+ */
+export function startBenchFileServer(work: string, benchFile: string, role: string): Promise<ServerProcess> {
+  return startServerProcess({
+    command: process.execPath, args: ['--import', 'tsx', benchFile, role], cwd: ROOT, roles: [role],
+    stderrFile: join(work, `${role}.log`), env: { PATH: process.env['PATH'] ?? '' },
+  });
+}
+
+/**
  * For the media benchmarks: the platform with the media role, and the bench file itself run with
  * the `baseline` argument as the server it is compared with. Both are added to `started` as they
  * start, so the caller stops whatever did start.
@@ -78,10 +89,7 @@ export async function startMediaAndBaseline(
     env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' },
   });
   started.push(platform);
-  const baseline = await startServerProcess({
-    command: process.execPath, args: ['--import', 'tsx', benchFile, 'baseline'], cwd: ROOT, roles: ['baseline'],
-    stderrFile: join(work, 'baseline.log'), env: { PATH: process.env['PATH'] ?? '' },
-  });
+  const baseline = await startBenchFileServer(work, benchFile, 'baseline');
   started.push(baseline);
   return { platform, baseline, cred: await createCredential(platform.urls['api']!) };
 }
