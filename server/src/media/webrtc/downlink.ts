@@ -10,7 +10,7 @@ import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/lay
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
-const INITIAL_BPS = 1_000_000;
+const INITIAL_BPS = 300_000;
 const MIN_BPS = 50_000;
 const MAX_BPS = 20_000_000;
 /** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
