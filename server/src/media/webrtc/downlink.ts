@@ -41,6 +41,13 @@ const MIN_PACE_BPS = 300_000;
 const PACE_INTERVAL_MS = 5;
 /** Video waiting longer than this at the pacing rate is dropped, and its streams start again at a key frame. */
 const MAX_PACE_QUEUE_MS = 700;
+/**
+ * A forwarded video pauses only once its smallest layer has not fitted for this long, unless the
+ * client's link loses more than LOSS_PAUSE of what is sent: a dip of the estimate (each key frame
+ * queues for a moment on a slow link) is not a link that cannot carry the video.
+ */
+const PAUSE_AFTER_MS = 2_000;
+const LOSS_PAUSE = 0.1;
 /** How often the downlink's state goes to the debug log. */
 const SNAPSHOT_INTERVAL_MS = 2_000;
 
@@ -120,6 +127,8 @@ class Outbound {
   /** Layer now forwarded (its key frame went out); -1 none. */
   current = -1;
   paused = false;
+  /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
+  unfitSinceMs: number | undefined;
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
   readonly keyAskedMs: number[] = [];
@@ -510,10 +519,17 @@ export class Downlink {
     const available = Math.max(this.estimator.bps - this.audioBps * 1.1, 0);
     const targets = allocate(demands, available);
     for (const [i, out] of videos.entries()) {
-      const target = targets[i]!;
       const requested = demands[i]!;
-      const wanted = target >= 0;
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
+      let target = targets[i]!;
+      const lowest = requested.layers.findIndex((r) => r > 0);
+      if (target >= 0 || hidden || out.paused || lowest < 0) {
+        out.unfitSinceMs = undefined;
+      } else {
+        out.unfitSinceMs ??= now;
+        if (now - out.unfitSinceMs < PAUSE_AFTER_MS && this.estimator.loss <= LOSS_PAUSE) target = lowest;
+      }
+      const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
           out.paused = true;
