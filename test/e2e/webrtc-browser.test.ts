@@ -138,8 +138,9 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       const aEncodings = await sent(a);
       assert.deepEqual(aEncodings.map((e) => e.rid), [undefined], JSON.stringify(aEncodings));
       // the media role's answer has the RID header extension: the camera goes out as the two layers Chromium encodes at 640x480
+      // (the first offer's trackless video m-line, which asked whether the server takes simulcast, may show as an encoding of its own)
       const cEncodings = await sent(c);
-      assert.deepEqual(cEncodings.map((e) => e.rid).sort(), ['f', 'h'], JSON.stringify(cEncodings));
+      assert.deepEqual(cEncodings.filter((e) => e.rid !== undefined).map((e) => e.rid).sort(), ['f', 'h'], JSON.stringify(cEncodings));
       const remote = (m: PageMeasure, id: number | undefined) => m.remote.find((r) => r.streamId === id);
       const decoded = (m: PageMeasure, id: number | undefined) => remote(m, id)?.framesDecoded ?? 0;
       await until(b, (m) => decoded(m, aVideo!.streamId) > 10 && decoded(m, cVideo!.streamId) > 10, 'milo decodes both');
