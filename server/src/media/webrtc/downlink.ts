@@ -498,6 +498,9 @@ export class Downlink {
   }
 
   private askKeyFrame(out: Outbound, layer: number, now: number): void {
+    // before the client's transport is up a key frame could not reach it, and asking would hold back
+    // the one the connection asks for (peer.ts) behind the publisher's request interval
+    if (!this.transport || this.transport.state !== 'connected') return;
     if (now - (out.keyAskedMs[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_INTERVAL_MS) return;
     out.keyAskedMs[layer] = now;
     this.events.keyFrame(out.streamId, layer);
