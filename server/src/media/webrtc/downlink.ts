@@ -8,6 +8,7 @@ import { StreamRewriter } from '../rtp/rewriter.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
+import { Pacer } from '../rtp/pacer.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
 const INITIAL_BPS = 300_000;
@@ -36,7 +37,7 @@ const KEY_FRAME_INTERVAL_MS = 300;
 /** Video and retransmissions leave at this multiple of the estimate: a key frame spreads over time, not into one burst. */
 const PACE_FACTOR = 2;
 /** The pacing rate never drops below this (bit/s), so a low estimate still lets a key frame out in time. */
-const MIN_PACE_BPS = 300_000;
+const MIN_PACE_BPS = 1_000_000;
 /** The pacer runs this often while packets wait. */
 const PACE_INTERVAL_MS = 5;
 /** Video waiting longer than this at the pacing rate is dropped, and its streams start again at a key frame. */
@@ -178,13 +179,15 @@ export class Downlink {
   private lastReportMs = 0;
   private lastSnapshotMs = 0;
   private lastNackMs = Number.NEGATIVE_INFINITY;
-  // the pacer: video and retransmissions wait here and leave at PACE_FACTOR x the estimate
-  private paceQueue: QueuedPacket[] = [];
-  private paceHead = 0;
-  private paceQueuedBytes = 0;
-  private paceBudget = 0;
-  private paceLastMs = 0;
-  private paceTimer: NodeJS.Timeout | undefined;
+  /** Video and retransmissions wait here and leave at PACE_FACTOR x the estimate; audio goes at once. */
+  private readonly pacer: Pacer<QueuedPacket> = new Pacer({
+    send: (p) => this.send(p.out, p.seq, p.timestamp, p.marker, p.payload, this.now(), 0, p.charged),
+    rateBps: () => Math.max(this.estimator.bps * PACE_FACTOR, MIN_PACE_BPS),
+    onOverflow: (dropped) => this.overflow(dropped),
+    maxQueueMs: MAX_PACE_QUEUE_MS,
+    intervalMs: PACE_INTERVAL_MS,
+    now: () => this.now(),
+  });
   private ids: ExtensionIds = { mid: undefined, twcc: undefined, playoutDelay: undefined };
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
@@ -270,7 +273,7 @@ export class Downlink {
       payload = Buffer.from(payload);
       rewriteVp8(payload, mapped.pictureId ?? 0, mapped.tl0PicIdx);
     }
-    this.enqueue({ out, seq: mapped.seq, timestamp: mapped.timestamp, marker: packet.marker, payload, charged: false }, now);
+    this.pacer.enqueue({ out, seq: mapped.seq, timestamp: mapped.timestamp, marker: packet.marker, payload, charged: false }, payload.length + OVERHEAD_BYTES);
     out.lastMarker = packet.marker;
     return true;
   }
@@ -305,10 +308,7 @@ export class Downlink {
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    clearInterval(this.paceTimer);
-    this.paceTimer = undefined;
-    this.paceQueue = [];
-    this.paceHead = 0;
+    this.pacer.close();
     this.outbound.clear();
     this.bySsrc.clear();
     this.transport = undefined;
@@ -361,64 +361,10 @@ export class Downlink {
     }
   }
 
-  private get paceBps(): number {
-    return Math.max(this.estimator.bps * PACE_FACTOR, MIN_PACE_BPS);
-  }
-
-  /** Queues a video packet or retransmission behind the others; the pacer sends it. */
-  private enqueue(packet: QueuedPacket, now: number): void {
-    const size = packet.payload.length + OVERHEAD_BYTES;
-    if (this.paceQueuedBytes > 0 && ((this.paceQueuedBytes + size) * 8 * 1000) / this.paceBps > MAX_PACE_QUEUE_MS) this.overflow(now);
-    this.paceQueue.push(packet);
-    this.paceQueuedBytes += size;
-    if (this.paceTimer === undefined) {
-      // an idle pacer lets the first few milliseconds' worth out at once
-      this.paceLastMs = now;
-      this.paceBudget = Math.max(this.paceBudget, (this.paceBps / 8) * (PACE_INTERVAL_MS / 1000));
-      this.drain();
-      if (this.paceHead < this.paceQueue.length) {
-        this.paceTimer = setInterval(() => this.drain(), PACE_INTERVAL_MS);
-        this.paceTimer.unref();
-      }
-    }
-  }
-
-  private drain(): void {
+  /** The pacer's queue held more than the downlink can carry soon: its video starts again at key frames. */
+  private overflow(dropped: readonly QueuedPacket[]): void {
     const now = this.now();
-    const add = (this.paceBps / 8) * (Math.max(now - this.paceLastMs, 0) / 1000);
-    this.paceLastMs = now;
-    // a late timer sends what its lateness allowed, never more
-    this.paceBudget = Math.min(this.paceBudget + add, Math.max(add, (this.paceBps / 8) * (PACE_INTERVAL_MS / 1000)));
-    const queue = this.paceQueue;
-    while (this.paceHead < queue.length && this.paceBudget > 0) {
-      const p = queue[this.paceHead]!;
-      queue[this.paceHead] = undefined as unknown as QueuedPacket;
-      this.paceHead += 1;
-      const size = p.payload.length + OVERHEAD_BYTES;
-      this.paceQueuedBytes -= size;
-      this.paceBudget -= size;
-      this.send(p.out, p.seq, p.timestamp, p.marker, p.payload, now, 0, p.charged);
-    }
-    if (this.paceHead >= queue.length) {
-      this.paceQueue = [];
-      this.paceHead = 0;
-      this.paceQueuedBytes = 0;
-      clearInterval(this.paceTimer);
-      this.paceTimer = undefined;
-    } else if (this.paceHead > 1024) {
-      this.paceQueue = queue.slice(this.paceHead);
-      this.paceHead = 0;
-    }
-  }
-
-  /** The queue holds more than the downlink can carry soon: its video goes, and starts again at key frames. */
-  private overflow(now: number): void {
-    const streams = new Set<Outbound>();
-    for (let i = this.paceHead; i < this.paceQueue.length; i++) streams.add(this.paceQueue[i]!.out);
-    this.paceQueue = [];
-    this.paceHead = 0;
-    this.paceQueuedBytes = 0;
-    for (const out of streams) {
+    for (const out of new Set(dropped.map((p) => p.out))) {
       out.current = -1;
       if (out.target >= 0) this.askKeyFrame(out, out.target, now);
     }
@@ -448,7 +394,7 @@ export class Downlink {
       if (this.tokens < floor) continue;
       this.tokens -= kept.payload.length + OVERHEAD_BYTES;
       kept.lastSentMs = now;
-      this.enqueue({ out, seq: kept.seq, timestamp: kept.timestamp, marker: kept.marker, payload: kept.payload, charged: true }, now);
+      this.pacer.enqueue({ out, seq: kept.seq, timestamp: kept.timestamp, marker: kept.marker, payload: kept.payload, charged: true }, kept.payload.length + OVERHEAD_BYTES);
     }
   }
 
@@ -607,7 +553,7 @@ export class Downlink {
       return;
     }
     if (pending || now < this.nextProbeMs || this.estimator.delaySignal === 'overuse' || this.estimator.loss > 0.1
-      || this.paceHead < this.paceQueue.length) return;
+      || !this.pacer.idle) return;
     // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
     let need = 0;
     let carrier: Outbound | undefined;
