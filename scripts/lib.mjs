@@ -1,7 +1,7 @@
 // Shared steps of the npm scripts: install what the project needs, on a fresh machine too.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,11 +38,26 @@ export function nodeModulesCurrent() {
 }
 
 /** npm ci when node_modules does not match package-lock.json; a matching install is left alone. */
+/** Where `npm ci`'s own output goes (compiler lines when better-sqlite3 builds from source). */
+const INSTALL_LOG = join(ROOT, 'npm-install.log');
+
 export function ensureNodeModules() {
   if (nodeModulesCurrent()) return;
   const started = Date.now();
-  process.stdout.write('installing npm dependencies (npm ci; the first time takes a minute or two)...\n');
-  must('npm', ['ci', '--no-audit', '--no-fund', '--progress=true', '--foreground-scripts']);
+  process.stdout.write('installing npm dependencies with npm ci: a minute or two, up to five where better-sqlite3 has to be\n'
+    + `compiled because no prebuilt binary can be downloaded; its output goes to ${INSTALL_LOG}\n`);
+  const log = openSync(INSTALL_LOG, 'w');
+  let status;
+  try {
+    status = run('npm', ['ci', '--no-audit', '--no-fund', '--foreground-scripts'], { stdio: ['ignore', log, log] });
+  } finally {
+    closeSync(log);
+  }
+  if (status !== 0) {
+    const tail = readFileSync(INSTALL_LOG, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
+    process.stderr.write(`${tail}\n\nnpm ci failed with exit code ${status}; its whole output is in ${INSTALL_LOG}\n`);
+    process.exit(status);
+  }
   writeFileSync(INSTALL_STAMP, `${lockDigest()}\n`);
   process.stdout.write(`installed in ${seconds(started)}\n`);
 }
