@@ -319,7 +319,11 @@ async function register(sockets: readonly Socket[], registrations: readonly Buff
   }
 }
 
-async function baselineFanout(url: string, subscribers: number): Promise<Fanout> {
+/**
+ * The UDP side of a bench forwarder: a publisher socket and `subscribers` sockets, each counting the
+ * packets `open` gives back (the RTP it recovers, or undefined for one it refuses).
+ */
+async function udpClients(url: string, subscribers: number, open: (subscriber: number, msg: Buffer) => Buffer | undefined) {
   const { hostname, port: text } = new URL(url);
   const port = Number(text);
   const publisher = await bindUdp();
@@ -331,25 +335,32 @@ async function baselineFanout(url: string, subscribers: number): Promise<Fanout>
     const socket = await bindUdp();
     socket.on('message', (msg: Buffer) => {
       if (msg.length === 1) return;
+      const rtp = open(i, msg);
+      if (!rtp) return;
       received[i] = received[i]! + 1;
       // the same per-packet look the werift receiver takes: version and payload type
-      if (msg.length > 12 && msg[0]! >> 6 === 2) byType.add(`${i}:${msg[1]! & 0x7f}`);
+      if (rtp.length > 12 && rtp[0]! >> 6 === 2) byType.add(`${i}:${rtp[1]! & 0x7f}`);
     });
     subs.push(socket);
   }
-  await register(subs, subs.map(() => REGISTER), port, hostname, 'the baseline forwarder to register every subscriber');
-  const video = rtpSource(VP8_PAYLOAD_TYPE);
-  const audio = rtpSource(OPUS_PAYLOAD_TYPE);
-  return {
+  /** The load's two streams, sent to the forwarder from the publisher socket. */
+  const fanout = (video: (payload: Buffer) => Buffer, audio: (payload: Buffer) => Buffer): Fanout => ({
     sendVideo: (payload) => publisher.send(video(payload), port, hostname),
     sendAudio: (payload) => publisher.send(audio(payload), port, hostname),
     received: () => received.reduce((sum, n) => sum + n, 0),
     flowing: () => byType.size === subscribers * 2,
     close: async () => {
       publisher.send(RESET, port, hostname);
-      for (const s of [publisher, ...subs]) await new Promise<void>((resolve) => s.close(() => resolve()));
+      for (const sock of [publisher, ...subs]) await new Promise<void>((resolve) => sock.close(() => resolve()));
     },
-  };
+  });
+  return { hostname, port, publisher, subs, fanout };
+}
+
+async function baselineFanout(url: string, subscribers: number): Promise<Fanout> {
+  const { hostname, port, subs, fanout } = await udpClients(url, subscribers, (_i, msg) => msg);
+  await register(subs, subs.map(() => REGISTER), port, hostname, 'the baseline forwarder to register every subscriber');
+  return fanout(rtpSource(VP8_PAYLOAD_TYPE), rtpSource(OPUS_PAYLOAD_TYPE));
 }
 
 /** An SRTP session keyed alike in both directions. */
@@ -375,46 +386,19 @@ function registeredSession(msg: Buffer): SrtpSession | undefined {
 }
 
 async function srtpFloorFanout(url: string, subscribers: number, profile: SrtpProfile): Promise<Fanout> {
-  const { hostname, port: text } = new URL(url);
-  const port = Number(text);
-  const publisher = await bindUdp();
-  publisher.send(RESET, port, hostname);
-  const subs: Socket[] = [];
-  const received = new Uint32Array(subscribers);
-  const byType = new Set<string>();
   const subSrtp = Array.from({ length: subscribers }, () => randomSrtp(profile, REGISTER[0]!));
-  for (let i = 0; i < subscribers; i++) {
-    const socket = await bindUdp();
-    const { session } = subSrtp[i]!;
-    socket.on('message', (msg: Buffer) => {
-      if (msg.length === 1) return;
-      let rtp: Buffer;
-      try {
-        rtp = session.decrypt(msg);
-      } catch {
-        return; // counts only what unprotects with this subscriber's keys
-      }
-      received[i] = received[i]! + 1;
-      if (rtp.length > 12 && rtp[0]! >> 6 === 2) byType.add(`${i}:${rtp[1]! & 0x7f}`);
-    });
-    subs.push(socket);
-  }
+  const { hostname, port, publisher, subs, fanout } = await udpClients(url, subscribers, (i, msg) => {
+    try {
+      return subSrtp[i]!.session.decrypt(msg);
+    } catch {
+      return undefined; // counts only what unprotects with this subscriber's keys
+    }
+  });
   const pub = randomSrtp(profile, REGISTER_PUBLISHER);
   await register([publisher], [pub.registration], port, hostname, 'the SRTP floor forwarder to register the publisher');
   await register(subs, subSrtp.map((s) => s.registration), port, hostname, 'the SRTP floor forwarder to register every subscriber');
   const protect = (packet: RtpPacket): Buffer => pub.session.encrypt(packet.payload, packet.header);
-  const video = rtpSource(VP8_PAYLOAD_TYPE, protect);
-  const audio = rtpSource(OPUS_PAYLOAD_TYPE, protect);
-  return {
-    sendVideo: (payload) => publisher.send(video(payload), port, hostname),
-    sendAudio: (payload) => publisher.send(audio(payload), port, hostname),
-    received: () => received.reduce((sum, n) => sum + n, 0),
-    flowing: () => byType.size === subscribers * 2,
-    close: async () => {
-      publisher.send(RESET, port, hostname);
-      for (const s of [publisher, ...subs]) await new Promise<void>((resolve) => s.close(() => resolve()));
-    },
-  };
+  return fanout(rtpSource(VP8_PAYLOAD_TYPE, protect), rtpSource(OPUS_PAYLOAD_TYPE, protect));
 }
 
 /**
