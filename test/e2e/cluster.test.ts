@@ -188,6 +188,14 @@ describe(deployment.name, () => {
       assert.equal(placed.size, 1, `room spread-${room} went to ${[...placed].join(', ')}`);
     }
     assert.deepEqual(used, ports, 'both media nodes receive rooms');
+    // the public catalog names the same live nodes, on both api nodes
+    for (const server of [a, b]) {
+      const res = await request(`${server.api}/v1/public/platform/catalog`);
+      assert.equal(res.status, 200, res.text);
+      const hosts = res.json<{ regions: { media_hosts: { host: string; port: number }[] }[] }>().regions[0]!.media_hosts;
+      assert.deepEqual(new Set(hosts.map((h) => h.port)), ports);
+      assert.ok(hosts.every((h) => h.host === '127.0.0.1'));
+    }
   });
 
   it('refuses the old secret on B at the very next request after a rotate answered on A', async () => {

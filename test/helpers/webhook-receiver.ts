@@ -1,5 +1,6 @@
 /** A real HTTPS webhook receiver for tests: verifies every delivery with the server SDK and keeps the events. */
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook, type WebhookEvent } from '../../sdk/server/src/index.ts';
@@ -16,6 +17,12 @@ export interface WebhookReceiver {
   secrets: string[];
   /** The status a verified delivery is answered with (default 204). */
   answer: number;
+  /** While true, verified deliveries are kept unanswered (a receiver in the middle of its work) and listed in `held`. */
+  hold: boolean;
+  /** The deliveries kept unanswered, in arrival order; one whose sender went away stays listed. */
+  readonly held: ReceivedDelivery[];
+  /** Resolves once `predicate` holds for the held deliveries (checked on each arrival). */
+  waitForHeld(predicate: (events: readonly WebhookEvent[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
   /** Every verified delivery, retries included, in arrival order. */
   readonly deliveries: ReceivedDelivery[];
   /** Deliveries whose signature or timestamp did not verify. */
@@ -32,6 +39,8 @@ export async function startWebhookReceiver(tls: { certFile: string; keyFile: str
   const cert = readFileSync(tls.certFile);
   const key = readFileSync(tls.keyFile);
   const deliveries: ReceivedDelivery[] = [];
+  const held: ReceivedDelivery[] = [];
+  const open = new Set<ServerResponse>();
   const waiters = new Set<() => void>();
   let refused = 0;
   let server: Server | undefined;
@@ -44,8 +53,14 @@ export async function startWebhookReceiver(tls: { certFile: string; keyFile: str
       req.on('end', () => {
         try {
           const event = verifyWebhook(Buffer.concat(chunks), req.headers, receiver.secrets);
-          deliveries.push({ event, headers: req.headers });
-          res.writeHead(receiver.answer).end();
+          if (receiver.hold) {
+            held.push({ event, headers: req.headers });
+            open.add(res);
+            res.once('close', () => open.delete(res));
+          } else {
+            deliveries.push({ event, headers: req.headers });
+            res.writeHead(receiver.answer).end();
+          }
         } catch {
           refused += 1;
           res.writeHead(400).end();
@@ -68,30 +83,36 @@ export async function startWebhookReceiver(tls: { certFile: string; keyFile: str
     answer: 204,
     deliveries,
     get refused() { return refused; },
-    waitFor(predicate, what, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = (): void => {
-          if (!predicate(deliveries.map((d) => d.event))) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; received ${JSON.stringify(deliveries.map((d) => d.event.type))}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
-    },
+    hold: false,
+    held,
+    waitFor: (predicate, what, timeoutMs) => waitOn(deliveries, predicate, what, timeoutMs),
+    waitForHeld: (predicate, what, timeoutMs) => waitOn(held, predicate, what, timeoutMs),
     async stop() {
       const s = server;
       server = undefined;
       if (!s) return;
+      for (const res of open) res.destroy();
       s.closeAllConnections();
       await new Promise<void>((resolve) => s.close(() => resolve()));
     },
     start: listen,
   };
+  function waitOn(list: readonly ReceivedDelivery[], predicate: (events: readonly WebhookEvent[]) => boolean, what: string,
+    timeoutMs = 30_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!predicate(list.map((d) => d.event))) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out waiting for ${what}; received ${JSON.stringify(list.map((d) => d.event.type))}`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  }
   return receiver;
 }

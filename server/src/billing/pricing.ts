@@ -94,8 +94,8 @@ export interface PricingCurrencies {
 
 /** What the catalog reports about this deployment, read once from the configuration. */
 export interface CatalogSettings {
-  readonly sfuHost: string;
-  readonly sfuPort: number;
+  /** The media hosts token responses name: the configured one, or a cluster's live media nodes. */
+  readonly mediaHosts: readonly { readonly host: string; readonly port: number }[];
   readonly appRequestsPerMinute: number;
   readonly addressRequestsPerMinute: number;
   readonly temporaryTokenMaxTtlSeconds: number;
@@ -103,14 +103,14 @@ export interface CatalogSettings {
 
 /**
  * `GET /v1/public/platform/catalog`: regions and their media hosts (this deployment serves one
- * region, whose media host is the one token responses name), roles, codecs, the limits of docs/reference/token-api.md
+ * region, whose media hosts are those token responses name), roles, codecs, the limits of docs/reference/token-api.md
  * as this deployment applies them, and token lifetimes.
  */
 export function platformCatalog(platform: PlatformData, settings: CatalogSettings): PlatformCatalog {
   return {
     catalog_version: platform.version,
     api_version: 'v1',
-    regions: [{ id: 'default', name: 'Default region', media_hosts: [{ host: settings.sfuHost, port: settings.sfuPort }] }],
+    regions: [{ id: 'default', name: 'Default region', media_hosts: settings.mediaHosts.map(({ host, port }) => ({ host, port })) }],
     roles: platform.roles.map((r) => ({ role: r.role, may_publish: r.may_publish, may_subscribe: r.may_subscribe, description: r.description })),
     codecs: { audio: [...platform.codecs.audio], video: [...platform.codecs.video] },
     encryption: [...platform.encryption],

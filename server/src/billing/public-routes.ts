@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MARKETPLACE } from './catalog/marketplace.ts';
 import { PLATFORM } from './catalog/platform.ts';
 import { PRICE_LIST } from './catalog/price-list.ts';
-import { platformCatalog, pricingCurrencies, pricingDiscount, pricingPlans, pricingRates } from './pricing.ts';
+import { platformCatalog, pricingCurrencies, type CatalogSettings, type PlatformCatalog, pricingDiscount, pricingPlans, pricingRates } from './pricing.ts';
 import { listCategories, searchExtensions } from './marketplace.ts';
 import type { HttpContext } from '../http/context.ts';
 import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from '../tokens/temporary.ts';
@@ -47,12 +47,25 @@ function fixedDocument(value: unknown): { body: string; etag: string } {
 
 /** The public, unauthenticated and cacheable API: platform catalog, pricing and marketplace. */
 export function registerPublicRoutes(app: FastifyInstance, ctx: HttpContext): void {
+  const catalogOf = (mediaHosts: CatalogSettings['mediaHosts']): PlatformCatalog => platformCatalog(PLATFORM, {
+    mediaHosts,
+    appRequestsPerMinute: ctx.limits.appPerMinute, addressRequestsPerMinute: ctx.limits.addressPerMinute,
+    temporaryTokenMaxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
+  });
+  const { mediaNodes } = ctx.deps;
+  if (mediaNodes) {
+    // a cluster: the live media nodes as this process last read them (at most a second old), in
+    // a stable order so that an unchanged list keeps its ETag (docs/operations/scale-out.md)
+    let last: { key: string; body: string; etag: string } | undefined;
+    registerOperation(app, PUBLIC_API.getPlatformCatalog, async (req, reply) => {
+      const hosts = [...mediaNodes.nodes()].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+      const key = JSON.stringify(hosts.map((n) => [n.host, n.port]));
+      if (last?.key !== key) last = { key, ...fixedDocument(catalogOf(hosts)) };
+      return sendCacheable(req, reply, last.body, last.etag);
+    });
+  }
   const fixed = [
-    [PUBLIC_API.getPlatformCatalog, platformCatalog(PLATFORM, {
-      sfuHost: ctx.issuer.sfuHost, sfuPort: ctx.issuer.sfuPort,
-      appRequestsPerMinute: ctx.limits.appPerMinute, addressRequestsPerMinute: ctx.limits.addressPerMinute,
-      temporaryTokenMaxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
-    })],
+    ...(mediaNodes ? [] : [[PUBLIC_API.getPlatformCatalog, catalogOf([{ host: ctx.issuer.sfuHost, port: ctx.issuer.sfuPort }])] as const]),
     [PUBLIC_API.listPlans, pricingPlans(PRICE_LIST)],
     [PUBLIC_API.listRates, pricingRates(PRICE_LIST)],
     [PUBLIC_API.getVolumeDiscount, pricingDiscount(PRICE_LIST)],

@@ -41,7 +41,7 @@ export const platformCatalogSchema = z.strictObject({
     id: z.string(),
     name: z.string(),
     media_hosts: z.array(z.strictObject({ host: z.string(), port: z.int().min(0).max(65535) }))
-      .meta({ description: 'what media.sfu_host and media.sfu_port of token responses name' }),
+      .meta({ description: 'what media.sfu_host and media.sfu_port of token responses name: a cluster\'s live media nodes' }),
   })),
   roles: z.array(z.strictObject({
     role: z.enum(ROLES),
