@@ -369,9 +369,9 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
       throw new UsageError(`${command}: --ban takes 1 to ${MAX_BAN_SECONDS} seconds`);
     }
     const body: ParticipantRemoved = await call(values, (client) => client.removeParticipant(roomId, participant, { banSeconds }));
-    print(io, values['json'] === true, body, () => [body.banned_until === undefined
-      ? `removed ${body.user_id} (its tokens for the room issued up to ${new Date(body.cut_off_at * 1000).toISOString()} are refused)`
-      : `removed ${body.user_id}, banned until ${new Date(body.banned_until * 1000).toISOString()}`]);
+    print(io, values['json'] === true, body, () => ['removed', body.banned_until === undefined
+      ? `${body.user_id}: its tokens for the room issued up to ${new Date(body.cut_off_at * 1000).toISOString()} are refused`
+      : `${body.user_id}: banned from the room until ${new Date(body.banned_until * 1000).toISOString()}`]);
     return 0;
   }
   if (sub === 'end') {
