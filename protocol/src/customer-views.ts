@@ -91,11 +91,25 @@ export interface RoomEnded {
   readonly ended: true;
   /** How many participants were closed. */
   readonly participants: number;
+  /** Stored before the answer: the room's tokens issued (`iat`) at or before this second are refused. */
+  readonly cut_off_at: number;
+}
+
+/** The optional body of `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove` (`RemovalRequest`). */
+export interface RemovalRequest {
+  /** Keep the user out of the room this long (1 to 604800): its tokens for the room issued until then are refused. */
+  readonly ban_seconds?: number | undefined;
 }
 
 /** `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove` (`ParticipantRemoved`). */
 export interface ParticipantRemoved {
   readonly removed: true;
+  /** The user removed: the cut-off applies to every session of this user in the room. */
+  readonly user_id: string;
+  /** Stored before the answer: the room's tokens of the user issued (`iat`) at or before this second are refused. */
+  readonly cut_off_at: number;
+  /** Present while a ban is in force (asked for now, or from an earlier removal): equal to `cut_off_at`. */
+  readonly banned_until?: number;
 }
 
 /** A plan of the price list, one of `plans` of `GET /v1/public/pricing/plans` (`PricingPlans`). */

@@ -1,7 +1,7 @@
 export { ERROR_STATUS, isErrorCode } from './errors.ts';
 export type { ErrorCode, ErrorBody } from './errors.ts';
 export {
-  DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS, MAX_STREAM_ID,
+  DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MAX_BAN_SECONDS, MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS, MAX_STREAM_ID,
   MAX_ID_LENGTH, TOKEN_API_BODY_LIMIT_BYTES, APP_REQUESTS_PER_MINUTE, ADDRESS_REQUESTS_PER_MINUTE,
   AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS,
 } from './limits.ts';
@@ -44,7 +44,7 @@ export {
 export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
-  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, PricingPlan, RevocationResult,
+  ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RemovalRequest, PricingPlan, RevocationResult,
 } from './customer-views.ts';
 export {
   GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,

@@ -10,3 +10,6 @@ export const APP_REQUESTS_PER_MINUTE = 1200;
 export const ADDRESS_REQUESTS_PER_MINUTE = 2400;
 export const AUTH_FAILURES_PER_WINDOW = 20;
 export const AUTH_FAILURE_WINDOW_SECONDS = 300;
+
+/** The longest ban a removal may ask for (`ban_seconds`, docs/reference/room-api.md, "Banning"): seven days. */
+export const MAX_BAN_SECONDS = 7 * 24 * 3600;

@@ -53,9 +53,13 @@ describe('rtc rooms against live media sessions', () => {
     const bobId = room.participants.find((p) => p.user_id === 'bob')!.participant_id;
 
     const bobClosed = nextEvent(bob, 'disconnected', 5000);
-    const removed = await rtc('rooms', 'remove', 'cli-room', bobId);
+    const removed = await rtc('rooms', 'remove', 'cli-room', bobId, '--ban', '120');
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /^removed$/m);
+    assert.match(removed.stdout, /^bob: banned from the room until \d{4}-\d\d-\d\dT/m);
+    const tooLong = await rtc('rooms', 'remove', 'cli-room', bobId, '--ban', '604801');
+    assert.equal(tooLong.code, 2, tooLong.stderr);
+    assert.match(tooLong.stderr, /--ban takes 1 to 604800 seconds/);
     assert.equal((await bobClosed).code, 4003);
     assert.equal(alice.state, 'connected', 'the others stay');
 

@@ -241,6 +241,45 @@ describe(deployment.name, () => {
     await inbox.waitFor((e) => e.type === 'revoked', 1000, 'the revoked event on the signaling stream');
   });
 
+  it('refuses, after a removal with a ban answered on B, the user\'s grant issued on A before it and never used, on every node', async () => {
+    const own = await createCustomer(a);
+    const body = { room_id: 'cutoff-room', user_id: 'mallory', role: 'speaker', signaling: true };
+    const first = await issueOn(a, body, own);
+    const renewal = await issueOn(b, body, own);
+    const session = await join(first);
+    sessions.push(session);
+    const client = new SignalingClient({ url: first.signaling!.url, token: first.signaling!.token });
+    await client.join();
+    const inbox = collect(client);
+    await inbox.waitFor((e) => e.type === 'ready', 5000, 'the signaling stream');
+    const room = (server: RunningServer, path: string, method = 'GET', payload?: unknown) =>
+      request(`${server.api}/v1/rtc/rooms/cutoff-room${path}`, { method, headers: { authorization: own.auth }, ...(payload !== undefined && { body: payload }) });
+    let participantId: string | undefined;
+    while (participantId === undefined) {
+      const res = await room(b, '');
+      if (res.status === 200) participantId = res.json<{ participants: { participant_id: string }[] }>().participants[0]?.participant_id;
+    }
+
+    const disconnected = nextEvent(session, 'disconnected', 5000);
+    const removed = await room(b, `/participants/${participantId}/remove`, 'POST', { ban_seconds: 120 });
+    assert.equal(removed.status, 200, removed.text);
+    const stored = removed.json<{ cut_off_at: number; banned_until: number }>();
+    assert.equal(stored.banned_until, stored.cut_off_at);
+    assert.ok(Math.abs(stored.banned_until - (Date.now() / 1000 + 120)) < 60);
+    assert.equal((await disconnected).code, 4003);
+    await inbox.waitFor((e) => e.type === 'revoked', 1000, 'the revoked event on the signaling stream');
+
+    for (const token of [renewal, await issueOn(a, body, own)]) {
+      const refused = await join(token).then(() => undefined, (err: unknown) => err as { closeCode?: number });
+      assert.equal(refused?.closeCode, 4003, 'a grant issued before the ban ends is refused at the media node');
+      const signalingJoin = await request(`${token.signaling!.url}/v1/signaling/join`, { body: { token: token.signaling!.token } });
+      assert.equal(signalingJoin.status, 401, signalingJoin.text);
+    }
+    const elsewhere = await join(await issueOn(b, { ...body, room_id: 'cutoff-other-room' }, own));
+    sessions.push(elsewhere);
+    assert.equal(elsewhere.state, 'connected', 'another room of the user is untouched');
+  });
+
   it('lists the rooms of every media node on both api nodes, and removes or updates a participant on whichever node holds it', async () => {
     const own = await createCustomer(a);
     const rooms = (server: RunningServer, path = '', method = 'GET', body?: unknown) =>

@@ -86,7 +86,9 @@ describe('room service API on one process (api, token, media)', () => {
     const res = await api.remove('rooms-remove', carol.participantId);
     const returnedAt = performance.now();
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.json(), { removed: true });
+    const { cut_off_at: cutOffAt, ...removed } = res.json<{ cut_off_at: number }>();
+    assert.deepEqual(removed, { removed: true, user_id: 'carol' });
+    assert.ok(Math.abs(cutOffAt - Date.now() / 1000) < 60);
     const info = await disconnected;
     assert.ok(performance.now() - returnedAt < 1000);
     assert.equal(info.code, 4003);
@@ -97,7 +99,8 @@ describe('room service API on one process (api, token, media)', () => {
     const room = await api.whenListed('rooms-remove', 1);
     assert.equal(room.participants[0]!.user_id, 'alice');
     assert.equal((await api.remove('rooms-remove', carol.participantId)).status, 404);
-    // a new token lets the user back in
+    // a new token issued after the cut-off's second lets the user back in (iat has whole seconds)
+    await until(() => Math.floor(Date.now() / 1000) > cutOffAt, 2000, 'the second after the cut-off');
     sessions.push(await join(await token('carol', {}, 'rooms-remove')));
   });
 
@@ -173,7 +176,7 @@ describe('room service API on one process (api, token, media)', () => {
     const closed = [nextEvent(dave, 'disconnected'), nextEvent(erin, 'disconnected')];
     const res = await api.end('rooms-end');
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.json(), { ended: true, participants: 2 });
+    assert.deepEqual({ ...res.json<object>(), cut_off_at: 0 }, { ended: true, participants: 2, cut_off_at: 0 });
     for (const info of await Promise.all(closed)) assert.equal(info.code, 4003);
     await api.whenListed('rooms-end', 0);
     assert.equal((await api.end('rooms-end')).status, 404);
@@ -196,7 +199,7 @@ describe('room service API on one process (api, token, media)', () => {
     await tokens.removeParticipant('rooms-sdk', judy.participantId);
     assert.equal((await judyGone).code, 4003);
     await api.whenListed('rooms-sdk', 1);
-    assert.deepEqual(await tokens.endRoom('rooms-sdk'), { participants: 1 });
+    assert.equal((await tokens.endRoom('rooms-sdk')).participants, 1);
     await api.whenListed('rooms-sdk', 0);
     await assert.rejects(tokens.getRoom('rooms-sdk'), (err: unknown) => err instanceof TokenApiError && err.code === 'not_found' && err.status === 404);
   });
@@ -259,7 +262,7 @@ describe('room service API on one process (api, token, media)', () => {
     const disconnected = nextEvent(ivy, 'disconnected');
     const removed = await consoleCall(customer, 'POST', `/rooms-console/participants/${ivy.participantId}/remove`);
     assert.equal(removed.status, 200, removed.text);
-    assert.deepEqual(removed.json(), { removed: true });
+    assert.deepEqual({ ...removed.json<object>(), cut_off_at: 0 }, { removed: true, user_id: 'ivy', cut_off_at: 0 });
     assert.equal((await disconnected).code, 4003);
     assert.equal(henry.state, 'connected');
   });

@@ -414,6 +414,29 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       });
     });
 
+    describe('room cut-offs (removals and ended rooms)', () => {
+      it('keeps the later cut-off per user and per room, answers the latest covering a user, lists and purges by expiry', async () => {
+        const now = 2_000_000_000;
+        const projectId = uid('prj');
+        const cut = (userId: string | null, cutAt: number, expiresAt = cutAt + 3660) => ({ projectId, roomId: 'r1', userId, cutAt, expiresAt });
+        assert.deepEqual(await store.insertRoomCutoff(cut('carol', now + 600)), cut('carol', now + 600));
+        // a later removal without a ban does not shorten the ban: the stored cut-off is answered
+        assert.deepEqual(await other.insertRoomCutoff(cut('carol', now)), cut('carol', now + 600));
+        assert.equal(await other.roomCutoff(projectId, 'r1', 'carol'), now + 600);
+        assert.equal(await store.roomCutoff(projectId, 'r1', 'dave'), undefined);
+        assert.equal(await store.roomCutoff(projectId, 'r2', 'carol'), undefined);
+        await store.insertRoomCutoff(cut(null, now + 700));
+        assert.equal(await store.roomCutoff(projectId, 'r1', 'dave'), now + 700, 'the room\'s cut-off covers every user');
+        assert.equal(await store.roomCutoff(projectId, 'r1', 'carol'), now + 700, 'the later of the user\'s and the room\'s');
+        const expired = { ...cut('erin', now - 4000), expiresAt: now - 1 };
+        await store.insertRoomCutoff(expired);
+        const listed = (await store.listRoomCutoffs(now)).filter((c) => c.projectId === projectId);
+        assert.deepEqual(listed.sort((a, b) => a.cutAt - b.cutAt), [cut('carol', now + 600), cut(null, now + 700)]);
+        assert.equal(await store.purgeRoomCutoffs(now), 1);
+        assert.equal(await store.roomCutoff(projectId, 'r1', 'erin'), now + 700);
+      });
+    });
+
     describe('quotes', () => {
       it('keeps the document exactly as given and lists newest first, a page at a time', async () => {
         const accountId = await account();

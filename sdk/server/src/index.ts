@@ -1,4 +1,5 @@
 export { TokenClient } from './token-client.ts';
+export type { RemoveOptions } from './token-client.ts';
 export type { TokenClientOptions } from './client-options.ts';
 export type { CallOptions } from './api-call.ts';
 export type { TokenClientEvent, TokenClientLogger } from './client-events.ts';
@@ -10,7 +11,7 @@ export type { RetryOptions } from './retry.ts';
 export { assertServerRuntime } from './runtime.ts';
 export type { FetchLike, FetchInitLike, FetchResponseLike, ClockLike, SleepLike } from './transport.ts';
 export type {
-  TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials, RevocationRequest, Role,
+  TokenRequest, TokenResponse, ParticipantRemoved, MediaCredentials, TurnCredentials, SignalingCredentials, RevocationRequest, Role,
 } from '@rtc/protocol';
 export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';

@@ -1,4 +1,4 @@
-import type { RevocationRequest, TokenRequest, TokenResponse } from '@rtc/protocol';
+import { MAX_BAN_SECONDS, type ParticipantRemoved, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { ApiCaller, type CallOptions } from './api-call.ts';
 import { resolveClientOptions, type TokenClientOptions } from './client-options.ts';
 import { isObject, isParticipant, isRoom, type ParticipantPermissions, type RtcParticipant, type RtcRoom } from './rooms.ts';
@@ -115,28 +115,41 @@ export class TokenClient {
 
   /**
    * Removes a participant (`POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove`):
-   * its session closes within about a second (close code 4003) and the grants it used are refused
-   * from then on; the user comes back only with a new token. `not_found` when it is not live.
+   * every session of its user in the room closes within about a second (close code 4003), and the
+   * user's tokens for the room issued up to the removal are refused, also one just renewed. With
+   * `banSeconds` (1 to 604800), tokens issued until the ban ends are refused too. Resolves with what
+   * the platform stored (`cut_off_at`, and `banned_until` during a ban). `not_found` when it is not
+   * live; `unavailable` (retried) when the cut-off could not be stored.
    *
    * @example
    * ```ts
    * const room = await tokens.getRoom('r_81');
    * const troll = room.participants.find((p) => p.user_id === 'u_13');
-   * if (troll) await tokens.removeParticipant('r_81', troll.participant_id);
+   * if (troll) await tokens.removeParticipant('r_81', troll.participant_id, { banSeconds: 3600 });
    * ```
    */
-  async removeParticipant(roomId: string, participantId: string, options: CallOptions = {}): Promise<void> {
-    await this.#api.call('removeParticipant', 'POST',
-      `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}/remove`, undefined, () => true, options);
+  async removeParticipant(roomId: string, participantId: string, options: RemoveOptions = {}): Promise<ParticipantRemoved> {
+    const { banSeconds } = options;
+    if (banSeconds !== undefined && !(Number.isInteger(banSeconds) && banSeconds >= 1 && banSeconds <= MAX_BAN_SECONDS)) {
+      throw new TypeError(`banSeconds must be an integer from 1 to ${MAX_BAN_SECONDS}`);
+    }
+    const read = (json: unknown): ParticipantRemoved | undefined =>
+      (isObject(json) && json['removed'] === true && typeof json['user_id'] === 'string' && typeof json['cut_off_at'] === 'number'
+        && (json['banned_until'] === undefined || typeof json['banned_until'] === 'number') ? json as unknown as ParticipantRemoved : undefined);
+    return this.#api.call('removeParticipant', 'POST',
+      `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}/remove`,
+      banSeconds === undefined ? undefined : JSON.stringify({ ban_seconds: banSeconds }), read, callOptions(options));
   }
 
   /**
-   * Ends a room (`POST /v1/rtc/rooms/{room_id}/end`): every participant is removed like
-   * {@link TokenClient.removeParticipant}. Resolves with how many participants were closed.
+   * Ends a room (`POST /v1/rtc/rooms/{room_id}/end`): every session of the room closes like
+   * {@link TokenClient.removeParticipant}, and every token for the room issued up to now is
+   * refused. Resolves with how many participants were closed and the cut-off stored.
    */
-  async endRoom(roomId: string, options: CallOptions = {}): Promise<{ participants: number }> {
-    const read = (json: unknown): { participants: number } | undefined =>
-      (isObject(json) && typeof json['participants'] === 'number' ? { participants: json['participants'] } : undefined);
+  async endRoom(roomId: string, options: CallOptions = {}): Promise<{ participants: number; cut_off_at: number }> {
+    const read = (json: unknown): { participants: number; cut_off_at: number } | undefined =>
+      (isObject(json) && typeof json['participants'] === 'number' && typeof json['cut_off_at'] === 'number'
+        ? { participants: json['participants'], cut_off_at: json['cut_off_at'] } : undefined);
     return this.#api.call('endRoom', 'POST', `/v1/rtc/rooms/${pathId('roomId', roomId)}/end`, undefined, read, options);
   }
 
@@ -170,6 +183,17 @@ export class TokenClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `TokenClient { baseUrl: ${JSON.stringify(this.#baseUrl)}, appId: ${JSON.stringify(this.#appId)} }`;
   }
+}
+
+/** Options of {@link TokenClient.removeParticipant}. */
+export interface RemoveOptions extends CallOptions {
+  /** Keep the user out of the room this many seconds (1 to 604800): its tokens for the room issued until then are refused. */
+  readonly banSeconds?: number;
+}
+
+/** The call options alone, without what an operation reads itself. */
+function callOptions(options: CallOptions): CallOptions {
+  return options.signal === undefined ? {} : { signal: options.signal };
 }
 
 /** A room or participant id as a path segment. */

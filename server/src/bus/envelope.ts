@@ -11,6 +11,10 @@ const busEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('credential.changed'), appId: id }),
   z.strictObject({ type: z.literal('project.archived'), projectId: id, cutAt: seconds, expiresAt: seconds }),
   z.strictObject({
+    type: z.literal('room.cut_off'), projectId: id, roomId: z.string().min(1).max(512), userId: z.string().min(1).max(512).nullable(),
+    cutAt: seconds, expiresAt: seconds,
+  }),
+  z.strictObject({
     type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
     publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
   }),

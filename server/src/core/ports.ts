@@ -41,6 +41,11 @@ export type BusEvent =
   | { readonly type: 'grant.revoked'; readonly grantId: string; readonly projectId: string; readonly expiresAt: number }
   | { readonly type: 'credential.changed'; readonly appId: string }
   | { readonly type: 'project.archived'; readonly projectId: string; readonly cutAt: number; readonly expiresAt: number }
+  /** A removal (one user, `userId`) or the end of a room (every user, `userId` null) cuts off the room's grants issued up to `cutAt`. */
+  | {
+    readonly type: 'room.cut_off'; readonly projectId: string; readonly roomId: string; readonly userId: string | null;
+    readonly cutAt: number; readonly expiresAt: number;
+  }
   | {
     readonly type: 'participant.updated'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly publish: readonly number[]; readonly subscribe: readonly number[]; readonly subscribeRoom: boolean;

@@ -2,24 +2,31 @@ import type { Config } from '../config.ts';
 import type { Clock, EventBus } from '../core/ports.ts';
 import { isCutOff, ProjectCutoffs } from '../customers/project-cutoff.ts';
 import type { ProjectCutoffRecord, ProjectStore } from '../customers/store.ts';
+import { RoomCutoffs } from '../rooms/cutoff.ts';
+import type { RoomCutoffRecord, RoomCutoffStore } from '../rooms/store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 
 /** What the guard needs to know of a grant or signaling token to refuse it. */
 export interface GuardedGrant {
   readonly grantId: string;
   readonly projectId: string;
-  /** `iat`: an archive cut-off refuses tokens issued at or before it. */
+  /** A removal's cut-off refuses the user's grants for the room; a room's end, every user's. */
+  readonly roomId: string;
+  readonly userId: string;
+  /** `iat`: an archive or removal cut-off refuses tokens issued at or before it. */
   readonly issuedAt: number;
 }
 
 export interface GrantGuardOptions {
-  readonly store: Pick<RevocationStore, 'isRevoked' | 'listRevocations'> & Pick<ProjectStore, 'projectCutoff' | 'listProjectCutoffs'>;
+  readonly store: GuardStore;
   readonly bus: EventBus;
   readonly clock: Clock;
   /** A grant was revoked (bus event or store read): end what uses it. Told again for one already known. */
   readonly onRevoked: (grantId: string, expiresAt: number) => void;
   /** A project's archive cut-off arrived that is new or later than the one known: end what it covers. */
   readonly onCutOff: (cutoff: ProjectCutoffRecord) => void;
+  /** A removal's or a room's end's cut-off arrived that is new or later than the one known: end what it covers. */
+  readonly onRoomCutOff: (cutoff: RoomCutoffRecord) => void;
   /**
    * Also read revocations and cut-offs from the store at this interval, for a bus that does not
    * reach the processes that revoke and archive (PostgreSQL without Redis). Undefined: the bus is enough.
@@ -30,6 +37,10 @@ export interface GrantGuardOptions {
   /** A read of the store failed (the next poll or resync reads again). */
   readonly onReadError?: ((err: unknown) => void) | undefined;
 }
+
+/** What the guard reads of the store: revocations, archive cut-offs, removal cut-offs. */
+export type GuardStore = Pick<RevocationStore, 'isRevoked' | 'listRevocations'> & Pick<ProjectStore, 'projectCutoff' | 'listProjectCutoffs'>
+  & Pick<RoomCutoffStore, 'roomCutoff' | 'listRoomCutoffs'>;
 
 /** How often revocations and cut-offs of expired tokens are forgotten: those tokens are refused as expired. */
 export const REVOCATION_PURGE_INTERVAL_MS = 60_000;
@@ -48,14 +59,15 @@ export function pollsStore(config: Config, deps: { readonly bus: Pick<EventBus, 
 
 /**
  * The media and signaling roles' watch over the tokens they admit (docs/operations/scale-out.md):
- * revocations and project archive cut-offs, heard on the bus, read again from the store when the
- * bus may have missed events (and on a poll where it cannot reach the processes that revoke), kept
- * in memory until the tokens they cover expire, and asked of the store for a token not yet refused
- * in memory. A revocation is in the store before it is published, so none is lost between the two.
+ * revocations, project archive cut-offs and the cut-offs of removals and ended rooms, heard on the
+ * bus, read again from the store when the bus may have missed events (and on a poll where it cannot
+ * reach the processes that revoke), kept in memory until the tokens they cover expire, and asked of
+ * the store for a token not yet refused in memory. A revocation is in the store before it is published, so none is lost between the two.
  */
 export class GrantGuard {
   private readonly revoked = new Map<string, number>();
   private readonly cutoffs = new ProjectCutoffs();
+  private readonly roomCutoffs = new RoomCutoffs();
   private readonly options: GrantGuardOptions;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeResync: () => void;
@@ -67,6 +79,7 @@ export class GrantGuard {
     this.unsubscribe = options.bus.subscribe((event) => {
       if (event.type === 'grant.revoked') this.revoke(event.grantId, event.expiresAt);
       else if (event.type === 'project.archived') this.cutOff(event);
+      else if (event.type === 'room.cut_off') this.cutOffRoom(event);
     });
     this.unsubscribeResync = options.bus.onResync(() => this.readQuietly());
   }
@@ -102,17 +115,19 @@ export class GrantGuard {
     return guard;
   }
 
-  /** Revoked, or cut off by its project's archive, as far as this process has heard. */
+  /** Revoked, or cut off by its project's archive or a removal from its room, as far as this process has heard. */
   isRefusedInMemory(grant: GuardedGrant): boolean {
-    return this.revoked.has(grant.grantId) || this.cutoffs.covers(grant.projectId, grant.issuedAt);
+    return this.revoked.has(grant.grantId) || this.cutoffs.covers(grant.projectId, grant.issuedAt) || this.roomCutoffs.covers(grant);
   }
 
   /** Refused in memory, else as the store says (a revocation made before this process heard of it, also after a restart). */
   async isRefused(grant: GuardedGrant): Promise<boolean> {
     if (this.isRefusedInMemory(grant)) return true;
     const { store } = this.options;
-    const [revoked, cutoff] = await Promise.all([store.isRevoked(grant.grantId), store.projectCutoff(grant.projectId)]);
-    return revoked || isCutOff(cutoff?.cutAt, grant.issuedAt) || this.isRefusedInMemory(grant);
+    const [revoked, cutoff, roomCutAt] = await Promise.all([
+      store.isRevoked(grant.grantId), store.projectCutoff(grant.projectId), store.roomCutoff(grant.projectId, grant.roomId, grant.userId),
+    ]);
+    return revoked || isCutOff(cutoff?.cutAt, grant.issuedAt) || isCutOff(roomCutAt, grant.issuedAt) || this.isRefusedInMemory(grant);
   }
 
   /** Stops listening to the bus and the store. */
@@ -133,6 +148,11 @@ export class GrantGuard {
     if (this.cutoffs.add(record)) this.options.onCutOff(record);
   }
 
+  private cutOffRoom(cutoff: RoomCutoffRecord): void {
+    const record = { projectId: cutoff.projectId, roomId: cutoff.roomId, userId: cutoff.userId, cutAt: cutoff.cutAt, expiresAt: cutoff.expiresAt };
+    if (this.roomCutoffs.add(record)) this.options.onRoomCutOff(record);
+  }
+
   private nowSec(): number {
     return Math.floor(this.options.clock.nowMs() / 1000);
   }
@@ -141,6 +161,7 @@ export class GrantGuard {
     const now = this.nowSec();
     for (const [grantId, expiresAt] of this.revoked) if (expiresAt < now) this.revoked.delete(grantId);
     this.cutoffs.purge(now);
+    this.roomCutoffs.purge(now);
   }
 
   private readQuietly(): void {
@@ -156,9 +177,12 @@ export class GrantGuard {
     const read = async (): Promise<void> => {
       const now = this.nowSec();
       const { store } = this.options;
-      const [revocations, cutoffs] = await Promise.all([store.listRevocations(now), store.listProjectCutoffs(now)]);
+      const [revocations, cutoffs, roomCutoffs] = await Promise.all([
+        store.listRevocations(now), store.listProjectCutoffs(now), store.listRoomCutoffs(now),
+      ]);
       for (const r of revocations) this.revoke(r.grantId, r.expiresAt);
       for (const c of cutoffs) this.cutOff(c);
+      for (const c of roomCutoffs) this.cutOffRoom(c);
     };
     const next = (this.reading ?? Promise.resolve()).catch(() => {}).then(read);
     const current = next.finally(() => {

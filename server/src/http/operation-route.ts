@@ -84,7 +84,10 @@ export function registerOperation<O extends Operation>(
       const input: OperationInput<O> = {
         params: req.params as ParamsOf<O>,
         query: (querySchema ? validateQuery(querySchema, req.query) : undefined) as QueryOf<O>,
-        body: () => input.bodyFrom(parseJsonBody(req.body as Buffer | undefined)),
+        body: () => {
+          const raw = req.body as Buffer | undefined;
+          return input.bodyFrom(op.bodyOptional === true && (raw === undefined || raw.length === 0) ? {} : parseJsonBody(raw));
+        },
         bodyFrom(json) {
           if (!bodySchema) throw new TypeError(`${op.id} declares no body`);
           return validate(bodySchema, json) as BodyOf<O>;

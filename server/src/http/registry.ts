@@ -55,6 +55,8 @@ export interface Operation {
   readonly headers?: Readonly<Record<string, z.ZodType>>;
   /** The body schema the route validates with (a named component). */
   readonly body?: z.ZodType;
+  /** The body may be left out (read as `{}`); the document then marks it not required. */
+  readonly bodyOptional?: boolean;
   /** A valid body, shown in the document and sent by the contract test. */
   readonly example?: unknown;
   readonly bodyLimitBytes?: number;

@@ -102,6 +102,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   const purge = setInterval(() => {
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
+    store.purgeRoomCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room cut-off purge failed'));
     store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
       .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
   }, REVOCATION_PURGE_INTERVAL_MS);

@@ -3,14 +3,12 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
-import { GrantGuard } from '../grant-guard/guard.ts';
+import { GrantGuard, type GuardStore } from '../grant-guard/guard.ts';
 import { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
-import type { LiveParticipantRecord } from '../rooms/store.ts';
-import type { ProjectStore } from '../customers/store.ts';
+import type { LiveParticipantRecord, RoomCutoffRecord } from '../rooms/store.ts';
 import type { LiveParticipantStore, MediaNodeStore } from '../rooms/store.ts';
-import type { RevocationStore } from '../tokens/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
@@ -20,8 +18,7 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: Pick<RevocationStore, 'isRevoked' | 'listRevocations'> & Pick<ProjectStore, 'projectCutoff' | 'listProjectCutoffs'>
-    & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore;
+  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -103,6 +100,7 @@ export class MediaHub implements SessionHost {
       store: options.store, bus: options.bus, clock: options.clock,
       onRevoked: (grantId) => this.revoke(grantId),
       onCutOff: (cutoff) => this.cutOff(cutoff),
+      onRoomCutOff: (cutoff) => this.cutOffRoom(cutoff),
       pollMs: options.storePollMs,
       active: () => this.sessions.size > 0,
       onReadError: (err) => this.logger.warn({ err }, 'media: reading revocations failed'),
@@ -167,7 +165,7 @@ export class MediaHub implements SessionHost {
     });
   }
 
-  /** Revoked or cut off by its project's archive, in memory or in the store (grant-guard/guard.ts). */
+  /** Revoked, or cut off by its project's archive or a removal, in memory or in the store (grant-guard/guard.ts). */
   isRefused(grant: MediaGrant): Promise<boolean> {
     return this.guard.isRefused(grant);
   }
@@ -319,6 +317,21 @@ export class MediaHub implements SessionHost {
     let closed = 0;
     for (const session of [...this.sessions]) {
       if (!session.isCutOffBy(cutoff.projectId, cutoff.cutAt)) continue;
+      session.close('revoked');
+      closed += 1;
+    }
+    if (closed > 0) this.onRevocationClose?.((performance.now() - arrived) / 1000);
+  }
+
+  /**
+   * A removal ends the user's sessions in the room, a room's end every session of the room, like a
+   * revocation of their grants (docs/reference/room-api.md, "What a removal stores").
+   */
+  private cutOffRoom(cutoff: RoomCutoffRecord): void {
+    const arrived = performance.now();
+    let closed = 0;
+    for (const session of [...this.sessions]) {
+      if (!session.isRoomCutOffBy(cutoff)) continue;
       session.close('revoked');
       closed += 1;
     }

@@ -18,6 +18,7 @@ import {
 } from './limits.ts';
 import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
+import type { RoomCutoffRecord } from '../rooms/store.ts';
 import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { RtcOptions } from './webrtc/options.ts';
@@ -174,6 +175,13 @@ export class Session implements Member, PeerOwner, RenewingSession {
   /** Whether a cut-off of `projectId` at `cutAt` covers a grant this joined session has used. */
   isCutOffBy(projectId: string, cutAt: number): boolean {
     return this.state === 'joined' && this.grants.current?.projectId === projectId && this.grants.coveredBy(cutAt);
+  }
+
+  /** Whether a removal's or a room's end's cut-off covers a grant this joined session has used (all of one user and room). */
+  isRoomCutOffBy(cutoff: Pick<RoomCutoffRecord, 'projectId' | 'roomId' | 'userId' | 'cutAt'>): boolean {
+    const grant = this.grants.current;
+    return this.state === 'joined' && grant !== undefined && grant.projectId === cutoff.projectId && grant.roomId === cutoff.roomId
+      && (cutoff.userId === null || grant.userId === cutoff.userId) && this.grants.coveredBy(cutoff.cutAt);
   }
 
   /** Seals a control message under the server-to-client key and queues it (never dropped). */

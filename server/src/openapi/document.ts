@@ -182,8 +182,8 @@ function operationObject(op: Operation): JsonObject {
     ...(parameters.length > 0 && { parameters }),
     ...(op.body && {
       requestBody: {
-        required: true,
-        description: `JSON object; unknown fields are 400 invalid_request; at most ${limit} bytes`,
+        required: op.bodyOptional !== true,
+        description: `JSON object${op.bodyOptional === true ? ' (may be left out: read as {})' : ''}; unknown fields are 400 invalid_request; at most ${limit} bytes`,
         content: {
           'application/json': {
             schema: schemaRef(op.body, 'input'),

@@ -7,11 +7,11 @@ import { registerOperation } from '../http/operation-route.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
 import { getRoom, listRooms, removeParticipant } from './service.ts';
-import type { LiveParticipantStore } from './store.ts';
+import type { LiveParticipantStore, RoomCutoffStore } from './store.ts';
 
 /** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
 export function registerRoomConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore>,
+  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
 

@@ -1,5 +1,5 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
-import { permissionsPatchSchema } from './schemas.ts';
+import { permissionsPatchSchema, removalRequestSchema } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
 import { consoleOperation, projectId, type ConsoleOperationSpec } from '../customers/console-operation.ts';
 import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from './responses.ts';
@@ -41,22 +41,29 @@ export const ROOM_API = {
   removeRtcParticipant: {
     id: 'removeRtcParticipant', method: 'POST', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}/remove',
     hosts: ['api', 'token'], tag: 'Room service',
-    summary: 'Remove a participant from its room',
-    description: 'Revokes every grant the participant\'s session has used: the media server closes the session with '
-      + '4003 revoked within about one second and refuses those grants from then on, so the user comes back only with a '
-      + `new token. 404 not_found when the participant is not live. ${ORDER_OF_CHECKS}`,
-    auth: 'basic', pathParams: participant, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
-    responses: { 200: { description: 'removed', schema: participantRemovedSchema } },
-    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found'],
+    summary: 'Remove a participant from its room, optionally banning its user for a while',
+    description: 'Stores a cut-off for the participant\'s user in the room, then closes every media and signaling session '
+      + 'of that user in the room (4003 revoked) within about one second. Every token of that user for that room issued '
+      + '(iat) at or before cut_off_at is refused from then on, also one the server never saw (a renewal just issued), '
+      + 'and after a restart; with ban_seconds, cut_off_at is that far in the future, so tokens issued until then are '
+      + 'refused when used (the token API still issues them). The body may be left out. 503 unavailable when the cut-off '
+      + `could not be stored: nothing was claimed, retry. 404 not_found when the participant is not live. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: participant, body: requestComponent(removalRequestSchema, 'RemovalRequest'), bodyOptional: true,
+    bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { ban_seconds: 3600 },
+    responses: { 200: { description: 'removed: what was stored', schema: participantRemovedSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'not_found', [503, 'unavailable']],
   },
   endRtcRoom: {
     id: 'endRtcRoom', method: 'POST', path: '/v1/rtc/rooms/{room_id}/end', hosts: ['api', 'token'], tag: 'Room service',
     summary: 'End a room',
-    description: 'Removes every participant of the room like the remove operation (their grants are revoked: an ended '
-      + `room stays ended for the tokens that were in it). 404 not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
+    description: 'Stores a cut-off for the whole room, then closes every media and signaling session of the room (4003 '
+      + 'revoked): every token for the room issued (iat) at or before cut_off_at is refused from then on, whoever it is '
+      + 'for; tokens issued later open the room again. 503 unavailable when the cut-off could not be stored. 404 '
+      + `not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
     auth: 'basic', pathParams: roomId, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
-    responses: { 200: { description: 'ended, with how many participants were closed', schema: roomEndedSchema } },
-    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found'],
+    responses: { 200: { description: 'ended, with how many participants were closed and the cut-off stored', schema: roomEndedSchema } },
+    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found', [503, 'unavailable']],
   },
   updateRtcParticipant: {
     id: 'updateRtcParticipant', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}',
@@ -109,7 +116,7 @@ export const ROOM_CONSOLE_API = {
     pathParams: projectParticipant,
     summary: 'Remove a participant from a live room, for the console',
     description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
-      + 'the participant\'s grants are revoked and its media session closes within about a second.',
+      + 'the user\'s tokens for the room issued up to now are refused and its sessions close within about a second (no ban).',
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
     errors: [[503, 'unavailable']],
   }),

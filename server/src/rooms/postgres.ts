@@ -1,11 +1,15 @@
 import type pg from 'pg';
 import { pgQueries } from '../sql/postgres.ts';
-import { toLiveParticipant, type LiveParticipantRow } from './rows.ts';
-import type { LiveParticipantStore, MediaNodeStore } from './store.ts';
+import { EVERY_USER } from './cutoff.ts';
+import { toLiveParticipant, toRoomCutoff, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
+import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore } from './store.ts';
 
-/** The room module's part of the PostgreSQL store (participants live on the media nodes, and the nodes' heartbeats), on its pool. */
-export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore {
-  const { rows, one } = pgQueries(pool);
+/**
+ * The room module's part of the PostgreSQL store (participants live on the media nodes, the nodes'
+ * heartbeats, and the cut-offs of removals and ended rooms), on its pool.
+ */
+export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore & RoomCutoffStore {
+  const { rows, one, changed } = pgQueries(pool);
   return {
     async upsertLiveParticipant(p) {
       await pool.query(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role, publish_streams,
@@ -44,5 +48,21 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
         gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM stale)) SELECT node_id FROM stale`, [seenBefore]);
       return stale.length;
     },
+    async insertRoomCutoff(c) {
+      const r = await one<RoomCutoffRow>(`INSERT INTO room_cutoffs (project_id, room_id, user_id, cut_at, expires_at)
+        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (project_id, room_id, user_id) DO UPDATE SET
+        cut_at = GREATEST(room_cutoffs.cut_at, EXCLUDED.cut_at), expires_at = GREATEST(room_cutoffs.expires_at, EXCLUDED.expires_at)
+        RETURNING *`, [c.projectId, c.roomId, c.userId ?? EVERY_USER, c.cutAt, c.expiresAt]);
+      return toRoomCutoff(r!);
+    },
+    async roomCutoff(projectId, roomId, userId) {
+      const r = await one<{ cut_at: number | null }>(`SELECT max(cut_at) AS cut_at FROM room_cutoffs
+        WHERE project_id = $1 AND room_id = $2 AND user_id IN ($3, $4)`, [projectId, roomId, userId, EVERY_USER]);
+      return r?.cut_at ?? undefined;
+    },
+    async listRoomCutoffs(nowSec) {
+      return (await rows<RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= $1', [nowSec])).map(toRoomCutoff);
+    },
+    async purgeRoomCutoffs(nowSec) { return changed('DELETE FROM room_cutoffs WHERE expires_at < $1', [nowSec]); },
   };
 }

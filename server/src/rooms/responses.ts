@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '@rtc/protocol';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
-import type { ParticipantView, RoomView } from './service.ts';
+import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from './service.ts';
 
 /**
  * Response bodies of the room service API, as rooms/service.ts builds them. Each `satisfies` the type it
@@ -31,8 +31,18 @@ export const roomListSchema = responseComponent(z.strictObject({
   rooms: z.array(roomSchema).meta({ description: 'live rooms of the project, oldest first' }),
 }), 'RoomList');
 export const participantSchema = roomParticipantSchema;
-export const participantRemovedSchema = responseComponent(z.strictObject({ removed: z.literal(true) }), 'ParticipantRemoved');
+export const participantRemovedSchema = responseComponent(z.strictObject({
+  removed: z.literal(true),
+  user_id: z.string().meta({ description: 'the user removed: the cut-off applies to every session of this user in the room' }),
+  cut_off_at: epochSeconds.meta({
+    description: 'stored before the answer: the room\'s tokens of the user issued (iat) at or before this second are refused',
+  }),
+  banned_until: epochSeconds.optional().meta({
+    description: 'present when a ban is in force (asked for now, or still running from an earlier removal): equal to cut_off_at',
+  }),
+}) satisfies z.ZodType<ParticipantRemoved>, 'ParticipantRemoved');
 export const roomEndedSchema = responseComponent(z.strictObject({
   ended: z.literal(true),
   participants: z.int().min(0).meta({ description: 'how many participants were closed' }),
-}), 'RoomEnded');
+  cut_off_at: epochSeconds.meta({ description: 'stored before the answer: the room\'s tokens issued (iat) at or before this second are refused' }),
+}) satisfies z.ZodType<RoomEnded>, 'RoomEnded');

@@ -5,14 +5,14 @@ import { ROOM_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { authenticateTokenCaller, tokenApiGate } from '../tokens/routes.ts';
 import type { CredentialStore, ProjectStore } from '../customers/store.ts';
-import type { LiveParticipantStore } from './store.ts';
+import type { LiveParticipantStore, RoomCutoffStore } from './store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 
 /**
  * The room service API (docs/reference/room-api.md): identical on the api and token hosts, with
  * the token API's order of checks, scoped to the credential's project.
  */
-export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & CredentialStore>): void {
+export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & CredentialStore & RoomCutoffStore>): void {
   const gate = { onRequest: tokenApiGate(ctx) };
 
   registerOperation(app, ROOM_API.listRtcRooms, async (req, reply) => {
@@ -27,7 +27,8 @@ export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<Liv
 
   registerOperation(app, ROOM_API.removeRtcParticipant, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
-    return reply.code(200).send(await removeParticipant(ctx.deps, cred.projectId, input.params.room_id, input.params.participant_id));
+    const body = input.body();
+    return reply.code(200).send(await removeParticipant(ctx.deps, cred.projectId, input.params.room_id, input.params.participant_id, body));
   }, gate);
 
   registerOperation(app, ROOM_API.endRtcRoom, async (req, reply, input) => {

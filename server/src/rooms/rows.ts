@@ -1,4 +1,5 @@
-import type { LiveGrant, LiveParticipantRecord } from './store.ts';
+import { EVERY_USER } from './cutoff.ts';
+import type { LiveGrant, LiveParticipantRecord, RoomCutoffRecord } from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
 export interface LiveParticipantRow {
@@ -12,4 +13,11 @@ export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord 
   publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
   subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
   mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[],
+});
+
+/** A `room_cutoffs` row: `user_id` '' stands for every user of the room. */
+export interface RoomCutoffRow { project_id: string; room_id: string; user_id: string; cut_at: number; expires_at: number }
+
+export const toRoomCutoff = (r: RoomCutoffRow): RoomCutoffRecord => ({
+  projectId: r.project_id, roomId: r.room_id, userId: r.user_id === EVERY_USER ? null : r.user_id, cutAt: r.cut_at, expiresAt: r.expires_at,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS } from '@rtc/protocol';
-import type { PermissionsPatch } from './service.ts';
+import type { PermissionsPatch, RemovalRequest } from './service.ts';
+import { MAX_BAN_SECONDS } from './cutoff.ts';
 import { flag, streamList } from '../tokens/schemas.ts';
 
 /**
@@ -15,3 +16,15 @@ export const permissionsPatchSchema = z.strictObject({
   subscribe_room: flag('subscribe_room').optional()
     .meta({ description: 'receive every stream of the room; true needs the subscriber scope' }),
 }, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<PermissionsPatch>;
+
+/**
+ * Optional body of `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove`
+ * (docs/reference/room-api.md, "Banning"); no body, or `{}`, removes without a ban.
+ */
+export const removalRequestSchema = z.strictObject({
+  ban_seconds: z.int({ error: `ban_seconds must be an integer from 1 to ${MAX_BAN_SECONDS}` })
+    .min(1, { error: `ban_seconds must be an integer from 1 to ${MAX_BAN_SECONDS}` })
+    .max(MAX_BAN_SECONDS, { error: `ban_seconds must be at most ${MAX_BAN_SECONDS} (seven days)` })
+    .optional()
+    .meta({ description: 'keep the user out of the room this many seconds: the room\'s tokens of the user issued until then are refused' }),
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<RemovalRequest>;

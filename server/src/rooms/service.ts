@@ -1,18 +1,24 @@
-import type { ParticipantPermissions, Role, RtcParticipant, RtcRoom } from '@rtc/protocol';
+import type { ParticipantPermissions, ParticipantRemoved, RemovalRequest, Role, RoomEnded, RtcParticipant, RtcRoom } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
-import type { LiveParticipantRecord } from './store.ts';
+import type { LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { LiveParticipantStore } from './store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
+import { roomCutoffAt } from './cutoff.ts';
 
 /** A live participant and a live room as the room service API shows them (docs/reference/room-api.md). */
 export type ParticipantView = RtcParticipant;
 export type RoomView = RtcRoom;
 /** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`. */
 export type PermissionsPatch = ParticipantPermissions;
+/** The optional body of a removal, what it stored, and what ending a room stored (docs/reference/room-api.md). */
+export type { ParticipantRemoved, RemovalRequest, RoomEnded };
+
+/** The stores the room service use cases read and write. */
+export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore;
 
 const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   participant_id: p.participantId,
@@ -26,7 +32,7 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
-function live(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
+function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
   return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
@@ -49,48 +55,75 @@ function toRooms(participants: readonly LiveParticipantRecord[]): RoomView[] {
 const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant');
 const participantNotFound = (): ApiError => new ApiError('not_found', 'no such participant in this room');
 
-export async function listRooms(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string): Promise<{ rooms: RoomView[] }> {
+export async function listRooms(deps: ServiceDeps<RoomServiceStore>, projectId: string): Promise<{ rooms: RoomView[] }> {
   return { rooms: toRooms(await live(deps, projectId)) };
 }
 
-export async function getRoom(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string): Promise<RoomView> {
+export async function getRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<RoomView> {
   const room = toRooms(await live(deps, projectId, roomId))[0];
   if (!room) throw roomNotFound();
   return room;
 }
 
-async function findParticipant(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string, participantId: string): Promise<LiveParticipantRecord> {
+async function findParticipant(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string, participantId: string): Promise<LiveParticipantRecord> {
   const found = (await live(deps, projectId, roomId)).find((p) => p.participantId === participantId);
   if (!found) throw participantNotFound();
   return found;
 }
 
 /**
- * Revokes every grant the participants have used that has not expired, durable first and then
- * published, like `revokeByHandle`: each session closes with 4003 `revoked` and its grants are
- * refused from then on (docs/decisions.md, "Removing a participant revokes its grants").
+ * Runs a removal's store and bus steps; a failure of either is 503 `unavailable`: the caller is
+ * never told a cut-off is in force that may not be (docs/reference/room-api.md, "What a removal stores").
  */
-async function revokeGrants(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, participants: readonly LiveParticipantRecord[]): Promise<void> {
+async function durably<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (cause) {
+    if (cause instanceof ApiError) throw cause;
+    throw new ApiError('unavailable', 'the removal could not be stored; retry shortly', { retryAfterSec: 1, cause });
+  }
+}
+
+/**
+ * Stores the cut-off, revokes every grant the participants have used that has not expired (like
+ * `revokeByHandle`), then publishes both: each session closes with 4003 `revoked`, and every grant
+ * the cut-off covers is refused from then on, also one never seen by presence (a renewal just
+ * issued) and after a restart (docs/decisions.md, "Removals cut off the user's grants").
+ */
+async function cutOff(
+  deps: ServiceDeps<RoomServiceStore>, requested: RoomCutoffRecord, participants: readonly LiveParticipantRecord[],
+): Promise<RoomCutoffRecord> {
   const now = nowSec(deps.clock);
   const revocations = participants.flatMap((p) => p.grants
     .filter((g) => g.expiresAt >= now)
     .map((g) => ({ grantId: g.grantId, projectId: p.projectId, expiresAt: g.expiresAt })));
-  for (const r of revocations) await deps.store.insertRevocation(r);
-  for (const r of revocations) await deps.bus.publish({ type: 'grant.revoked', ...r });
+  return durably(async () => {
+    const stored = await deps.store.insertRoomCutoff(requested);
+    for (const r of revocations) await deps.store.insertRevocation(r);
+    await deps.bus.publish({ type: 'room.cut_off', ...stored });
+    for (const r of revocations) await deps.bus.publish({ type: 'grant.revoked', ...r });
+    return stored;
+  });
 }
 
 export async function removeParticipant(
-  deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string, participantId: string,
-): Promise<{ removed: true }> {
-  await revokeGrants(deps, [await findParticipant(deps, projectId, roomId, participantId)]);
-  return { removed: true };
+  deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string, participantId: string, request: RemovalRequest = {},
+): Promise<ParticipantRemoved> {
+  const participant = await durably(() => findParticipant(deps, projectId, roomId, participantId));
+  const banSeconds = request.ban_seconds ?? 0;
+  const stored = await cutOff(deps, roomCutoffAt(projectId, roomId, participant.userId, nowSec(deps.clock), banSeconds), [participant]);
+  return {
+    removed: true, user_id: participant.userId, cut_off_at: stored.cutAt,
+    // a ban asked for, or one of an earlier removal still running: the stored cut-off is the ban's end
+    ...((banSeconds > 0 || stored.cutAt > nowSec(deps.clock)) && { banned_until: stored.cutAt }),
+  };
 }
 
-export async function endRoom(deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, projectId: string, roomId: string): Promise<{ ended: true; participants: number }> {
-  const participants = await live(deps, projectId, roomId);
+export async function endRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<RoomEnded> {
+  const participants = await durably(() => live(deps, projectId, roomId));
   if (participants.length === 0) throw roomNotFound();
-  await revokeGrants(deps, participants);
-  return { ended: true, participants: participants.length };
+  const stored = await cutOff(deps, roomCutoffAt(projectId, roomId, null, nowSec(deps.clock)), participants);
+  return { ended: true, participants: participants.length, cut_off_at: stored.cutAt };
 }
 
 /**
@@ -100,7 +133,7 @@ export async function endRoom(deps: ServiceDeps<LiveParticipantStore & Revocatio
  * publishes, and the credential's scopes bound what is granted.
  */
 export async function updateParticipant(
-  deps: ServiceDeps<LiveParticipantStore & RevocationStore & ProjectStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
+  deps: ServiceDeps<RoomServiceStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
   roomId: string, participantId: string, patch: PermissionsPatch,
 ): Promise<ParticipantView> {
   if (patch.subscribe_room === true && patch.subscribe_streams !== undefined && patch.subscribe_streams.length > 0) {

@@ -1,9 +1,13 @@
 import type Database from 'better-sqlite3';
-import { toLiveParticipant, type LiveParticipantRow } from './rows.ts';
-import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore } from './store.ts';
+import { EVERY_USER } from './cutoff.ts';
+import { toLiveParticipant, toRoomCutoff, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
+import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, RoomCutoffStore } from './store.ts';
 
-/** The room module's part of the SQLite store (participants live on the media nodes, and the nodes' heartbeats), on its connection. */
-export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore {
+/**
+ * The room module's part of the SQLite store (participants live on the media nodes, the nodes'
+ * heartbeats, and the cut-offs of removals and ended rooms), on its connection.
+ */
+export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
       publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
@@ -24,6 +28,14 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
     clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
     staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
+    insertRoomCutoff: db.prepare<[string, string, string, number, number], RoomCutoffRow>(`INSERT INTO room_cutoffs
+      (project_id, room_id, user_id, cut_at, expires_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (project_id, room_id, user_id) DO UPDATE SET cut_at = max(cut_at, excluded.cut_at),
+      expires_at = max(expires_at, excluded.expires_at) RETURNING *`),
+    roomCutoff: db.prepare<[string, string, string, string], number | null>(`SELECT max(cut_at) FROM room_cutoffs
+      WHERE project_id = ? AND room_id = ? AND user_id IN (?, ?)`).pluck(),
+    listRoomCutoffs: db.prepare<[number], RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= ?'),
+    purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
   };
 
   const clearMediaNode = db.transaction((nodeId: string): void => {
@@ -57,5 +69,11 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     async heartbeatMediaNode(nodeId, nowSec) { q.heartbeatMediaNode.run(nodeId, nowSec); },
     async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
     async purgeMediaNodes(seenBefore) { return purgeMediaNodes(seenBefore); },
+    async insertRoomCutoff(c) {
+      return toRoomCutoff(q.insertRoomCutoff.get(c.projectId, c.roomId, c.userId ?? EVERY_USER, c.cutAt, c.expiresAt)!);
+    },
+    async roomCutoff(projectId, roomId, userId) { return q.roomCutoff.get(projectId, roomId, userId, EVERY_USER) ?? undefined; },
+    async listRoomCutoffs(nowSec) { return q.listRoomCutoffs.all(nowSec).map(toRoomCutoff); },
+    async purgeRoomCutoffs(nowSec) { return q.purgeRoomCutoffs.run(nowSec).changes; },
   };
 }

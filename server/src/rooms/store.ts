@@ -54,3 +54,32 @@ export interface MediaNodeStore {
   /** Drops the participants and heartbeats of media nodes last seen before `seenBefore` (crashed nodes); how many nodes. */
   purgeMediaNodes(seenBefore: number): Promise<number>;
 }
+
+/**
+ * A removal's or a room's end's cut-off (docs/reference/room-api.md, "What a removal stores"): the
+ * room's grants of `userId` (of every user when null) issued at or before `cutAt` are refused.
+ * A ban puts `cutAt` in the future. Kept until `expiresAt`, when every such grant has expired.
+ */
+export interface RoomCutoffRecord {
+  readonly projectId: string;
+  readonly roomId: string;
+  /** The user removed; null: every user of the room (the room was ended). */
+  readonly userId: string | null;
+  readonly cutAt: number;
+  readonly expiresAt: number;
+}
+
+/** The cut-offs of removals and ended rooms, one per (project, room, user) and one per (project, room). */
+export interface RoomCutoffStore {
+  /** Records a cut-off and returns the one now stored: a cut-off never moves back (the later `cutAt` and `expiresAt` stay). */
+  insertRoomCutoff(cutoff: RoomCutoffRecord): Promise<RoomCutoffRecord>;
+  /**
+   * The latest `cutAt` that covers `userId` in the room (its own cut-off or the room's), expired or
+   * not (an expired one covers only expired grants); undefined when none does. One indexed look-up.
+   */
+  roomCutoff(projectId: string, roomId: string, userId: string): Promise<number | undefined>;
+  /** Cut-offs whose `expiresAt` is `nowSec` or later. */
+  listRoomCutoffs(nowSec: number): Promise<RoomCutoffRecord[]>;
+  /** Forgets cut-offs that expired before `nowSec`; how many. */
+  purgeRoomCutoffs(nowSec: number): Promise<number>;
+}

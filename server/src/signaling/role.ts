@@ -4,12 +4,13 @@ import { createSignalingApp } from './app.ts';
 import { createSignalingService } from './service.ts';
 import { defaultSignalingSettings } from './settings.ts';
 import type { ProjectStore } from '../customers/store.ts';
+import type { RoomCutoffStore } from '../rooms/store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 import { pollsStore, STORE_POLL_MS } from '../grant-guard/guard.ts';
 import type { RoleStarter } from '../role.ts';
 
 /** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
-export const startSignaling: RoleStarter<RevocationStore & ProjectStore> = async ({ config, deps, logger, metrics, readiness }) => {
+export const startSignaling: RoleStarter<RevocationStore & ProjectStore & RoomCutoffStore> = async ({ config, deps, logger, metrics, readiness }) => {
   const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
     revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),

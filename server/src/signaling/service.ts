@@ -8,6 +8,8 @@ import { createRoomRegistry, type EventSink, type JoinResult, type Participant }
 import type { SignalingSettings } from './settings.ts';
 import { verifySignalingToken, type SessionIdentity } from './verify-token.ts';
 import type { ProjectStore } from '../customers/store.ts';
+import { roomCutoffCovers } from '../rooms/cutoff.ts';
+import type { RoomCutoffStore } from '../rooms/store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 
 /** The signaling service behind the HTTP edge: who a token speaks for, and the rooms. */
@@ -53,7 +55,7 @@ function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): 
 }
 
 /** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
-export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
+export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore & RoomCutoffStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
   const rooms = createRoomRegistry(settings, deps.clock);
   const verified = new Map<string, SessionIdentity>();
   const verify = async (token: string, now: number): Promise<SessionIdentity | undefined> => {
@@ -67,10 +69,20 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     return identity;
   };
 
+  // the identities of the sessions joined through this service, by grant id: a removal's cut-off
+  // names a user and a room, and ends the sessions of the tokens it covers (kept until they expire)
+  const joined = new Map<string, SessionIdentity>();
   const guard = GrantGuard.watch({
     store: deps.store, bus: deps.bus, clock: deps.clock,
     onRevoked: (grantId) => rooms.revoke(grantId),
     onCutOff: (cutoff) => rooms.cutOff(cutoff.projectId, cutoff.cutAt),
+    onRoomCutOff: (cutoff) => {
+      for (const [grantId, identity] of joined) {
+        if (!roomCutoffCovers(cutoff, identity)) continue;
+        joined.delete(grantId);
+        rooms.revoke(grantId);
+      }
+    },
     pollMs: options.revocationPollMs,
     active: () => rooms.stats().sessions > 0,
     onReadError: options.onPollError,
@@ -78,11 +90,12 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
   const purge = setInterval(() => {
     const now = nowSec(deps.clock);
     for (const [token, identity] of verified) if (identity.expiresAt <= now) verified.delete(token);
+    for (const [grantId, identity] of joined) if (identity.expiresAt <= now) joined.delete(grantId);
   }, VERIFIED_PURGE_INTERVAL_MS);
   purge.unref();
 
   const live = (identity: SessionIdentity): void => {
-    // revocations and archive cut-offs heard while this process runs: closes the gap between a
+    // revocations, archive and removal cut-offs heard while this process runs: closes the gap between a
     // request's store look-up and its effect on the rooms
     if (guard.isRefusedInMemory(identity)) throw invalidToken();
   };
@@ -98,7 +111,7 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
       if (!check.ok) throw invalidToken();
       const { identity } = check;
       // docs/protocol/signaling.md, "Tokens": a revoked grant, or one issued before its project was
-      // archived, is refused, also after a restart
+      // archived or its user removed from the room (or the room ended), is refused, also after a restart
       if (await guard.isRefused(identity)) throw invalidToken();
       const limit = await deps.limiter.hit(`signaling:${identity.grantId}`, settings.rateLimit.max, settings.rateLimit.windowSec);
       if (!limit.ok) throw rateLimited(limit.retryAfterSec);
@@ -108,9 +121,12 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     // after authenticate() answered can never leave a session or stream behind
     join(identity) {
       live(identity);
-      return rooms.join(identity);
+      const result = rooms.join(identity);
+      joined.set(identity.grantId, identity);
+      return result;
     },
     leave(identity) {
+      joined.delete(identity.grantId);
       rooms.leave(identity.grantId);
     },
     send(identity, dataJson, to) {
@@ -128,6 +144,7 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     stats: () => rooms.stats(),
     close() {
       verified.clear();
+      joined.clear();
       clearInterval(purge);
       guard.close();
       rooms.close();

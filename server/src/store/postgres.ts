@@ -138,6 +138,16 @@ const MIGRATIONS: readonly string[] = [
      count BIGINT NOT NULL,
      PRIMARY KEY (project_id, day)
    );`,
+  // cut-offs of removed participants and ended rooms (docs/reference/room-api.md); user_id '' stands for every user
+  `CREATE TABLE room_cutoffs (
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     cut_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL,
+     PRIMARY KEY (project_id, room_id, user_id)
+   );
+   CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

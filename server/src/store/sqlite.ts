@@ -137,6 +137,16 @@ const MIGRATIONS: readonly string[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (project_id, day)
    );`,
+  // cut-offs of removed participants and ended rooms (docs/reference/room-api.md); user_id '' stands for every user
+  `CREATE TABLE room_cutoffs (
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     cut_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     PRIMARY KEY (project_id, room_id, user_id)
+   );
+   CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

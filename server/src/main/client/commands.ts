@@ -8,6 +8,7 @@ import type {
   RtcRoom, TokenRequest,
 } from '@rtc/protocol';
 import type { TokenClient } from '@rtc/server-sdk';
+import { MAX_BAN_SECONDS } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
 import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
@@ -35,7 +36,8 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
                [--ttl S] [--turn] [--signaling]
   token revoke --handle rvk_…
-  rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT | rooms end ROOM
+  rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT [--ban S] | rooms end ROOM
+                 --ban keeps the removed user out of the room S seconds (up to 604800)
                  token, token revoke and rooms authenticate with --app-id/--app-secret
                  (or RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL)
   grant verify GRANT --url TOKEN_URL
@@ -359,19 +361,24 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
     return 0;
   }
   if (sub === 'remove') {
-    const { values, positionals } = parseCommand(command, rest, flags, 2);
+    const { values, positionals } = parseCommand(command, rest, { ...flags, ban: { type: 'string' } }, 2);
     const roomId = room(positionals);
     const participant = positional(command, positionals, 1, 'PARTICIPANT');
-    await call(values, (client) => client.removeParticipant(roomId, participant));
-    const body: ParticipantRemoved = { removed: true };
-    print(io, values['json'] === true, body, () => ['removed']);
+    const banSeconds = integer(command, 'ban', str(values, 'ban'));
+    if (banSeconds !== undefined && (banSeconds < 1 || banSeconds > MAX_BAN_SECONDS)) {
+      throw new UsageError(`${command}: --ban takes 1 to ${MAX_BAN_SECONDS} seconds`);
+    }
+    const body: ParticipantRemoved = await call(values, (client) => client.removeParticipant(roomId, participant, { banSeconds }));
+    print(io, values['json'] === true, body, () => ['removed', body.banned_until === undefined
+      ? `${body.user_id}: its tokens for the room issued up to ${new Date(body.cut_off_at * 1000).toISOString()} are refused`
+      : `${body.user_id}: banned from the room until ${new Date(body.banned_until * 1000).toISOString()}`]);
     return 0;
   }
   if (sub === 'end') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
     const roomId = room(positionals);
-    const { participants } = await call(values, (client) => client.endRoom(roomId));
-    const body: RoomEnded = { ended: true, participants };
+    const { participants, cut_off_at } = await call(values, (client) => client.endRoom(roomId));
+    const body: RoomEnded = { ended: true, participants, cut_off_at };
     print(io, values['json'] === true, body, () => [`ended (${participants} participants disconnected)`]);
     return 0;
   }
