@@ -235,6 +235,12 @@ describe('a cluster on PostgreSQL and Redis Sentinel, while Redis fails over or 
     });
     assert.deepEqual([a.process.pid, b.process.pid], pids);
     for (const server of [a, b]) assert.equal(server.process.exitCode, null, 'the process kept running');
-    assert.ok(!a.output().includes('"statusCode":500') && !b.output().includes('"statusCode":500'), 'no request answered 500');
+  });
+
+  it('answered no request with a 500 through either outage', () => {
+    for (const server of [a, b]) {
+      assert.ok(server.output().includes('"status":503'), 'the log shows the refusals');
+      assert.ok(!server.output().includes('"status":500'), `${server.token} answered a 500:\n${server.output().split('\n').filter((l) => l.includes('"level":50')).join('\n')}`);
+    }
   });
 });

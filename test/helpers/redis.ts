@@ -128,7 +128,7 @@ export interface RedisSentinelGroup {
   killMaster(): Promise<number>;
   /** Resolves with the new master's port once the sentinels name one other than `oldPort`. */
   promoted(oldPort: number): Promise<number>;
-  /** Starts a killed server again on its port (the sentinels make it a replica of the new master). */
+  /** Starts a killed server again on its port, as a replica of the master the sentinels name now. */
   restart(port: number): Promise<void>;
   /** Stops every process and removes their directories. */
   dispose(): Promise<void>;
@@ -265,7 +265,8 @@ export async function startRedisSentinels(options: SentinelGroupOptions = {}): P
     },
     async restart(port) {
       if (children.has(port)) return;
-      children.set(port, await launch(port, dataDir(port), auth));
+      const master = await group.masterPort();
+      children.set(port, await launch(port, dataDir(port), [...auth, '--replicaof', HOST, String(master)]));
     },
     async dispose() {
       process.off('exit', killAll);
