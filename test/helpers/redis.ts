@@ -67,11 +67,12 @@ function terminate(child: ChildProcess | undefined): Promise<void> {
   });
 }
 
-/** Starts a Redis server for a test file; call `dispose()` in `after`. */
-export async function startRedis(): Promise<RedisServer> {
+/** Starts a Redis server for a test file (`args`: more `redis-server` options); call `dispose()` in `after`. */
+export async function startRedis(options: { readonly args?: readonly string[] } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'rtc-redis-'));
   const port = await freeTcpPort(HOST);
-  let child: ChildProcess | undefined = await launch(port, dir);
+  const args = options.args ?? [];
+  let child: ChildProcess | undefined = await launch(port, dir, args);
   const killOnExit = (): void => {
     child?.kill('SIGKILL');
   };
@@ -84,7 +85,7 @@ export async function startRedis(): Promise<RedisServer> {
       child = undefined;
     },
     async start() {
-      child ??= await launch(port, dir);
+      child ??= await launch(port, dir, args);
     },
     async dispose() {
       await terminate(child);
