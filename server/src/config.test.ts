@@ -102,7 +102,7 @@ describe('loadConfig', () => {
       'DATABASE_URL', 'RTC_DATABASE_POOL_SIZE', 'REDIS_URL', 'RTC_API_MAX_CONNECTIONS', 'RTC_TOKEN_MAX_CONNECTIONS',
       'RTC_SIGNALING_MAX_CONNECTIONS', 'RTC_MEDIA_MAX_CONNECTIONS', 'RTC_MAX_CONNECTIONS_PER_ADDRESS',
       'RTC_HEADERS_TIMEOUT_MS', 'RTC_REQUEST_TIMEOUT_MS', 'RTC_KEEP_ALIVE_TIMEOUT_MS',
-      'RTC_ADMIN_PORT', 'RTC_ADMIN_HOST',
+      'RTC_ADMIN_PORT', 'RTC_ADMIN_HOST', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD',
     ]) env[name] = '';
     assert.deepEqual(loadConfig(env), loadConfig({}));
   });
@@ -221,6 +221,21 @@ describe('loadConfig', () => {
     ['a Redis URL of another scheme', { REDIS_URL: 'http://:pw@cache:6379' }, /^REDIS_URL: "http:\/\/:\*\*\*@cache:6379\/" is not a redis:\/\/ or rediss:\/\/ URL$/],
     ['a Redis URL that is not a URL', { REDIS_URL: 'cache:6379' }, /^REDIS_URL: .* is not a redis:\/\/ or rediss:\/\/ URL$/],
     ['a Redis URL whose database is not a number', { REDIS_URL: 'redis://cache/rtc' }, /^REDIS_URL: .* names a database that is not a number$/],
+    ['both REDIS_URL and sentinels', { REDIS_URL: 'redis://cache', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'rtc' },
+      /^REDIS_URL and REDIS_SENTINELS\/REDIS_SENTINEL_MASTER are two ways to name Redis: set one$/],
+    ['a Redis password beside REDIS_URL', { REDIS_URL: 'redis://cache', REDIS_PASSWORD: 'pw' },
+      /^REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD apply with REDIS_SENTINELS; with REDIS_URL the password is in the URL$/],
+    ['a sentinel password without sentinels', { REDIS_SENTINEL_PASSWORD: 'pw' },
+      /^REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD need REDIS_SENTINELS and REDIS_SENTINEL_MASTER$/],
+    ['sentinels without a master name', { REDIS_SENTINELS: 's1:26379' }, /^REDIS_SENTINELS needs REDIS_SENTINEL_MASTER/],
+    ['a master name without sentinels', { REDIS_SENTINEL_MASTER: 'rtc' }, /^REDIS_SENTINEL_MASTER needs REDIS_SENTINELS/],
+    ['a master name with a space', { REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'my master' },
+      /^REDIS_SENTINEL_MASTER must be a name of letters, digits/],
+    ['a sentinel without a port', { REDIS_SENTINELS: 's1:26379,s2', REDIS_SENTINEL_MASTER: 'rtc' },
+      /^REDIS_SENTINELS: "s2" is not host:port/],
+    ['a sentinel port out of range', { REDIS_SENTINELS: 's1:263790', REDIS_SENTINEL_MASTER: 'rtc' },
+      /^REDIS_SENTINELS: "s1:263790" is not host:port/],
+    ['a sentinel list of commas', { REDIS_SENTINELS: ' , ', REDIS_SENTINEL_MASTER: 'rtc' }, /^REDIS_SENTINELS names no sentinel/],
     ['a connection cap of 0', { RTC_MEDIA_MAX_CONNECTIONS: '0' }, /^RTC_MEDIA_MAX_CONNECTIONS must be an integer from 1 to 1000000$/],
     ['a connection cap that is not a number', { RTC_TOKEN_MAX_CONNECTIONS: 'many' }, /^RTC_TOKEN_MAX_CONNECTIONS must be an integer/],
     ['a per-address cap of 0', { RTC_MAX_CONNECTIONS_PER_ADDRESS: '0' }, /^RTC_MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 1000000$/],
@@ -249,6 +264,26 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({}).redis, undefined);
     assert.deepEqual({ ...loadConfig({ REDIS_URL: 'redis://:pw@cache.internal:6379/2' }).redis }, { url: 'redis://:pw@cache.internal:6379/2' });
     assert.deepEqual({ ...loadConfig({ REDIS_URL: 'rediss://cache.internal' }).redis }, { url: 'rediss://cache.internal' });
+  });
+
+  it('uses the master Redis Sentinel names when REDIS_SENTINELS and REDIS_SENTINEL_MASTER are set', () => {
+    assert.deepEqual(JSON.parse(JSON.stringify(loadConfig({
+      REDIS_SENTINELS: 's1.internal:26379, 10.0.0.2:26380,[::1]:26381', REDIS_SENTINEL_MASTER: 'rtc-main',
+      REDIS_PASSWORD: 'redis-pw', REDIS_SENTINEL_PASSWORD: 'sentinel-pw',
+    }).redis)), {
+      sentinels: [{ host: 's1.internal', port: 26379 }, { host: '10.0.0.2', port: 26380 }, { host: '::1', port: 26381 }],
+      masterName: 'rtc-main', password: 'redis-pw', sentinelPassword: 'sentinel-pw',
+    });
+    const { redis } = loadConfig({ REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'mymaster' });
+    assert.ok(redis && 'sentinels' in redis);
+    assert.equal(redis.password, undefined);
+    assert.equal(redis.sentinelPassword, undefined);
+  });
+
+  it('never quotes a Redis or sentinel password in a refusal', () => {
+    const problems = problemsOf({ REDIS_SENTINELS: 'bad', REDIS_SENTINEL_MASTER: 'a b', REDIS_PASSWORD: 'pa55-w0rd', REDIS_SENTINEL_PASSWORD: 'pa55-w0rd' });
+    assert.equal(problems.length, 2, problems.join('\n'));
+    for (const problem of problems) assert.ok(!problem.includes('pa55-w0rd'), problem);
   });
 
   it('never quotes the password of a refused REDIS_URL', () => {

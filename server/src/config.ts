@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { deepFreeze } from './core/freeze.ts';
+import type { RedisTarget, SentinelAddress } from './redis/client.ts';
 import { ADDRESS_REQUESTS_PER_MINUTE, APP_REQUESTS_PER_MINUTE } from '@rtc/protocol';
 
 export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
@@ -36,7 +37,8 @@ export const SERVE_VARIABLES = [
   'RTC_SIGNALING_PUBLIC_URL', 'RTC_MEDIA_PUBLIC_HOST', 'RTC_MEDIA_PUBLIC_PORT', 'RTC_MEDIA_WEBRTC',
   'RTC_MEDIA_ICE_ADDRESSES', 'RTC_MEDIA_PUBLIC_IP', 'RTC_MEDIA_UDP_PORT_MIN', 'RTC_MEDIA_UDP_PORT_MAX',
   'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_WEBHOOK_TIMEOUT_MS', 'RTC_WEBHOOK_RETRY_BASE_MS',
-  'RTC_WEBHOOK_ALLOW_PRIVATE', 'RTC_WEBHOOK_CA_FILE',
+  'RTC_WEBHOOK_ALLOW_PRIVATE', 'RTC_WEBHOOK_CA_FILE', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD',
+  'REDIS_SENTINEL_PASSWORD',
 ] as const;
 
 export interface Config {
@@ -56,10 +58,11 @@ export interface Config {
     | { readonly kind: 'sqlite'; readonly path: string }
     | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number };
   /**
-   * Redis of a cluster (`REDIS_URL`): rate limits, the failed-authentication block and the event bus
-   * count and reach across every process (docs/operations/scale-out.md). Undefined: in-process.
+   * Redis of a cluster (`REDIS_URL`, or the master Redis Sentinel names: `REDIS_SENTINELS`): rate
+   * limits, the failed-authentication block and the event bus count and reach across every process
+   * (docs/operations/scale-out.md). Undefined: in-process.
    */
-  readonly redis: { readonly url: string } | undefined;
+  readonly redis: RedisTarget | undefined;
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** CIDRs of reverse proxies whose X-Forwarded-For is believed. */
   readonly trustProxy: readonly string[];
@@ -186,11 +189,7 @@ export function loadConfig(env: Env): Config {
     if (problem) problems.push(problem);
   }
   const poolSize = int('RTC_DATABASE_POOL_SIZE', DEFAULT_DATABASE_POOL_SIZE, 1, 1000);
-  const redisUrl = env['REDIS_URL'] || undefined;
-  if (redisUrl !== undefined) {
-    const problem = redisUrlProblem(redisUrl);
-    if (problem) problems.push(problem);
-  }
+  const redis = redisTarget(env, problems);
 
   let tls: Config['tls'];
   const certFile = env['RTC_TLS_CERT_FILE'];
@@ -270,7 +269,7 @@ export function loadConfig(env: Env): Config {
     store: databaseUrl !== undefined
       ? { kind: 'postgres', url: databaseUrl, poolSize }
       : { kind: 'sqlite', path: resolve(dataDir, 'rtc.sqlite') },
-    redis: redisUrl !== undefined ? { url: redisUrl } : undefined,
+    redis,
     tls,
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
@@ -360,6 +359,60 @@ function databaseUrlProblem(raw: string): string | undefined {
   if (!url.hostname && !url.searchParams.get('host')) return `DATABASE_URL: ${shown} names no host`;
   if (url.pathname.length <= 1) return `DATABASE_URL: ${shown} names no database`;
   return undefined;
+}
+
+/**
+ * Redis by URL (`REDIS_URL`) or through Sentinel (`REDIS_SENTINELS` and `REDIS_SENTINEL_MASTER`,
+ * with `REDIS_PASSWORD` and `REDIS_SENTINEL_PASSWORD` when they ask for one); a problem never quotes a password.
+ */
+function redisTarget(env: Env, problems: string[]): RedisTarget | undefined {
+  const url = env['REDIS_URL'] || undefined;
+  const sentinelsRaw = env['REDIS_SENTINELS'] || undefined;
+  const masterName = env['REDIS_SENTINEL_MASTER'] || undefined;
+  const password = env['REDIS_PASSWORD'] || undefined;
+  const sentinelPassword = env['REDIS_SENTINEL_PASSWORD'] || undefined;
+  if (url !== undefined) {
+    const problem = redisUrlProblem(url);
+    if (problem) problems.push(problem);
+    if (sentinelsRaw !== undefined || masterName !== undefined) {
+      problems.push('REDIS_URL and REDIS_SENTINELS/REDIS_SENTINEL_MASTER are two ways to name Redis: set one');
+    }
+    if (password !== undefined || sentinelPassword !== undefined) {
+      problems.push('REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD apply with REDIS_SENTINELS; with REDIS_URL the password is in the URL');
+    }
+    return { url };
+  }
+  if (sentinelsRaw === undefined && masterName === undefined) {
+    if (password !== undefined || sentinelPassword !== undefined) {
+      problems.push('REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD need REDIS_SENTINELS and REDIS_SENTINEL_MASTER');
+    }
+    return undefined;
+  }
+  if (sentinelsRaw === undefined) problems.push('REDIS_SENTINEL_MASTER needs REDIS_SENTINELS (host:port,host:port,...)');
+  if (masterName === undefined) problems.push('REDIS_SENTINELS needs REDIS_SENTINEL_MASTER (the master group\'s name in the sentinels\' configuration)');
+  else if (!/^[A-Za-z0-9._-]{1,128}$/.test(masterName)) {
+    problems.push('REDIS_SENTINEL_MASTER must be a name of letters, digits, ".", "_" or "-" (at most 128)');
+  }
+  const sentinels: SentinelAddress[] = [];
+  for (const entry of (sentinelsRaw ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const address = sentinelAddress(entry);
+    if (address) sentinels.push(address);
+    else problems.push(`REDIS_SENTINELS: ${JSON.stringify(entry)} is not host:port (an IPv6 address in brackets: [::1]:26379)`);
+  }
+  if (sentinelsRaw !== undefined && sentinels.length === 0 && !problems.some((p) => p.startsWith('REDIS_SENTINELS:'))) {
+    problems.push('REDIS_SENTINELS names no sentinel (expected host:port,host:port,...)');
+  }
+  return { sentinels, masterName: masterName ?? '', password, sentinelPassword };
+}
+
+/** `host:port` or `[ipv6]:port`, or undefined. */
+function sentinelAddress(entry: string): SentinelAddress | undefined {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry);
+  if (!match) return undefined;
+  const host = match[1] ?? match[2]!;
+  const port = Number(match[3]);
+  if (port < 1 || port > 65_535 || (match[1] !== undefined && isIP(host) !== 6)) return undefined;
+  return { host, port };
 }
 
 /** Why `REDIS_URL` cannot be used, or undefined; like `DATABASE_URL`, a problem never quotes the password. */

@@ -15,6 +15,10 @@ export interface Postgres {
   readonly url: string;
   /** Creates a fresh, empty database and returns its URL. */
   createDatabase(): Promise<string>;
+  /** Stops the server (a fast shutdown: sessions end with 57P01) and keeps its files; `up()` starts it again. */
+  down(): Promise<void>;
+  /** Starts the server stopped by `down()` again on the same port, with the same databases. */
+  up(): Promise<void>;
   /** Stops the server and removes its files. */
   stop(): Promise<void>;
 }
@@ -68,9 +72,8 @@ export async function startPostgres(): Promise<Postgres> {
 
   let running = false;
   const stopNow = (): void => {
-    if (!running) return;
+    if (running) pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     running = false;
-    pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     rmSync(dir, { recursive: true, force: true });
   };
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -82,11 +85,12 @@ export async function startPostgres(): Promise<Postgres> {
   process.once('SIGTERM', onSignal);
 
   let port = 0;
+  const serverOptions = (): string =>
+    `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   // a port found free can be taken before the server binds it: try a few
   for (let attempt = 1; ; attempt++) {
     port = await freeTcpPort(HOST);
-    const options = `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    const result = pgCommand('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', options, 'start']);
+    const result = pgCommand('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', serverOptions(), 'start']);
     if (result.status === 0) break;
     if (attempt === 3) {
       rmSync(dir, { recursive: true, force: true });
@@ -103,13 +107,22 @@ export async function startPostgres(): Promise<Postgres> {
       mustRun('createdb', ['-h', HOST, '-p', String(port), '-U', 'postgres', '-T', 'template0', name]);
       return `postgres://postgres@${HOST}:${port}/${name}`;
     },
+    async down() {
+      if (!running) return;
+      mustRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], log);
+      running = false;
+    },
+    async up() {
+      if (running) return;
+      mustRun('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', serverOptions(), 'start'], log);
+      running = true;
+    },
     async stop() {
       process.off('exit', stopNow);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      if (!running) return;
+      if (running) mustRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], log);
       running = false;
-      mustRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], log);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startRedis, type RedisServer } from '../../../test/helpers/redis.ts';
+import { startRedis, startRedisSentinels, type RedisSentinelGroup, type RedisServer } from '../../../test/helpers/redis.ts';
 import type { BusEvent } from '../core/ports.ts';
 import { createRedisClient, redisReady } from '../redis/client.ts';
 import { createRedisBus, type RedisBus } from './redis.ts';
@@ -111,5 +111,48 @@ describe('Redis event bus (the cluster)', () => {
     } finally {
       raw.disconnect();
     }
+  });
+});
+
+describe('Redis event bus through Sentinel (docs/operations/scale-out.md, "Redis Sentinel")', () => {
+  let group: RedisSentinelGroup;
+  const buses: RedisBus[] = [];
+  const bus = (): RedisBus => {
+    const b = createRedisBus({
+      sentinels: group.sentinels, masterName: group.masterName, password: group.password, sentinelPassword: group.sentinelPassword,
+    }, { onHandlerError: failOnError, onError: () => {} });
+    buses.push(b);
+    return b;
+  };
+
+  before(async () => {
+    group = await startRedisSentinels();
+  });
+  after(async () => {
+    await Promise.all(buses.map((b) => b.close()));
+    await group?.dispose();
+  });
+
+  it('when the master dies, re-reads the store while no master answers, once more on the promoted replica, and delivers through it', async () => {
+    const a = bus();
+    const b = bus();
+    await Promise.all([a.ready(), b.ready()]);
+    const before = next(b, (e) => e.type === 'grant.revoked' && e.grantId === 'before-failover');
+    await a.publish(revoked('before-failover'));
+    await before;
+
+    const states: string[] = [];
+    const restored = new Promise<void>((resolve) => b.onResync((state) => {
+      states.push(state);
+      if (state === 'restored') resolve();
+    }));
+    const old = await group.killMaster();
+    await restored;
+    assert.equal(states[0], 'cut-off', 'the store was re-read while cut off');
+    assert.notEqual(await group.masterPort(), old, 'restored on the promoted replica');
+    assert.equal(b.live(), true);
+    const afterFailover = next(b, (e) => e.type === 'grant.revoked' && e.grantId === 'after-failover');
+    await a.publish(revoked('after-failover'));
+    await afterFailover;
   });
 });

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { EventBus } from '../core/ports.ts';
-import { createRedisClient, reconnectDelay } from '../redis/client.ts';
+import { connectRedis, createRedisClient, type RedisTarget } from '../redis/client.ts';
 import { decodeEnvelope, encodeEnvelope } from './envelope.ts';
 import { createMemoryBus } from './memory.ts';
 
@@ -37,15 +36,17 @@ export type ResyncState = 'cut-off' | 'restored';
  * events coming back). A publish that fails while Redis is unreachable is kept (up to 10 000) and
  * sent once the connection is back; subscribers that lost their connection are told to resync.
  */
-export function createRedisBus(url: string, options: RedisBusOptions): RedisBus {
+export function createRedisBus(target: RedisTarget | string, options: RedisBusOptions): RedisBus {
   const channel = options.channel ?? 'rtc:events';
   const origin = randomBytes(9).toString('base64url');
   const local = createMemoryBus(options.onHandlerError);
-  const publisher = createRedisClient(url, options.onError);
+  const publisher = createRedisClient(target, options.onError);
   // ioredis's own resubscription after a reconnect is fire-and-forget (a failure there is an
-  // unhandled rejection): subscribe on every `ready` here instead, and resync after each but the first
-  const subscriber = new Redis(url, { retryStrategy: reconnectDelay, autoResubscribe: false });
-  subscriber.on('error', options.onError);
+  // unhandled rejection): subscribe on every `ready` here instead, and
+  // resync after each but the first. Through Sentinel a failover reaches here the same way: the
+  // connection to the old master closes (it died, or `+switch-master` made ioredis drop it) and
+  // `ready` comes from the promoted replica
+  const subscriber = connectRedis(target, { autoResubscribe: false }, options.onError);
 
   const resyncHandlers = new Set<(state: ResyncState) => void>();
   const resync = (state: ResyncState): void => {

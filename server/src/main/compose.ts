@@ -6,7 +6,7 @@ import { createWebhookTargets } from '../webhooks/https-sender.ts';
 import { createMemoryLimiter } from '../limiter/memory.ts';
 import { createRedisLimiter } from '../limiter/redis.ts';
 import { createRedisMediaNodeDirectory } from '../redis/media-nodes.ts';
-import { createRedisClient, redisReady } from '../redis/client.ts';
+import { createRedisClient, redisReady, type RedisTarget } from '../redis/client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
@@ -77,7 +77,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     for (const closer of [...closers].reverse()) await closer();
   };
   try {
-    const shared = config.redis ? await openRedis(config.redis.url, options) : undefined;
+    const shared = config.redis ? await openRedis(config.redis, options) : undefined;
     if (shared) closers.push(shared.close);
     const bus = shared?.bus ?? openLocalBus(config, options);
     if (!shared) closers.push(() => bus.close());
@@ -123,11 +123,12 @@ export async function composeServices(config: Config, options: ComposeOptions): 
  * The Redis of a cluster: one connection for the limits and the media node directory (commands
  * fail at once while it is down, so requests are refused rather than held) and the bus's own two. Startup waits until
  * both answer, so a process never serves with limits or revocations that do not reach the others.
+ * Through Sentinel each of the three follows a failover by itself (docs/operations/scale-out.md, "Redis Sentinel").
  */
-async function openRedis(url: string, options: ComposeOptions): Promise<RedisServices> {
+async function openRedis(target: RedisTarget, options: ComposeOptions): Promise<RedisServices> {
   const onError = options.onRedisError ?? (() => {});
-  const client = createRedisClient(url, onError);
-  const bus = createRedisBus(url, { onHandlerError: options.onBusError, onError });
+  const client = createRedisClient(target, onError);
+  const bus = createRedisBus(target, { onHandlerError: options.onBusError, onError });
   const mediaNodes = createRedisMediaNodeDirectory(client);
   const close = async (): Promise<void> => {
     mediaNodes.close();
@@ -138,7 +139,9 @@ async function openRedis(url: string, options: ComposeOptions): Promise<RedisSer
     await Promise.all([redisReady(client, REDIS_START_TIMEOUT_MS), withTimeout(bus.ready(), REDIS_START_TIMEOUT_MS)]);
   } catch {
     await close();
-    throw new Error(`REDIS_URL: Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s`);
+    throw new Error('url' in target
+      ? `REDIS_URL: Redis did not answer within ${REDIS_START_TIMEOUT_MS / 1000} s`
+      : `REDIS_SENTINELS: no master named ${JSON.stringify(target.masterName)} answered through the sentinels within ${REDIS_START_TIMEOUT_MS / 1000} s`);
   }
   const live = (): boolean => client.status === 'ready' && bus.live();
   return { bus, limiter: createRedisLimiter(client), mediaNodes, live, close };

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { ApiError } from '../core/errors.ts';
+import { isConnectionError } from '../sql/postgres.ts';
 import { postgresBillingStore } from '../billing/postgres.ts';
 import { postgresCustomerStore } from '../customers/postgres.ts';
 import { postgresKeyRingStore } from '../keys/postgres.ts';
@@ -153,6 +155,8 @@ const MIGRATIONS: readonly string[] = [
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
 const MIGRATION_LOCK_KEY = 0x7274_6373; // 'rtcs'
 const DEFAULT_POOL_SIZE = 10;
+/** How long a query waits for a connection before the request is refused as unavailable. */
+const CONNECT_TIMEOUT_MS = 3000;
 const INT8_OID = 20;
 
 export interface PostgresStoreOptions {
@@ -181,7 +185,12 @@ function toSafeInteger(value: string): number {
  * (docs/operations/configuration.md). `close()` ends the pool.
  */
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE, types: TYPES });
+  const pool = new pg.Pool({
+    connectionString: url, max: options.poolSize ?? DEFAULT_POOL_SIZE, types: TYPES,
+    // a server that does not answer (host down, packets dropped) refuses requests after a bound, never holds them
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
   // without a listener, an idle connection that breaks would end the process
   pool.on('error', (err) => options.onConnectionError?.(err));
   try {
@@ -191,7 +200,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     throw err;
   }
 
-  return {
+  return refusedWhileUnreachable({
     ...postgresKeyRingStore(pool),
     ...postgresCustomerStore(pool),
     ...postgresTokenStore(pool),
@@ -203,7 +212,42 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     async close() {
       if (!pool.ending) await pool.end();
     },
+  });
+}
+
+/**
+ * Refused because the database is unreachable (`503 unavailable`, `Retry-After: 1`): nothing was
+ * done, or nothing is known to be (a revoke answered so is not done; the caller retries).
+ */
+export class StoreUnavailableError extends ApiError {
+  constructor(cause: unknown) {
+    super('unavailable', 'the database is unreachable; retry shortly', { retryAfterSec: 1, cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * The store with every method's connection-level failure (isConnectionError) turned into
+ * StoreUnavailableError, for every caller at once: a request answers 503 while PostgreSQL
+ * restarts or fails over, and the pool reconnects by itself afterwards. Other errors pass unchanged.
+ */
+function refusedWhileUnreachable<S extends object>(store: S): S {
+  const translate = (err: unknown): never => {
+    throw isConnectionError(err) ? new StoreUnavailableError(err) : err;
   };
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(store)) {
+    wrapped[name] = typeof value === 'function'
+      ? (...args: unknown[]): Promise<unknown> => {
+        try {
+          return Promise.resolve((value as (...a: unknown[]) => unknown).apply(store, args)).catch(translate);
+        } catch (err) {
+          return Promise.reject(err).catch(translate);
+        }
+      }
+      : value;
+  }
+  return wrapped as S;
 }
 
 /**
