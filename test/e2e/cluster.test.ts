@@ -213,6 +213,44 @@ describe(deployment.name, () => {
     assert.equal(fresh.status, 200, fresh.text);
   });
 
+  it('refuses at once on B, which had cached the credential, a rotate, a revoke, an allowlist change and an archive answered on A', async () => {
+    const body = { room_id: 'cached', user_id: 'u', role: 'speaker' };
+    const issueOnB = (auth: string): Promise<HttpResult> => request(`${b.token}/v1/rtc/tokens`, { headers: { authorization: auth }, body });
+    // the first requests read the store; the next ones are served from B's cache (docs/decisions.md, "Credential cache")
+    const warm = async (auth: string): Promise<void> => {
+      for (let i = 0; i < 3; i++) assert.equal((await issueOnB(auth)).status, 200);
+    };
+    const change = async (who: Customer, path: string, init: { method?: string; body?: Record<string, unknown> } = {}): Promise<HttpResult> => {
+      const res = await request(`${a.api}/v1/projects/${who.projectId}${path}`, { headers: bearer(who.accessToken), body: {}, ...init });
+      assert.equal(res.status, 200, res.text);
+      return res;
+    };
+
+    const own = await createCustomer(a);
+    await warm(own.auth);
+    const rotated = await change(own, `/credentials/${own.appId}/rotate`);
+    assert.equal((await issueOnB(own.auth)).status, 401, 'the old secret after a rotate');
+    const rotatedAuth = basicAuth(own.appId, rotated.json<{ app_secret: string }>().app_secret);
+    await warm(rotatedAuth);
+
+    await change(own, `/credentials/${own.appId}`, { method: 'PATCH', body: { ip_allowlist: ['10.0.0.0/8'] } });
+    const outside = await issueOnB(rotatedAuth);
+    assert.equal(outside.status, 403, outside.text);
+    assert.equal(outside.json()['error'], 'ip_not_allowed');
+    await change(own, `/credentials/${own.appId}`, { method: 'PATCH', body: { ip_allowlist: ['127.0.0.1'] } });
+    await warm(rotatedAuth);
+
+    await change(own, '/archive');
+    const archived = await issueOnB(rotatedAuth);
+    assert.equal(archived.status, 403, archived.text);
+    assert.equal(archived.json()['error'], 'project_archived');
+    await change(own, '/unarchive');
+    await warm(rotatedAuth);
+
+    await change(own, `/credentials/${own.appId}/revoke`);
+    assert.equal((await issueOnB(rotatedAuth)).status, 401, 'a revoked credential');
+  });
+
   it('closes a session held on the (second) media node with 4003 within a second of a revoke answered on B, and ends its signaling stream', async () => {
     const media2Port = Number(new URL(media2.urls['media']!).port);
     let token: TokenResponse | undefined;

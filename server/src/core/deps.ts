@@ -1,7 +1,7 @@
 import type { LiveKeyRing } from './keyring.ts';
 import type { MediaNodeDirectory } from './media-placement.ts';
 import type { PasswordHasher } from './password.ts';
-import type { Clock, EventBus, Limiter, ProjectEvents, TokenCounter, WebhookTargets } from './ports.ts';
+import type { Clock, CredentialVersions, EventBus, Limiter, ProjectEvents, TokenAdmission, TokenCounter, WebhookTargets } from './ports.ts';
 
 /**
  * What the use cases need: ports and key material, chosen by the composition root. `S` is the
@@ -26,6 +26,10 @@ export interface ServiceDeps<S = unknown> {
   readonly webhookWake?: (() => void) | undefined;
   /** Counts the tokens this process issues, per project and day; undefined: not counted. */
   readonly tokenUsage?: TokenCounter | undefined;
+  /** Step 1 of a token request with the credential version, in one step (a cluster); undefined: `limiter` alone. */
+  readonly tokenAdmission?: TokenAdmission | undefined;
+  /** Told of every change to a credential or project (a cluster); undefined: nothing caches credentials across processes. */
+  readonly credentialVersions?: CredentialVersions | undefined;
 }
 
 export const nowSec = (clock: Clock): number => Math.floor(clock.nowMs() / 1000);

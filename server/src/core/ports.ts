@@ -37,6 +37,60 @@ export interface Limiter {
   peek(key: string, max: number, windowSec: number): Promise<LimitResult>;
 }
 
+/**
+ * Step 1 of a token request (docs/reference/token-api.md, "Order of checks": the address's failure
+ * block and rate limit) and, where the deployment keeps credential versions (a cluster, in Redis),
+ * the version of the claimed credential's project and the App ID's count, in one step.
+ */
+export interface TokenAdmission {
+  admit(request: AdmissionRequest): Promise<AdmissionResult>;
+}
+
+/** One fixed-window limit of `Limiter`: `key` counted under `max` hits per `windowSec`. */
+export interface LimitSpec {
+  readonly key: string;
+  readonly max: number;
+  readonly windowSec: number;
+}
+
+export interface AdmissionRequest {
+  /** Peeked: refused once `max` failures are counted (the address is blocked). */
+  readonly block: LimitSpec;
+  /** Hit when not blocked. */
+  readonly rate: LimitSpec;
+  /** The project the claimed App ID belongs to, when this process knows it: its credential version is read. */
+  readonly projectId?: string | undefined;
+  /**
+   * Hit in the same step only if `projectId`'s version is still `version`: the caller's cached
+   * credential is current and the presented secret matched it (the App ID limit counts only
+   * authenticated requests).
+   */
+  readonly app?: (LimitSpec & { readonly version: string }) | undefined;
+}
+
+export interface AdmissionResult {
+  /** The address's block and rate limit; not ok: 429 before anything else. */
+  readonly address: LimitResult;
+  /** The project's credential version read in this step; undefined: none (nothing may be cached). */
+  readonly version?: string | undefined;
+  /** The App ID's hit when it was counted in this step (`app` given and its version current). */
+  readonly app?: LimitResult | undefined;
+}
+
+/**
+ * Versions of each project's credentials (with its archived state), shared by every node: a node
+ * uses what it cached of a credential only while the version it cached with is the current one.
+ */
+export interface CredentialVersions {
+  /**
+   * Before a store write to a credential or its project: from now on no node uses what it cached of
+   * the project's credentials. Throws when the versions cannot be reached (the change is refused).
+   */
+  beforeChange(projectId: string): Promise<void>;
+  /** Once the write is done: caching may resume sooner (never throws; the first mark expires anyway). */
+  afterChange(projectId: string): Promise<void>;
+}
+
 export type BusEvent =
   | { readonly type: 'grant.revoked'; readonly grantId: string; readonly projectId: string; readonly expiresAt: number }
   | { readonly type: 'credential.changed'; readonly appId: string }

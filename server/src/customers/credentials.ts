@@ -83,8 +83,19 @@ function ensureActive(credential: CredentialRecord): void {
   if (credential.revokedAt !== null) throw new ApiError('conflict', 'the credential is revoked');
 }
 
-async function update(deps: ServiceDeps<CredentialStore & ProjectStore>, appId: string, patch: Parameters<ServiceDeps<CredentialStore & ProjectStore>['store']['updateCredential']>[1]): Promise<CredentialRecord> {
-  const updated = await deps.store.updateCredential(appId, patch);
+async function update(
+  deps: ServiceDeps<CredentialStore & ProjectStore>, projectId: string, appId: string,
+  patch: Parameters<ServiceDeps<CredentialStore & ProjectStore>['store']['updateCredential']>[1],
+): Promise<CredentialRecord> {
+  // token nodes stop using what they cached of the project's credentials before the write
+  // (docs/decisions.md, "Credential cache")
+  await deps.credentialVersions?.beforeChange(projectId);
+  let updated: CredentialRecord | undefined;
+  try {
+    updated = await deps.store.updateCredential(appId, patch);
+  } finally {
+    await deps.credentialVersions?.afterChange(projectId);
+  }
   if (!updated) throw notFound('credential');
   // other processes drop whatever they cached of this credential
   await deps.bus.publish({ type: 'credential.changed', appId });
@@ -95,7 +106,7 @@ export async function updateCredential(
   deps: ServiceDeps<CredentialStore & ProjectStore>, accountId: string, projectId: string, appId: string, body: CredentialPatch,
 ): Promise<CredentialView> {
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
-  return credentialView(await update(deps, appId, {
+  return credentialView(await update(deps, projectId, appId, {
     ...(body.name !== undefined && { name: body.name }),
     ...(body.scopes !== undefined && { scopes: scopesOf(body.scopes) }),
     ...(body.ip_allowlist !== undefined && { ipAllowlist: body.ip_allowlist }),
@@ -109,7 +120,7 @@ export async function rotateCredential(deps: ServiceDeps<CredentialStore & Proje
   ensureActive(await getOwnCredential(deps, accountId, projectId, appId));
   const secret = newAppSecret();
   const now = nowSec(deps.clock);
-  const updated = await update(deps, appId, { secretHash: hashAppSecret(deps.keys.secretHashKey, secret), rotatedAt: now, updatedAt: now });
+  const updated = await update(deps, projectId, appId, { secretHash: hashAppSecret(deps.keys.secretHashKey, secret), rotatedAt: now, updatedAt: now });
   await deps.events.record({ projectId, type: 'credential.rotated', occurredAt: now, data: { app_id: appId } });
   return { ...credentialView(updated), app_secret: secret };
 }
@@ -119,7 +130,7 @@ export async function revokeCredential(deps: ServiceDeps<CredentialStore & Proje
   const credential = await getOwnCredential(deps, accountId, projectId, appId);
   if (credential.revokedAt !== null) return credentialView(credential);
   const now = nowSec(deps.clock);
-  const revoked = await update(deps, appId, { revokedAt: now, updatedAt: now });
+  const revoked = await update(deps, projectId, appId, { revokedAt: now, updatedAt: now });
   await deps.events.record({ projectId, type: 'credential.revoked', occurredAt: now, data: { app_id: appId } });
   return credentialView(revoked);
 }

@@ -84,6 +84,7 @@ export const CUSTOMER_API = {
       + 'up to the archive (in whole seconds) from then on, also after an unarchive. Archiving an archived project changes nothing.',
     pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
+    errors: [[503, 'unavailable']],
   }),
   unarchiveProject: consoleOperation({
     id: 'unarchiveProject', method: 'POST', path: '/v1/projects/{id}/unarchive', tag: 'Projects',
@@ -91,6 +92,7 @@ export const CUSTOMER_API = {
     description: 'Its credentials issue tokens again; tokens issued up to the archive stay refused: users come back with new ones.',
     pathParams: projectId,
     responses: { 200: { description: 'the project (idempotent)', schema: projectSchema } },
+    errors: [[503, 'unavailable']],
   }),
   createCredential: consoleOperation({
     id: 'createCredential', method: 'POST', path: '/v1/projects/{id}/credentials', tag: 'Credentials',
@@ -116,18 +118,19 @@ export const CUSTOMER_API = {
     summary: 'Change name, scopes, IP allowlist or TTL limit', pathParams: credentialIds,
     body: requestComponent(credentialPatchSchema, 'CredentialPatch'), example: { scopes: ['subscriber'], max_ttl_seconds: 900 },
     responses: { 200: { description: 'the credential', schema: credentialSchema } },
-    errors: ['conflict'],
+    errors: ['conflict', [503, 'unavailable']],
   }),
   rotateCredential: consoleOperation({
     id: 'rotateCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/rotate', tag: 'Credentials',
     summary: 'Replace the App Secret; the old one stops working at once', pathParams: credentialIds,
     responses: { 200: { description: 'the credential with its new secret', schema: credentialWithSecretSchema } },
-    errors: ['conflict'],
+    errors: ['conflict', [503, 'unavailable']],
   }),
   revokeCredential: consoleOperation({
     id: 'revokeCredential', method: 'POST', path: '/v1/projects/{id}/credentials/{app_id}/revoke', tag: 'Credentials',
     summary: 'Revoke a credential for good', pathParams: credentialIds,
     responses: { 200: { description: 'the credential (idempotent)', schema: credentialSchema } },
+    errors: [[503, 'unavailable']],
   }),
 } satisfies Record<string, Operation>;
 

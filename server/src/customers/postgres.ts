@@ -115,8 +115,8 @@ export function postgresCustomerStore(pool: pg.Pool): AccountStore & ProjectStor
       return (await one<{ n: number }>('SELECT count(*) AS n FROM credentials WHERE project_id = $1 AND revoked_at IS NULL',
         [projectId]))?.n ?? 0;
     },
-    // read on every token request, never cached: a rotation, revocation or archive made by any
-    // process is seen by the very next request (docs/reference/token-api.md)
+    // read by a token node when its cached copy is not confirmed current by the credential version
+    // in Redis (docs/decisions.md, "Credential cache"), and on every token request without Redis
     async findCredentialForAuth(appId) {
       const r = await one<CredentialRow & { project_archived_at: number | null }>(
         `SELECT c.*, p.archived_at AS project_archived_at

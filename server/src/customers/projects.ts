@@ -54,7 +54,14 @@ export async function setArchived(deps: ServiceDeps<ProjectStore>, accountId: st
   // a retry archives it (the other order could leave an archived project whose tokens still work)
   const cutoff = archived ? projectCutoffAt(projectId, now) : undefined;
   if (cutoff) await deps.store.insertProjectCutoff(cutoff);
-  const updated = await deps.store.updateProject(projectId, { archivedAt: archived ? now : null, updatedAt: now });
+  // the token nodes' cached credentials carry the archived state (docs/decisions.md, "Credential cache")
+  await deps.credentialVersions?.beforeChange(projectId);
+  let updated: ProjectRecord | undefined;
+  try {
+    updated = await deps.store.updateProject(projectId, { archivedAt: archived ? now : null, updatedAt: now });
+  } finally {
+    await deps.credentialVersions?.afterChange(projectId);
+  }
   if (!updated) throw notFound('project');
   if (cutoff) {
     await deps.bus.publish({ type: 'project.archived', ...cutoff });

@@ -5,6 +5,7 @@ import { createSqliteBus } from '../bus/sqlite.ts';
 import { createWebhookTargets } from '../webhooks/https-sender.ts';
 import { createMemoryLimiter } from '../limiter/memory.ts';
 import { createRedisLimiter } from '../limiter/redis.ts';
+import { createRedisCredentialVersions, createRedisTokenAdmission } from '../limiter/redis-admission.ts';
 import { createRedisMediaNodeDirectory } from '../redis/media-nodes.ts';
 import { createRedisClient, redisReady, type RedisTarget } from '../redis/client.ts';
 import type { Config, RoleName } from '../config.ts';
@@ -13,7 +14,7 @@ import type { MediaNodeDirectory } from '../core/media-placement.ts';
 import type { KeyRing, LiveKeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
-import type { Clock, EventBus, Limiter } from '../core/ports.ts';
+import type { Clock, CredentialVersions, EventBus, Limiter, TokenAdmission } from '../core/ports.ts';
 import type { ServiceDeps } from '../core/deps.ts';
 import { TokenUsage } from '../tokens/usage.ts';
 import { createProjectEvents } from '../webhooks/endpoints.ts';
@@ -101,6 +102,9 @@ export async function composeServices(config: Config, options: ComposeOptions): 
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
       mediaNodes: shared?.mediaNodes,
+      // with an injected limiter (tests) the token API counts with it alone
+      tokenAdmission: options.limiter ? undefined : shared?.tokenAdmission,
+      credentialVersions: shared?.credentialVersions,
       redisLive: shared?.live,
       // durable: each event is in the store's outbox before record() resolves (docs/reference/webhooks.md)
       events: createProjectEvents(store, clock, webhookWake),
@@ -144,13 +148,18 @@ async function openRedis(target: RedisTarget, options: ComposeOptions): Promise<
       : `REDIS_SENTINELS: no master named ${JSON.stringify(target.masterName)} answered through the sentinels within ${REDIS_START_TIMEOUT_MS / 1000} s`);
   }
   const live = (): boolean => client.status === 'ready' && bus.live();
-  return { bus, limiter: createRedisLimiter(client), mediaNodes, live, close };
+  return {
+    bus, limiter: createRedisLimiter(client), mediaNodes, live, close,
+    tokenAdmission: createRedisTokenAdmission(client), credentialVersions: createRedisCredentialVersions(client),
+  };
 }
 
 interface RedisServices {
   readonly bus: EventBus;
   readonly limiter: Limiter;
   readonly mediaNodes: MediaNodeDirectory;
+  readonly tokenAdmission: TokenAdmission;
+  readonly credentialVersions: CredentialVersions;
   live(): boolean;
   close(): Promise<void>;
 }

@@ -6,19 +6,70 @@ import { safeEqual } from '../core/encoding.ts';
 import { ApiError, badCredentials, rateLimited } from '../core/errors.ts';
 import type { AuthCredential } from '../customers/store.ts';
 import type { ServiceDeps } from '../core/deps.ts';
+import type { LimitResult, TokenAdmission } from '../core/ports.ts';
+import type { CachedCredential, CredentialCache } from './credential-cache.ts';
 import type { CredentialStore } from '../customers/store.ts';
 
 // Compared against when the App ID is unknown, so both failures cost the same work (no timing oracle).
 const DUMMY_HASH = Buffer.alloc(32);
 
 const failureKey = (address: string): string => `authfail:${address}`;
+const appKey = (appId: string): string => `app:${appId}`;
 
-/** Step 1 of docs/reference/token-api.md, "Order of checks": a blocked address, or one over its rate limit, gets 429. */
-export async function admitAddress(deps: ServiceDeps<CredentialStore>, address: string, limits: AddressLimits): Promise<void> {
-  const blocked = await deps.limiter.peek(failureKey(address), AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
-  if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
-  const rate = await deps.limiter.hit(`addr:${address}`, limits.addressPerMinute, 60);
-  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
+/** The credential a request presents: its App ID when well formed, and the hash of its secret once computed. */
+export interface Presented {
+  readonly appId: string | undefined;
+  readonly password: string;
+  hash?: Buffer;
+}
+
+export function presentedCredential(authorization: string | undefined): Presented {
+  const basic = parseBasicAuth(authorization);
+  return { appId: basic && isId('app', basic.user) ? basic.user : undefined, password: basic?.password ?? '' };
+}
+
+const presentedHash = (deps: ServiceDeps<unknown>, presented: Presented): Buffer =>
+  (presented.hash ??= createHmac('sha256', deps.keys.secretHashKey).update(presented.password).digest());
+
+/** What step 1 learned, for steps 5 to 8. */
+export interface Admitted {
+  readonly presented: Presented;
+  /** The project whose credential version was read, and that version; undefined: no cached credential may be used. */
+  readonly projectId: string | undefined;
+  readonly version: string | undefined;
+  /** A cached credential confirmed current whose App ID was counted in the same step, and that count. */
+  readonly confirmed?: { readonly cred: AuthCredential; readonly app: LimitResult } | undefined;
+}
+
+/**
+ * Step 1 of docs/reference/token-api.md, "Order of checks": a blocked address, or one over its rate
+ * limit, gets 429. In a cluster the same round trip reads the version of the claimed credential's
+ * project and, when `mayCountApp` (the request can no longer fail before authentication) and this
+ * process holds the credential with a matching secret, counts the App ID if that version is still
+ * the one it was cached with (docs/decisions.md, "Credential cache").
+ */
+export async function admitTokenRequest(
+  deps: ServiceDeps<unknown>, admission: TokenAdmission, cache: CredentialCache | undefined,
+  address: string, limits: AddressLimits, presented: Presented, mayCountApp: boolean,
+): Promise<Admitted> {
+  const appId = presented.appId;
+  const projectId = cache && appId !== undefined ? cache.projectOf(appId) : undefined;
+  let candidate: CachedCredential | undefined;
+  if (mayCountApp && projectId !== undefined && appId !== undefined) {
+    const entry = cache!.get(appId);
+    if (entry && entry.cred.revokedAt === null && safeEqual(presentedHash(deps, presented), entry.secretHash)) candidate = entry;
+  }
+  const result = await admission.admit({
+    block: { key: failureKey(address), max: AUTH_FAILURES_PER_WINDOW, windowSec: AUTH_FAILURE_WINDOW_SECONDS },
+    rate: { key: `addr:${address}`, max: limits.addressPerMinute, windowSec: 60 },
+    projectId,
+    app: candidate && { key: appKey(candidate.cred.appId), max: limits.appPerMinute, windowSec: 60, version: candidate.version },
+  });
+  if (!result.address.ok) throw rateLimited(result.address.retryAfterSec);
+  return {
+    presented, projectId, version: result.version,
+    confirmed: candidate && result.app ? { cred: candidate.cred, app: result.app } : undefined,
+  };
 }
 
 /** Counts an authentication failure against the address (20 in five minutes block it). */
@@ -37,26 +88,43 @@ export function parseBasicAuth(header: string | undefined): { user: string; pass
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** The caller's credential: the cached one when its version was confirmed at step 1, else the store's (cached for the next request). */
+async function findCredential(
+  deps: ServiceDeps<CredentialStore>, cache: CredentialCache | undefined, admitted: Admitted,
+): Promise<{ cred: AuthCredential; secretHash: Buffer } | undefined> {
+  const appId = admitted.presented.appId;
+  if (appId === undefined) return undefined;
+  const entry = cache?.get(appId);
+  if (entry && admitted.version !== undefined && entry.version === admitted.version) return entry;
+  const cred = await deps.store.findCredentialForAuth(appId);
+  if (!cred) return undefined;
+  // the version was read before the store was: a change between them moved it, so this entry is never used
+  cache?.set(cred, admitted.projectId === cred.projectId ? admitted.version : undefined);
+  return { cred, secretHash: Buffer.from(cred.secretHash, 'base64url') };
+}
+
 /**
  * Steps 5 to 8 of docs/reference/token-api.md, "Order of checks": authentication (one identical 401 for every cause), the
  * App ID's rate limit, the IP allowlist and the project's archived state.
  */
 export async function authenticateApp(
-  deps: ServiceDeps<CredentialStore>,
-  authorization: string | undefined,
-  address: string,
-  limits: AddressLimits,
+  deps: ServiceDeps<CredentialStore>, admitted: Admitted, cache: CredentialCache | undefined, address: string, limits: AddressLimits,
 ): Promise<AuthCredential> {
-  const basic = parseBasicAuth(authorization);
-  const cred = basic && isId('app', basic.user) ? await deps.store.findCredentialForAuth(basic.user) : undefined;
-  const presented = createHmac('sha256', deps.keys.secretHashKey).update(basic?.password ?? '').digest();
-  const expected = cred ? Buffer.from(cred.secretHash, 'base64url') : DUMMY_HASH;
-  const match = safeEqual(presented, expected);
-  if (!cred || !match || cred.revokedAt !== null) {
-    await recordAuthFailure(deps, address);
-    throw badCredentials();
+  let cred: AuthCredential | undefined;
+  let rate: LimitResult | undefined;
+  if (admitted.confirmed) {
+    ({ cred, app: rate } = admitted.confirmed);
+  } else {
+    const found = await findCredential(deps, cache, admitted);
+    // an unknown App ID costs the same work as a wrong secret (no timing oracle)
+    const match = safeEqual(presentedHash(deps, admitted.presented), found ? found.secretHash : DUMMY_HASH);
+    if (!found || !match || found.cred.revokedAt !== null) {
+      await recordAuthFailure(deps, address);
+      throw badCredentials();
+    }
+    cred = found.cred;
   }
-  const rate = await deps.limiter.hit(`app:${cred.appId}`, limits.appPerMinute, 60);
+  rate ??= await deps.limiter.hit(appKey(cred.appId), limits.appPerMinute, 60);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   if (cred.ipAllowlist.length > 0 && !allowlistOf(cred).has(address)) {
     throw new ApiError('ip_not_allowed', 'the caller address is outside the credential IP allowlist');

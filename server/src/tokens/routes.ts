@@ -3,7 +3,9 @@ import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import type { TokenMetrics } from '../metrics/metrics.ts';
 import type { AuthCredential } from '../customers/store.ts';
-import { admitAddress, authenticateApp } from './app-auth.ts';
+import { admitTokenRequest, authenticateApp, presentedCredential, type Admitted } from './app-auth.ts';
+import { createCredentialCache, type CredentialCache } from './credential-cache.ts';
+import { limiterAdmission } from '../limiter/admission.ts';
 import { issueToken } from './issue.ts';
 import { revocationLimiter, revokeByHandle } from './revoke.ts';
 import type { HttpContext } from '../http/context.ts';
@@ -12,28 +14,51 @@ import { registerOperation } from '../http/operation-route.ts';
 import type { CredentialStore, ProjectStore } from '../customers/store.ts';
 import type { RevocationStore } from './store.ts';
 
+/** What a token route's gate learned of a request, for its handler. */
+interface GateState {
+  readonly admitted: Admitted;
+  readonly cache: CredentialCache | undefined;
+}
+const gateStates = new WeakMap<FastifyRequest, GateState>();
+
+/** The media type fastify's `application/json` parser accepts (anything else is 415 before authentication). */
+const isJson = (contentType: string | undefined): boolean =>
+  contentType !== undefined && contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+
 /**
  * Steps 1-3 of the token API's order of checks (docs/reference/token-api.md), run before the body is read:
  * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
+ * In a cluster the same round trip to Redis confirms the credential this process cached and counts
+ * its App ID (docs/decisions.md, "Credential cache"), when no check before authentication can fail any more.
  */
 export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>) {
+  const admission = ctx.deps.tokenAdmission ?? limiterAdmission(ctx.deps.limiter);
+  // one per route: each warms on its own first requests
+  const cache = ctx.deps.tokenAdmission ? createCredentialCache() : undefined;
   return async (req: FastifyRequest): Promise<void> => {
-    await admitAddress(ctx.deps, req.clientAddress, ctx.limits);
     // docs/decisions.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
     // browser: Node's own fetch sends it too.
-    if (req.headers.origin !== undefined) {
+    const fromBrowser = req.headers.origin !== undefined;
+    const declared = req.headers['content-length'];
+    const tooLarge = Number(declared ?? 0) > TOKEN_API_BODY_LIMIT_BYTES;
+    const mayCountApp = !fromBrowser && declared !== undefined && !tooLarge && isJson(req.headers['content-type']);
+    const presented = presentedCredential(req.headers.authorization);
+    const admitted = await admitTokenRequest(ctx.deps, admission, cache, req.clientAddress, ctx.limits, presented, mayCountApp);
+    if (fromBrowser) {
       throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');
     }
-    const length = Number(req.headers['content-length'] ?? 0);
-    if (length > TOKEN_API_BODY_LIMIT_BYTES) {
+    if (tooLarge) {
       throw new ApiError('invalid_request', `the request body exceeds ${TOKEN_API_BODY_LIMIT_BYTES} bytes`, { status: 413 });
     }
+    gateStates.set(req, { admitted, cache });
   };
 }
 
 /** Steps 4-7: authentication, App ID rate limit, IP allowlist, archived project. */
 export function authenticateTokenCaller(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>, req: FastifyRequest): Promise<AuthCredential> {
-  return authenticateApp(ctx.deps, req.headers.authorization, req.clientAddress, ctx.limits);
+  const state = gateStates.get(req);
+  if (!state) throw new Error('the token API gate did not run for this route');
+  return authenticateApp(ctx.deps, state.admitted, state.cache, req.clientAddress, ctx.limits);
 }
 
 /**
@@ -64,7 +89,7 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext<Cr
   }, gate);
 
   // a customer can revoke while the shared limiter is unreachable (docs/operations/scale-out.md, "Redis down")
-  const revokeCtx: HttpContext<CredentialStore & RevocationStore & ProjectStore> = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter) } };
+  const revokeCtx: HttpContext<CredentialStore & RevocationStore & ProjectStore> = { ...ctx, deps: { ...ctx.deps, limiter: revocationLimiter(ctx.deps.limiter, ctx.localLimiter), tokenAdmission: undefined } };
   registerOperation(app, TOKEN_API.revokeRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(revokeCtx, req);
     return reply.code(200).send(await revokeByHandle(revokeCtx.deps, cred.projectId, input.body().revocation_handle));
