@@ -267,8 +267,17 @@ export interface MediaSessionEvents {
    */
   permissions: MediaPermissions;
   renewalFailed: { readonly error: MediaError };
-  reconnecting: { readonly attempt: number; readonly error: MediaError };
-  reconnected: { readonly participantId: string };
+  /**
+   * An attempt to join again is about to be made. `moving`: the media node is leaving (`going_away`)
+   * or not coming back (its address refuses connections, or two attempts failed), so the SDK asks
+   * `getToken` every half second for a token that names a live node (docs/protocol/media.md).
+   */
+  reconnecting: { readonly attempt: number; readonly error: MediaError; readonly moving: boolean };
+  /**
+   * Joined again, local streams published again under the same stream ids. `moved`: on another media
+   * node than before the loss; `mediaNode` is the `host:port` the session is on now.
+   */
+  reconnected: { readonly participantId: string; readonly moved: boolean; readonly mediaNode: string };
   revoked: { readonly error: MediaError };
   expired: { readonly error: MediaError };
   disconnected: DisconnectInfo;
