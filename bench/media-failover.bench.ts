@@ -5,7 +5,7 @@
  * all of them are on is, in turn, killed (SIGKILL) and drained (SIGTERM), a fresh media node
  * starting after each so that there is always one to move to. A client's figure is the time from
  * the signal until it received, from every other client of its room, a frame sent after the
- * signal: both directions flow again on the new node.
+ * signal, both of them off the node that went away: both directions flow again on the new node.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
       if (`${token.media.sfu_host}:${token.media.sfu_port}` === first.node) rooms.push(`failover-${i}`);
     }
     call = await FailoverCall.start({ rooms, perRoom, issue });
-    await call.flowingAfter(performance.now(), 10_000);
+    await call.flowingAfter(performance.now(), '', 10_000);
 
     let current = first;
     let spare = second;
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       const how = round % 2 === 0 ? 'kill' : 'drain';
       const signalledAt = performance.now();
       const stopped = how === 'kill' ? (process.kill(current.server.pid, 'SIGKILL'), Promise.resolve()) : current.server.stop();
-      const times = await call.flowingAfter(signalledAt, MOVE_TIMEOUT_MS);
+      const times = await call.flowingAfter(signalledAt, current.node, MOVE_TIMEOUT_MS);
       await stopped;
       const on = [...call.nodes()];
       if (on.length !== 1 || on[0] !== spare.node) throw new Error(`after the ${how}, the apps are on ${on.join(', ')}, not ${spare.node}`);

@@ -99,16 +99,16 @@ describe('media nodes that go away (a cluster on PostgreSQL and Redis)', () => {
   });
 
   it('moves every app of a killed media node to the live one, where frames flow both ways again; then a drain moves them faster', async () => {
-    const [killed, survivor] = [servers[2]!, servers[3]!];
+    const [killed, survivor] = servers.filter((s) => s.urls['media'] !== undefined) as [RunningServer, RunningServer];
     const rooms = await roomsOn(killed, 'kill');
     call = await FailoverCall.start({ rooms, perRoom: PER_ROOM, issue });
     assert.deepEqual(call.nodes(), new Set([mediaNodeOf(killed)]));
-    await call.flowingAfter(performance.now(), 5000);
+    await call.flowingAfter(performance.now(), '', 5000);
 
     // SIGKILL: no going_away, the sockets drop; the node leaves the directory when its lease runs out
     const killedAt = performance.now();
     killed.process.kill('SIGKILL');
-    const afterKill = await call.flowingAfter(killedAt, KILL_MOVE_TIMEOUT_MS);
+    const afterKill = await call.flowingAfter(killedAt, mediaNodeOf(killed), KILL_MOVE_TIMEOUT_MS);
     assert.deepEqual(call.nodes(), new Set([mediaNodeOf(survivor)]), 'every app is on the live node');
     for (const client of call.clients) {
       assert.equal(client.session.state, 'connected');
@@ -125,7 +125,7 @@ describe('media nodes that go away (a cluster on PostgreSQL and Redis)', () => {
     for (const client of call.clients) client.events.length = 0;
     const drainedAt = performance.now();
     const stopped = survivor.stop();
-    const afterDrain = await call.flowingAfter(drainedAt, DRAIN_MOVE_TIMEOUT_MS);
+    const afterDrain = await call.flowingAfter(drainedAt, mediaNodeOf(survivor), DRAIN_MOVE_TIMEOUT_MS);
     assert.deepEqual(await stopped, { code: 0, signal: null });
     assert.deepEqual(call.nodes(), new Set([mediaNodeOf(third)]));
     for (const client of call.clients) {

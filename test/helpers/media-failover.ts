@@ -34,8 +34,12 @@ const encoder = new TextEncoder();
 export class FailoverCall {
   readonly clients: FailoverClient[];
   private readonly timer: ReturnType<typeof setInterval>;
-  /** Per client: the peers heard from, each with the send time of the newest frame received. */
+  /**
+   * Per client: the peers heard from, each with the send time of the newest frame received that
+   * neither left nor reached the client through the node being left (`leaving`).
+   */
   private readonly heard = new Map<FailoverClient, Map<string, number>>();
+  private leaving = '';
   private readonly listeners = new Set<() => void>();
 
   private constructor(clients: FailoverClient[], frameIntervalMs: number) {
@@ -43,7 +47,7 @@ export class FailoverCall {
     this.timer = setInterval(() => {
       for (const client of clients) {
         if (client.session.state !== 'connected' || !client.stream.active) continue;
-        client.stream.send(encoder.encode(`${client.user}:${performance.now()}`)).catch(() => false);
+        client.stream.send(encoder.encode(`${client.user}:${performance.now()}:${client.session.mediaNode}`)).catch(() => false);
       }
     }, frameIntervalMs);
   }
@@ -66,7 +70,9 @@ export class FailoverCall {
           const heard = new Map<string, number>();
           made.heard.set(client, heard);
           session.on('frame', (frame) => {
-            const [, sentAt] = decoder.decode(frame.payload).split(':');
+            const [, sentAt, ...node] = decoder.decode(frame.payload).split(':');
+            // a frame still sent or received on the node being left is not media flowing again
+            if (node.join(':') === made.leaving || session.mediaNode === made.leaving) return;
             heard.set(frame.userId, Math.max(heard.get(frame.userId) ?? 0, Number(sentAt)));
             for (const listener of made.listeners) listener();
           });
@@ -92,10 +98,12 @@ export class FailoverCall {
 
   /**
    * For each client (in `clients` order): milliseconds from `since` (performance.now()) until it
-   * received, from every other client of its room, a frame sent after `since`. Rejects after
-   * `timeoutMs` naming the clients still waiting.
+   * received, from every other client of its room, a frame sent after `since`, with neither of them
+   * on the node `leaving` (`host:port`; '' for none). Rejects after `timeoutMs` naming the clients
+   * still waiting.
    */
-  flowingAfter(since: number, timeoutMs: number): Promise<number[]> {
+  flowingAfter(since: number, leaving: string, timeoutMs: number): Promise<number[]> {
+    this.leaving = leaving;
     const times = new Map<FailoverClient, number>();
     return new Promise((resolve, reject) => {
       const check = (): void => {
