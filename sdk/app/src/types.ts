@@ -82,6 +82,8 @@ export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 /**
  * How the SDK retries after a network loss (each attempt asks `getToken` for a fresh token).
+ * Attempts made while moving off a media node that is leaving or not coming back (every 500 ms,
+ * for up to 30 s: docs/protocol/media.md, section 8.1) do not count against `maxAttempts`.
  *
  * @example
  * ```ts
