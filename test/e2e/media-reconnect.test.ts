@@ -36,7 +36,9 @@ describe('media reconnection (SDK against the real servers)', () => {
     assert.equal(lost.willReconnect, true);
     assert.equal(lost.code, 1006);
     assert.equal((await reconnecting).attempt, 1);
-    await reconnected;
+    const back = await reconnected;
+    assert.equal(back.moved, false, 'the same media server');
+    assert.equal(back.mediaNode, new URL(proxy.url).host);
     await streamBack;
     assert.equal(alice.state, 'connected');
     assert.notEqual(alice.participantId, firstParticipant);
@@ -84,8 +86,11 @@ describe('media reconnection (SDK against the real servers)', () => {
     const stream = await dave.publish(3, 'data');
     const disconnected = nextEvent(dave, 'disconnected', 15_000);
     const reconnected = nextEvent(dave, 'reconnected', 20_000);
+    const before = dave.mediaNode;
     await media.restart(async () => assert.equal((await disconnected).code, 1001));
-    await reconnected;
+    const back = await reconnected;
+    assert.equal(back.moved, true, `from ${before} to ${back.mediaNode}`);
+    assert.equal(back.mediaNode.split(':').at(-1), new URL(media.server.urls['media']!).port, 'the restarted server, on its new port');
     const erin = await join(await token('erin', {}, 'restart-room'));
     sessions.push(erin);
     const got = collectFrames(erin);

@@ -51,6 +51,14 @@ export function mediaKeyOf(token: MediaToken): Uint8Array {
   return key;
 }
 
+/** Errors of connections whose socket never opened: nothing listens at the node's address (refused, or no route). */
+const unreachable = new WeakSet<MediaError>();
+
+/** Whether the join failed because the socket never opened: a strong sign the media node is gone. */
+export function isUnreachable(error: MediaError): boolean {
+  return unreachable.has(error);
+}
+
 export class Connection {
   private readonly ws: WebSocketLike;
   private handlers: ConnectionHandlers | undefined;
@@ -112,10 +120,17 @@ export class Connection {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          reject(errorForClose(code, reason));
+          const error = errorForClose(code, reason);
+          if (!opened) unreachable.add(error);
+          reject(error);
         },
       };
+      let opened = false;
+      ws.addEventListener('open', () => {
+        opened = true;
+      });
       ws.addEventListener('message', (event) => {
+        opened = true;
         if (stage === 'challenge') {
           stage = 'joined';
           connection.lastHeard = Date.now();

@@ -35,6 +35,9 @@ export class MediaSession {
   private token: MediaToken;
   private identity = { participantId: '', userId: '', roomId: '', projectId: '', role: '', expiresAt: 0 };
   private joinedOnce = false;
+  /** `host:port` of the media node of the current connection, and of the one lost. */
+  private node = '';
+  private lostNode = '';
   private readonly media: SessionMedia;
   private readonly publishing: Publishing;
   private readonly receiving: Receiving;
@@ -113,6 +116,11 @@ export class MediaSession {
   /** Expiry of the grant in use, seconds since the epoch (moves forward on renewal). */
   get expiresAt(): number {
     return this.identity.expiresAt;
+  }
+
+  /** The media node the session is on, `host:port` (after a move, the new one). */
+  get mediaNode(): string {
+    return this.node;
   }
 
   /** Bytes waiting in the socket. */
@@ -239,12 +247,13 @@ export class MediaSession {
   }
 
   private async openConnection(token: MediaToken): Promise<void> {
+    const url = this.settings.urlFor(token);
     const opening = Connection.open({
-      url: this.settings.urlFor(token),
+      url,
       token,
       WebSocket: this.settings.WebSocket,
       timeoutMs: this.settings.connectTimeoutMs,
-    }, this.handlersFor(token));
+    }, this.handlersFor(token, new URL(url).host));
     // the socket is on its way: the peer connection gathers its candidates while it opens and joins
     this.media.prepare(token);
     try {
@@ -255,12 +264,12 @@ export class MediaSession {
     }
   }
 
-  private handlersFor(token: MediaToken): ConnectionHandlers {
+  private handlersFor(token: MediaToken, node: string): ConnectionHandlers {
     let connection: Connection | undefined;
     return {
       onJoined: (c, joined) => {
         connection = c;
-        return this.adopt(c, joined, token);
+        return this.adopt(c, joined, token, node);
       },
       onControl: (message) => (connection === this.connection ? this.onServerMessage(message) : undefined),
       onFrame: (header, message) => (connection === this.connection ? this.receiving.onFrame(header, message) : undefined),
@@ -270,13 +279,14 @@ export class MediaSession {
     };
   }
 
-  private async adopt(connection: Connection, joined: JoinedMessage, token: MediaToken): Promise<void> {
+  private async adopt(connection: Connection, joined: JoinedMessage, token: MediaToken, node: string): Promise<void> {
     if (this.currentState === 'closed') {
       connection.abandon('normal');
       return;
     }
     const room = await joinedRoom(joined);
     this.connection = connection;
+    this.node = node;
     this.currentState = 'connected';
     this.token = token;
     this.identity = {
@@ -346,6 +356,7 @@ export class MediaSession {
     this.reconnection.stopKeepalive();
     this.renewal.stop();
     this.connection = undefined;
+    this.lostNode = this.node;
     this.publishing.forgetKeys();
     this.media.detach();
     const error = errorForClose(code, reason);
@@ -358,10 +369,10 @@ export class MediaSession {
     void this.reconnection.run(error);
   }
 
-  /** After a reconnection: publishes again, then tells the application. */
+  /** After a reconnection, on the same media node or another: publishes again, then tells the application. */
   private async resume(): Promise<void> {
     await this.publishing.republish();
     await this.media.republish();
-    this.events.emit('reconnected', { participantId: this.identity.participantId });
+    this.events.emit('reconnected', { participantId: this.identity.participantId, moved: this.node !== this.lostNode, mediaNode: this.node });
   }
 }

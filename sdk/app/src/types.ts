@@ -82,6 +82,8 @@ export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 /**
  * How the SDK retries after a network loss (each attempt asks `getToken` for a fresh token).
+ * Attempts made while moving off a media node that is leaving or not coming back (every 500 ms,
+ * for up to 30 s: docs/protocol/media.md, section 8.1) do not count against `maxAttempts`.
  *
  * @example
  * ```ts
@@ -267,8 +269,17 @@ export interface MediaSessionEvents {
    */
   permissions: MediaPermissions;
   renewalFailed: { readonly error: MediaError };
-  reconnecting: { readonly attempt: number; readonly error: MediaError };
-  reconnected: { readonly participantId: string };
+  /**
+   * An attempt to join again is about to be made. `moving`: the media node is leaving (`going_away`)
+   * or not coming back (its address refuses connections, or two attempts failed), so the SDK asks
+   * `getToken` every half second for a token that names a live node (docs/protocol/media.md).
+   */
+  reconnecting: { readonly attempt: number; readonly error: MediaError; readonly moving: boolean };
+  /**
+   * Joined again, local streams published again under the same stream ids. `moved`: on another media
+   * node than before the loss; `mediaNode` is the `host:port` the session is on now.
+   */
+  reconnected: { readonly participantId: string; readonly moved: boolean; readonly mediaNode: string };
   revoked: { readonly error: MediaError };
   expired: { readonly error: MediaError };
   disconnected: DisconnectInfo;

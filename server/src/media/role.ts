@@ -43,7 +43,9 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
 
   let withdraw: (() => Promise<void>) | undefined;
   const close = async (): Promise<void> => {
-    // first of all: no new rooms are placed here while the sessions end
+    // first of all, answered by Redis before any session is told to move: token nodes check a
+    // node's liveness in Redis as they place a room, so the apps' fresh tokens name another node
+    // (docs/operations/scale-out.md, "Drain and failure of a media node")
     await withdraw?.();
     await hub.close();
     await new Promise<void>((resolve) => {

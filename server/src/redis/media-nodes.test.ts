@@ -120,6 +120,32 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     });
   });
 
+  it('never places a room on a node withdrawn after the token node last read the list (a drain), nor on one whose lease ran out', async () => {
+    const [token, media] = await directories(2);
+    const raw = clients.at(-1)!;
+    const withdraw = await Promise.all([1, 2].map((i) => media!.announce(node(i), onError)));
+    await token!.refresh();
+    const onFirst = ROOMS.filter((room) => placeRoom([node(1), node(2)], 'prj_1', room)!.id === node(1).id);
+    for (const room of onFirst.slice(0, 20)) assert.equal((await token!.place('prj_1', room, 600)).id, node(1).id);
+    // node 1 drains: withdrawn in Redis, still in the token node's list (read up to a second ago)
+    await withdraw[0]!();
+    assert.equal(token!.nodes().length, 2);
+    for (const room of onFirst.slice(0, 40)) assert.equal((await token!.place('prj_1', room, 600)).id, node(2).id, room);
+    assert.deepEqual(token!.nodes().map((n) => n.id), [node(2).id], 'the miss made the token node read the list again');
+
+    // node 3 is killed: its last announcement lasts NODE_LIVENESS_MS; the list read before still names it
+    await raw.zadd(`test:${prefix}:nodes`, now + NODE_LIVENESS_MS, JSON.stringify([node(3).id, node(3).host, node(3).port]));
+    await token!.refresh();
+    const onThird = ROOMS.map((room) => `killed-${room}`).filter((room) => placeRoom([node(2), node(3)], 'prj_1', room)!.id === node(3).id).slice(0, 20);
+    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 600)).id, node(3).id, room);
+    now += NODE_LIVENESS_MS + 1;
+    await raw.zadd(`test:${prefix}:nodes`, now + NODE_LIVENESS_MS, JSON.stringify([node(2).id, node(2).host, node(2).port]));
+    assert.equal(token!.nodes().length, 2, 'the list still names the killed node');
+    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 600)).id, node(2).id, room);
+    await withdraw[1]!();
+    assert.deepEqual(errors, []);
+  });
+
   it('refuses with 503 unavailable, not a placement of its own, while Redis is down', async () => {
     const [token, media] = await directories(2);
     const withdraw = await media!.announce(node(1), onError);

@@ -16,8 +16,13 @@ const REFRESH_INTERVAL_MS = 1000;
 /** A room's placement outlives its newest grant by this much (renewals extend it). */
 const PLACEMENT_MARGIN_SECONDS = 60;
 
+/** Placements tried per token: a candidate found gone in Redis makes the token node re-read the live nodes and try again. */
+const PLACE_ATTEMPTS = 3;
+
 // KEYS[1] the room's placement, KEYS[2] the live nodes; ARGV: candidate node, placement lifetime,
-// now (ms). Keeps the room on its node while that node is live, else places it on the candidate.
+// now (ms). Keeps the room on its node while that node is live, else places it on the candidate if
+// that one is live in Redis now; returns nil (a miss) when it is not: the token node's list of live
+// nodes is older than a withdrawal or an expiry, so it re-reads the list and asks again.
 const PLACE_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -27,6 +32,8 @@ if current then
     return current
   end
 end
+local candidate = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not candidate or tonumber(candidate) <= tonumber(ARGV[3]) then return false end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return ARGV[1]
 `;
@@ -34,12 +41,12 @@ return ARGV[1]
 const PLACE_SCRIPT_SHA = createHash('sha1').update(PLACE_SCRIPT).digest('hex');
 
 /** Runs the placement script by its digest, sending its text only when Redis does not have it yet. */
-async function runPlaceScript(client: Redis, args: (string | number)[]): Promise<string> {
+async function runPlaceScript(client: Redis, args: (string | number)[]): Promise<string | null> {
   try {
-    return await client.evalsha(PLACE_SCRIPT_SHA, 2, ...args) as string;
+    return await client.evalsha(PLACE_SCRIPT_SHA, 2, ...args) as string | null;
   } catch (err) {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-    return await client.eval(PLACE_SCRIPT, 2, ...args) as string;
+    return await client.eval(PLACE_SCRIPT, 2, ...args) as string | null;
   }
 }
 
@@ -62,7 +69,10 @@ const noMediaNode = (): ApiError =>
  * The media nodes of a cluster, in Redis (docs/operations/scale-out.md, "Media nodes"): each media
  * node announces itself every two seconds in a sorted set scored by when it stops counting as live;
  * a room's placement is a key that names its node, kept while that node is live and the room's
- * grants last, so every participant of a room is sent to the same node.
+ * grants last, so every participant of a room is sent to the same node. Liveness is checked in
+ * Redis at each placement, not in the list read once a second: a node withdrawn (a drain) receives
+ * no room from the moment the withdrawal is answered, a killed one none from `NODE_LIVENESS_MS`
+ * after its last announcement.
  */
 export function createRedisMediaNodeDirectory(
   client: Redis, options: MediaNodeDirectoryOptions = {},
@@ -89,17 +99,24 @@ export function createRedisMediaNodeDirectory(
         });
         await loaded.catch(() => {});
       }
-      const candidate = placeRoom(live, projectId, roomId);
-      if (!candidate) throw noMediaNode();
       const roomKey = `${prefix}:room:${projectId}:${roomId}`;
-      let placed: string;
-      try {
-        placed = await runPlaceScript(client, [roomKey, nodesKey, encode(candidate), ttlSeconds + PLACEMENT_MARGIN_SECONDS, nowMs()]);
-      } catch (cause) {
-        // Redis unreachable: refused like the limits, never a placement other nodes would not see
-        throw new ApiError('unavailable', 'the media node directory is unreachable; retry shortly', { retryAfterSec: 1, cause });
+      for (let attempt = 1; attempt <= PLACE_ATTEMPTS; attempt++) {
+        const candidate = placeRoom(live, projectId, roomId);
+        if (!candidate) throw noMediaNode();
+        let placed: string | null;
+        try {
+          placed = await runPlaceScript(client, [roomKey, nodesKey, encode(candidate), ttlSeconds + PLACEMENT_MARGIN_SECONDS, nowMs()]);
+        } catch (cause) {
+          // Redis unreachable: refused like the limits, never a placement other nodes would not see
+          throw new ApiError('unavailable', 'the media node directory is unreachable; retry shortly', { retryAfterSec: 1, cause });
+        }
+        if (placed !== null) return decode(placed) ?? candidate;
+        // a miss: the candidate left (withdrawn or expired) since the list was read
+        await refresh().catch(() => {
+          live = live.filter((n) => n.id !== candidate.id);
+        });
       }
-      return decode(placed) ?? candidate;
+      throw noMediaNode();
     },
     nodes: () => live,
     refresh,
