@@ -10,6 +10,7 @@ import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { basic as basicAuth, request, type HttpResult } from '../helpers/http.ts';
 import { freeTcpPort } from '../helpers/ports.ts';
 import { startServer, type RunningServer, type StartOptions } from '../helpers/platform.ts';
+import { pool } from '../helpers/pool.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
@@ -19,19 +20,6 @@ import { join, nextEvent } from './media-helpers.ts';
 // trust authentication and a password-less Redis accept any password: they are there to show that none reaches the logs
 const DB_PASSWORD = 'cluster-db-pa55word';
 const HIGH_ADDRESS_LIMIT = { RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' };
-
-/** Runs `count` calls of `fn` with at most `width` in flight. */
-async function pool<T>(count: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await fn(i);
-    }
-  }));
-  return results;
-}
 
 const tally = (results: readonly HttpResult[]): Record<number, number> => {
   const counts: Record<number, number> = {};

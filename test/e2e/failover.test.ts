@@ -8,6 +8,7 @@ import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { pool } from '../helpers/pool.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
 import { startRedisSentinels, type RedisSentinelGroup } from '../helpers/redis.ts';
 import { join, nextEvent } from './media-helpers.ts';
@@ -31,19 +32,6 @@ interface Sample {
 }
 
 const body = (room: string, user = 'u') => ({ room_id: room, user_id: user, role: 'speaker' });
-
-/** Runs `count` calls of `fn` with at most `width` in flight. */
-async function pool<T>(count: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await fn(i);
-    }
-  }));
-  return results;
-}
 
 /** A documented refusal while a dependency is away (docs/reference/errors.md): 503 `unavailable` with Retry-After. */
 function assertUnavailable(res: HttpResult, what: string): void {
