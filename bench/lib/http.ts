@@ -7,12 +7,16 @@ export interface HttpAnswer {
 }
 
 export function postJson(url: string, body: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpAnswer> {
+  return send('POST', url, body, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers });
+}
+
+export function getJson(url: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpAnswer> {
+  return send('GET', url, undefined, headers);
+}
+
+function send(method: string, url: string, body: string | undefined, headers: Readonly<Record<string, string>>): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
-    }, (res) => {
+    const req = request(url, { method, agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -54,12 +54,14 @@ export interface BenchCredential {
   readonly projectId: string;
   readonly appId: string;
   readonly appSecret: string;
+  /** The console session of the account that owns the project. */
+  readonly accessToken: string;
 }
 
 /** Registers an account, creates a project and a credential with both scopes (the tests' helper, over sockets). */
 export async function createCredential(apiUrl: string): Promise<BenchCredential> {
-  const { projectId, appId, appSecret } = await createCustomer({ api: apiUrl, token: apiUrl, request });
-  return { projectId, appId, appSecret };
+  const { projectId, appId, appSecret, accessToken } = await createCustomer({ api: apiUrl, token: apiUrl, request });
+  return { projectId, appId, appSecret, accessToken };
 }
 
 /** The value of an HTTP Basic `Authorization` header. */
