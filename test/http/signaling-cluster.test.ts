@@ -20,88 +20,13 @@ import { defaultSignalingSettings, type SignalingSettings } from '../../server/s
 import { issueToken } from '../../server/src/tokens/issue.ts';
 import { revokeByHandle } from '../../server/src/tokens/revoke.ts';
 import { request } from '../helpers/http.ts';
+import { openEventStream, type EventStream as Stream, type StreamFrame as Frame } from '../helpers/signaling.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 
 const ISSUER = 'rtc-platform';
 const PROJECT = `prj_${'A'.repeat(22)}`;
 const GRACE_MS = 1000;
 const SETTINGS: SignalingSettings = { ...defaultSignalingSettings(ISSUER), presenceGraceMs: GRACE_MS, maxSessionsPerRoom: 3 };
-
-interface Frame {
-  readonly id: string | undefined;
-  readonly event: string;
-  readonly data: Record<string, unknown>;
-}
-
-/** An event stream read over fetch, frame by frame. */
-interface Stream {
-  readonly frames: Frame[];
-  /** The first frame (received or to come) that matches; rejects when the stream ends first or after `timeoutMs`. */
-  waitFor(match: (f: Frame) => boolean, what: string, timeoutMs?: number): Promise<Frame>;
-  readonly ended: Promise<void>;
-  close(): void;
-}
-
-async function openStream(url: string, token: string, lastEventId?: string): Promise<Stream> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-  const abort = new AbortController();
-  const res = await fetch(`${url}/v1/signaling/events`, { headers, signal: abort.signal });
-  assert.equal(res.status, 200, await (res.status === 200 ? Promise.resolve('') : res.text()));
-  const frames: Frame[] = [];
-  const waiters = new Set<() => void>();
-  let finished = false;
-  const ended = (async () => {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, end);
-          text = text.slice(end + 2);
-          if (!block.includes('data: ')) continue;
-          const field = (name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'm').exec(block)?.[1];
-          frames.push({ id: field('id'), event: field('event') ?? 'message', data: JSON.parse(field('data')!) as Record<string, unknown> });
-        }
-        for (const w of [...waiters]) w();
-      }
-    } catch {
-      // aborted by close()
-    } finally {
-      finished = true;
-      for (const w of [...waiters]) w();
-    }
-  })();
-  return {
-    frames,
-    ended,
-    close: () => abort.abort(),
-    waitFor(match, what, timeoutMs = 5000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames)}`));
-        }, timeoutMs);
-        function check(): void {
-          const found = frames.find(match);
-          if (found || finished) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            if (found) resolve(found);
-            else reject(new Error(`the stream ended before ${what}; got ${JSON.stringify(frames)}`));
-          }
-        }
-        waiters.add(check);
-        check();
-      });
-    },
-  };
-}
 
 interface SignalingNode {
   readonly url: string;
@@ -183,7 +108,7 @@ describe('signaling on several nodes sharing Redis', () => {
   };
 
   const listen = async (node: SignalingNode, tok: string, lastEventId?: string): Promise<Stream> => {
-    const stream = await openStream(node.url, tok, lastEventId);
+    const stream = await openEventStream(node.url, tok, lastEventId);
     streams.push(stream);
     await stream.waitFor((f) => f.event === 'ready', 'ready');
     return stream;
