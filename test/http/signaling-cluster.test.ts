@@ -291,3 +291,63 @@ describe('signaling on several nodes sharing Redis', () => {
     await listen(a, alice.token);
   });
 });
+
+describe('the Redis room log keeps the retention window', () => {
+  let redis: RedisServer;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await redis.dispose();
+  });
+
+  class Sink {
+    readonly frames: string[] = [];
+    write(frame: string): boolean {
+      this.frames.push(frame);
+      return true;
+    }
+    end(): void {}
+    events(): string[] {
+      return this.frames.map((f) => /^event: (.*)$/m.exec(f)![1]!);
+    }
+  }
+
+  it('replays within the last events and the last milliseconds, and answers a reset snapshot beyond them', async () => {
+    let nowMs = 1_700_000_000_000;
+    const clock = { nowMs: () => nowMs };
+    const settings = { ...SETTINGS, retention: { events: 3, ms: 10_000 } };
+    const rooms = createRedisRoomState({ url: redis.url, settings, clock, onError: () => {}, sweepMs: 60_000 });
+    await rooms.ready();
+    try {
+      const identity = (user: string) => ({ grantId: `g-${user}`, projectId: PROJECT, roomId: 'r', userId: user, role: 'participant' as const,
+        issuedAt: Math.floor(nowMs / 1000), expiresAt: Math.floor(nowMs / 1000) + 3600 });
+      const alice = identity('alice');
+      const bob = identity('bob');
+      await rooms.join(alice);
+      const joined = await rooms.join(bob);
+      const ids: string[] = [];
+      for (let n = 0; n < 4; n++) ids.push((await rooms.send(alice, `{"n":${n}}`, undefined)).id);
+
+      // the last 3 events are kept: resuming from the first message's id misses nothing kept
+      const inWindow = new Sink();
+      (await rooms.openStream(bob, ids[0], inWindow))();
+      assert.deepEqual(inWindow.events(), ['message', 'message', 'message', 'ready']);
+      const beyond = new Sink();
+      (await rooms.openStream(bob, joined.last_event_id, beyond))();
+      assert.deepEqual(beyond.events(), ['snapshot', 'ready']);
+      assert.match(beyond.frames[0]!, /"reset":true/);
+
+      // 10 s later the same events have aged out
+      nowMs += 10_001;
+      const aged = new Sink();
+      (await rooms.openStream(bob, ids[2], aged))();
+      assert.deepEqual(aged.events(), ['snapshot', 'ready']);
+      const head = new Sink();
+      (await rooms.openStream(bob, ids[3], head))();
+      assert.deepEqual(head.events(), ['ready']);
+    } finally {
+      rooms.close();
+    }
+  });
+});

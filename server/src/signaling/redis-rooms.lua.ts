@@ -24,21 +24,11 @@ local function trim(P, seq, now, keepEvents, keepMs)
   local minSeq = seq - keepEvents + 1
   if minSeq > 1 then redis.call('XTRIM', log, 'MINID', '0-' .. minSeq) end
   local cutoff = now - keepMs
-  while true do
-    local first = redis.call('XRANGE', log, '-', '+', 'COUNT', 64)
-    local drop = nil
-    local dropped = 0
-    for _, e in ipairs(first) do
-      if tonumber(e[2][2]) < cutoff then
-        drop = tonumber(string.sub(e[1], 3))
-        dropped = dropped + 1
-      else
-        break
-      end
-    end
-    if drop == nil then return end
-    redis.call('XTRIM', log, 'MINID', '0-' .. (drop + 1))
-    if dropped < #first then return end
+  -- one entry at a time: the oldest is usually recent, and reading more would copy their frames
+  for _ = 1, keepEvents do
+    local first = redis.call('XRANGE', log, '-', '+', 'COUNT', 1)
+    if not first[1] or tonumber(first[1][2][2]) >= cutoff then return end
+    redis.call('XTRIM', log, 'MINID', '0-' .. (tonumber(string.sub(first[1][1], 3)) + 1))
   end
 end
 
