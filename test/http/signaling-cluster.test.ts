@@ -17,6 +17,7 @@ import { createSignalingApp } from '../../server/src/signaling/app.ts';
 import { createRedisRoomState } from '../../server/src/signaling/redis-rooms.ts';
 import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings, type SignalingSettings } from '../../server/src/signaling/settings.ts';
+import { projectCutoffAt } from '../../server/src/customers/project-cutoff.ts';
 import { issueToken } from '../../server/src/tokens/issue.ts';
 import { revokeByHandle } from '../../server/src/tokens/revoke.ts';
 import { request } from '../helpers/http.ts';
@@ -87,10 +88,10 @@ describe('signaling on several nodes sharing Redis', () => {
   const newRoom = (): string => `room-${++roomCounter}`;
 
   /** A signaling token and its revocation handle, issued on node A's services. */
-  const token = async (room: string, user: string): Promise<{ token: string; handle: string }> => {
+  const token = async (room: string, user: string, projectId = PROJECT): Promise<{ token: string; handle: string }> => {
     // no media node runs here: the token names the configured one
     const issued = await issueToken({ ...a.deps, mediaNodes: undefined }, { issuer: ISSUER, sfuHost: 'localhost', sfuPort: 7880, signalingUrl: a.url }, {
-      projectId: PROJECT, appId: `app_${'B'.repeat(22)}`, publisher: true, subscriber: true, maxTtlSeconds: 3600,
+      projectId, appId: `app_${'B'.repeat(22)}`, publisher: true, subscriber: true, maxTtlSeconds: 3600,
     }, { room_id: room, user_id: user, role: 'participant', signaling: true });
     return { token: issued.signaling!.token, handle: issued.media.revocation_handle };
   };
@@ -243,6 +244,40 @@ describe('signaling on several nodes sharing Redis', () => {
     assert.deepEqual(leaves.map((f) => [f.data['user_id'], f.data['reason']]), [['eve', 'revoked']]);
     const refused = await request(`${b.url}/v1/signaling/join`, { body: { token: eve.token } });
     assert.equal(refused.status, 401);
+  });
+
+  it('ends on every node the sessions of an archived project, streaming or not', async () => {
+    const archived = `prj_${Buffer.alloc(16, 7).toString('base64url')}`;
+    const room = newRoom();
+    const carl = await token(room, 'carl', archived);
+    const dora = await token(room, 'dora', archived);
+    const erin = await token(room, 'erin', archived);
+    await join(a, carl.token);
+    await join(b, dora.token);
+    await join(a, erin.token);
+    const carlOnB = await listen(b, carl.token);
+    const doraOnA = await listen(a, dora.token);
+
+    const cutoff = projectCutoffAt(archived, Math.floor(Date.now() / 1000));
+    await a.deps.store.insertProjectCutoff(cutoff);
+    await a.deps.bus.publish({ type: 'project.archived', ...cutoff });
+    for (const s of [carlOnB, doraOnA]) {
+      await s.waitFor((f) => f.event === 'revoked', 'revoked', 1000);
+      await s.ended;
+    }
+    // erin had no stream: her session goes too, and the room is gone
+    const observer = createRedisRoomState({ url: redis.url, settings: SETTINGS, clock: a.deps.clock, onError: () => {}, sweepMs: 60_000 });
+    try {
+      await observer.ready();
+      for (let attempt = 0; (await observer.participants(archived, room)).length > 0; attempt++) {
+        assert.ok(attempt < 100, 'the archived sessions are still present');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      observer.close();
+    }
+    const leaves = carlOnB.frames.concat(doraOnA.frames).filter((f) => f.event === 'leave');
+    assert.deepEqual(leaves, [], 'a revoked stream ends before the leave');
   });
 
   it('counts the room-size limit and the streams per session across nodes', async () => {

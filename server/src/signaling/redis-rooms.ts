@@ -405,7 +405,8 @@ export function createRedisRoomState(options: RedisRoomStateOptions): RedisRoomS
     revoke(grantId) {
       // this node's streams end at once; the session leaves the room once, whichever node removes it
       for (const stream of [...byGrant.get(grantId) ?? []]) endWith(stream, 'revoked');
-      if (!closed) background(removeGrant(grantId, 'revoked', 'revoked', 'any', clock.nowMs()));
+      // while Redis cannot be reached the session's lease lapses instead (docs/operations/scale-out.md)
+      if (!closed && command.status === 'ready') background(removeGrant(grantId, 'revoked', 'revoked', 'any', clock.nowMs()));
     },
 
     cutOff(projectId, cutAt) {
@@ -414,7 +415,7 @@ export function createRedisRoomState(options: RedisRoomStateOptions): RedisRoomS
           if (stream.identity.projectId === projectId && isCutOff(cutAt, stream.identity.issuedAt)) endWith(stream, 'revoked');
         }
       }
-      if (closed) return;
+      if (closed || command.status !== 'ready') return;
       background((async () => {
         const grants = await command.hgetall(`${G}:grants`);
         const nowMs = clock.nowMs();
