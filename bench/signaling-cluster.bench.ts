@@ -60,7 +60,7 @@ async function serveSignaling(): Promise<void> {
     passwords: createPasswordHasher(), events: { record: async () => {} } };
   const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
   const redisUrl = process.env['REDIS_URL'];
-  const rooms = redisUrl ? createRedisRoomState({ url: redisUrl, settings, clock, onError: (err) => logger.warn({ err }, 'Redis failed') }) : undefined;
+  const rooms = redisUrl ? createRedisRoomState({ target: redisUrl, settings, clock, onError: (err) => logger.warn({ err }, 'Redis failed') }) : undefined;
   await rooms?.ready();
   const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
   const { app } = createSignalingApp(createSignalingService(deps, settings, { rooms }), { logger, listener });

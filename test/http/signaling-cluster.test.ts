@@ -18,6 +18,7 @@ import { createRedisRoomState } from '../../server/src/signaling/redis-rooms.ts'
 import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings, type SignalingSettings } from '../../server/src/signaling/settings.ts';
 import { projectCutoffAt } from '../../server/src/customers/project-cutoff.ts';
+import { roomCutoffAt } from '../../server/src/rooms/cutoff.ts';
 import { issueToken } from '../../server/src/tokens/issue.ts';
 import { revokeByHandle } from '../../server/src/tokens/revoke.ts';
 import { request } from '../helpers/http.ts';
@@ -50,7 +51,7 @@ describe('signaling on several nodes sharing Redis', () => {
     const deps = await composeServices(config, {
       onBusError: (err) => { throw err; }, passwords: createPasswordHasher({ N: 1024, r: 8, p: 1 }),
     });
-    const rooms = createRedisRoomState({ url: redis.url, settings: SETTINGS, clock: deps.clock, onError: () => {}, sweepMs: 50 });
+    const rooms = createRedisRoomState({ target: redis.url, settings: SETTINGS, clock: deps.clock, onError: () => {}, sweepMs: 50 });
     await rooms.ready();
     const service = createSignalingService(deps, SETTINGS, { rooms });
     const { app, endStreams } = createSignalingApp(service, { logger: pino({ level: 'silent' }) });
@@ -268,7 +269,7 @@ describe('signaling on several nodes sharing Redis', () => {
       await s.ended;
     }
     // erin had no stream: her session goes too, and the room is gone
-    const observer = createRedisRoomState({ url: redis.url, settings: SETTINGS, clock: a.deps.clock, onError: () => {}, sweepMs: 60_000 });
+    const observer = createRedisRoomState({ target: redis.url, settings: SETTINGS, clock: a.deps.clock, onError: () => {}, sweepMs: 60_000 });
     try {
       await observer.ready();
       for (let attempt = 0; (await observer.participants(archived, room)).length > 0; attempt++) {
@@ -280,6 +281,27 @@ describe('signaling on several nodes sharing Redis', () => {
     }
     const leaves = carlOnB.frames.concat(doraOnA.frames).filter((f) => f.event === 'leave');
     assert.deepEqual(leaves, [], 'a revoked stream ends before the leave');
+  });
+
+  it('removes a user from the room on every node, also a session joined through a node that is gone', async () => {
+    const c = await startNode();
+    const room = newRoom();
+    const alice = await token(room, 'alice');
+    const mallory = await token(room, 'mallory');
+    await join(a, alice.token);
+    // joined through C, which then stops: no running node joined this session
+    await join(c, mallory.token);
+    await c.stop();
+    const watcher = await listen(a, alice.token);
+    const malloryOnB = await listen(b, mallory.token);
+
+    const stored = await a.deps.store.insertRoomCutoff(roomCutoffAt(PROJECT, room, 'mallory', Math.floor(Date.now() / 1000)));
+    await a.deps.bus.publish({ type: 'room.cut_off', ...stored });
+    await malloryOnB.waitFor((f) => f.event === 'revoked', 'revoked', 1000);
+    await malloryOnB.ended;
+    const leave = await watcher.waitFor((f) => f.event === 'leave', 'mallory leaving');
+    assert.deepEqual([leave.data['user_id'], leave.data['reason']], ['mallory', 'revoked']);
+    assert.deepEqual(await participants(b, alice.token), ['alice']);
   });
 
   it('counts the room-size limit and the streams per session across nodes', async () => {
@@ -378,7 +400,7 @@ describe('the Redis room state on a clock the test moves', () => {
     const clock = { nowMs: () => nowMs };
     // a grace longer than the clock's jump: only the token's expiry ends a session here
     const settings = { ...SETTINGS, presenceGraceMs: 60_000 };
-    const open = () => createRedisRoomState({ url: redis.url, settings, clock, onError: () => {}, sweepMs: 20, prefix: 'expiry' });
+    const open = () => createRedisRoomState({ target: redis.url, settings, clock, onError: () => {}, sweepMs: 20, prefix: 'expiry' });
     const [roomsA, roomsB] = [open(), open()];
     try {
       await Promise.all([roomsA.ready(), roomsB.ready()]);
@@ -418,7 +440,7 @@ describe('the Redis room state on a clock the test moves', () => {
     let nowMs = 1_700_000_000_000;
     const clock = { nowMs: () => nowMs };
     const settings = { ...SETTINGS, retention: { events: 3, ms: 10_000 } };
-    const rooms = createRedisRoomState({ url: redis.url, settings, clock, onError: () => {}, sweepMs: 60_000 });
+    const rooms = createRedisRoomState({ target: redis.url, settings, clock, onError: () => {}, sweepMs: 60_000 });
     await rooms.ready();
     try {
       const identity = (user: string) => ({ grantId: `g-${user}`, projectId: PROJECT, roomId: 'r', userId: user, role: 'participant' as const,

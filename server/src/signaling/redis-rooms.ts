@@ -427,7 +427,7 @@ export function createRedisRoomState(options: RedisRoomStateOptions): RedisRoomS
     },
 
     cutOffRoom(cutoff) {
-      const covered = (identity: SessionIdentity): boolean => roomCutoffCovers(cutoff, identity);
+      const covered = (grant: Pick<SessionIdentity, 'projectId' | 'roomId' | 'userId' | 'issuedAt'>): boolean => roomCutoffCovers(cutoff, grant);
       for (const streams of [...byGrant.values()]) {
         for (const stream of [...streams]) if (covered(stream.identity)) endWith(stream, 'revoked');
       }
