@@ -5,7 +5,7 @@ import { newLogEpoch } from '../core/ids.ts';
 import type { Clock } from '../core/ports.ts';
 import { isCutOff } from '../customers/project-cutoff.ts';
 import { roomCutoffCovers } from '../rooms/cutoff.ts';
-import { connectRedis, createRedisClient, redisReady, type RedisTarget } from '../redis/client.ts';
+import { connectRedis, createRedisClient, redisReady, withoutArguments, type RedisTarget } from '../redis/client.ts';
 import { JOIN_LUA, OPEN_LUA, REMOVE_LUA, SEND_LUA } from './redis-rooms.lua.ts';
 import type { EventSink, LeaveReason, Participant, RoomSettings } from './rooms.ts';
 import type { RoomState } from './room-state.ts';
@@ -137,7 +137,8 @@ export function createRedisRoomState(options: RedisRoomStateOptions): RedisRoomS
         throw err;
       }
     } catch (err) {
-      throw unavailable(err);
+      // a logged cause never carries the script's arguments (messages, ids)
+      throw unavailable(err instanceof Error ? withoutArguments(err) : err);
     }
   };
 
