@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import { SignalingClient, type SignalingClientOptions, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
@@ -175,6 +176,83 @@ export async function startProxy(target: string): Promise<CuttableProxy> {
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface StreamFrame {
+  readonly id: string | undefined;
+  readonly event: string;
+  readonly data: Record<string, unknown>;
+}
+
+/** An event stream read over fetch, frame by frame. */
+export interface EventStream {
+  readonly frames: StreamFrame[];
+  /** The first frame (received or to come) that matches; rejects when the stream ends first or after `timeoutMs`. */
+  waitFor(match: (f: StreamFrame) => boolean, what: string, timeoutMs?: number): Promise<StreamFrame>;
+  readonly ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens the event stream over plain fetch (no resuming: the test decides where it reopens). */
+export async function openEventStream(url: string, token: string, lastEventId?: string): Promise<EventStream> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+  const abort = new AbortController();
+  const res = await fetch(`${url}/v1/signaling/events`, { headers, signal: abort.signal });
+  assert.equal(res.status, 200, await (res.status === 200 ? Promise.resolve('') : res.text()));
+  const frames: StreamFrame[] = [];
+  const waiters = new Set<() => void>();
+  let finished = false;
+  const ended = (async () => {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          if (!block.includes('data: ')) continue;
+          const field = (name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'm').exec(block)?.[1];
+          frames.push({ id: field('id'), event: field('event') ?? 'message', data: JSON.parse(field('data')!) as Record<string, unknown> });
+        }
+        for (const w of [...waiters]) w();
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      finished = true;
+      for (const w of [...waiters]) w();
+    }
+  })();
+  return {
+    frames,
+    ended,
+    close: () => abort.abort(),
+    waitFor(match, what, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames)}`));
+        }, timeoutMs);
+        function check(): void {
+          const found = frames.find(match);
+          if (found || finished) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            if (found) resolve(found);
+            else reject(new Error(`the stream ended before ${what}; got ${JSON.stringify(frames)}`));
+          }
+        }
+        waiters.add(check);
+        check();
+      });
     },
   };
 }

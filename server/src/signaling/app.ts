@@ -96,13 +96,13 @@ export function createSignalingApp(service: SignalingService, options: Signaling
   registerOperation(app, SIGNALING.joinSignalingRoom, async (req, reply, input) => {
     const { body, identity } = await authenticatePost(req);
     input.bodyFrom(body);
-    return reply.send(service.join(identity));
+    return reply.send(await service.join(identity));
   });
 
   registerOperation(app, SIGNALING.leaveSignalingRoom, async (req, reply, input) => {
     const { body, identity } = await authenticatePost(req);
     input.bodyFrom(body);
-    service.leave(identity);
+    await service.leave(identity);
     return reply.send({ left: true });
   });
 
@@ -114,12 +114,12 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     if (Buffer.byteLength(dataJson) > limit) {
       throw new ApiError('invalid_request', `data exceeds ${limit} bytes of JSON`, { status: 413 });
     }
-    return reply.send(service.send(identity, dataJson, message.to));
+    return reply.send(await service.send(identity, dataJson, message.to));
   });
 
   registerOperation(app, SIGNALING.listSignalingParticipants, async (req, reply) => {
     const identity = await service.authenticate(bearerToken(req));
-    return reply.send({ room_id: identity.roomId, participants: service.participants(identity) });
+    return reply.send({ room_id: identity.roomId, participants: await service.participants(identity) });
   });
 
   registerOperation(app, SIGNALING.openSignalingEvents, async (req, reply) => {
@@ -128,7 +128,7 @@ export function createSignalingApp(service: SignalingService, options: Signaling
     // frames wait in the sink until the head is written: a refusal (not joined) is still an
     // ordinary error reply, and the replay reaches the reader before any live event
     const sink = streamSink(res, service.settings.maxStreamBufferBytes);
-    const detach = service.openStream(identity, headerText(req.headers['last-event-id']), sink);
+    const detach = await service.openStream(identity, headerText(req.headers['last-event-id']), sink);
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-accel-buffering': 'no' });

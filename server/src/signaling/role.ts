@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createAddressSet } from '../core/address.ts';
 import { createSignalingApp } from './app.ts';
+import { createRedisRoomState } from './redis-rooms.ts';
 import { createSignalingService } from './service.ts';
 import { defaultSignalingSettings } from './settings.ts';
 import type { ProjectStore } from '../customers/store.ts';
@@ -9,11 +10,28 @@ import type { RevocationStore } from '../tokens/store.ts';
 import { pollsStore, STORE_POLL_MS } from '../grant-guard/guard.ts';
 import type { RoleStarter } from '../role.ts';
 
-/** The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, tokens from the platform. */
+/**
+ * The signaling role of `rtc serve` (docs/protocol/signaling.md): rooms in this process, or in
+ * Redis when the config names one, so that any node serves any room (docs/operations/scale-out.md).
+ */
 export const startSignaling: RoleStarter<RevocationStore & ProjectStore & RoomCutoffStore> = async ({ config, deps, logger, metrics, readiness }) => {
-  const service = createSignalingService(deps, defaultSignalingSettings(config.issuer), {
+  const settings = defaultSignalingSettings(config.issuer);
+  const rooms = config.redis ? createRedisRoomState({
+    target: config.redis, settings, clock: deps.clock,
+    onError: (err) => logger.warn({ err }, 'signaling rooms: Redis failed'),
+  }) : undefined;
+  if (rooms) {
+    try {
+      await rooms.ready();
+    } catch (err) {
+      rooms.close();
+      throw err;
+    }
+  }
+  const service = createSignalingService(deps, settings, {
     revocationPollMs: pollsStore(config, deps) ? STORE_POLL_MS : undefined,
     onPollError: (err) => logger.warn({ err }, 'reading revocations failed'),
+    rooms,
   });
   const signaling = createSignalingApp(service, {
     logger, tls: config.tls, listener: config.listeners.signaling, readiness,

@@ -5,6 +5,7 @@ import { GrantGuard } from '../grant-guard/guard.ts';
 import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { createRoomRegistry, type EventSink, type JoinResult, type Participant } from './rooms.ts';
+import { localRoomState, type RoomState } from './room-state.ts';
 import type { SignalingSettings } from './settings.ts';
 import { verifySignalingToken, type SessionIdentity } from './verify-token.ts';
 import type { ProjectStore } from '../customers/store.ts';
@@ -20,11 +21,11 @@ export interface SignalingService {
    * against the token's rate limit: 401 for any invalid token, 429 over the limit.
    */
   authenticate(token: string | undefined): Promise<SessionIdentity>;
-  join(identity: SessionIdentity): JoinResult;
-  leave(identity: SessionIdentity): void;
-  send(identity: SessionIdentity, dataJson: string, to: string | undefined): { id: string };
-  participants(identity: SessionIdentity): Participant[];
-  openStream(identity: SessionIdentity, lastEventId: string | undefined, sink: EventSink): () => void;
+  join(identity: SessionIdentity): Promise<JoinResult>;
+  leave(identity: SessionIdentity): Promise<void>;
+  send(identity: SessionIdentity, dataJson: string, to: string | undefined): Promise<{ id: string }>;
+  participants(identity: SessionIdentity): Promise<Participant[]>;
+  openStream(identity: SessionIdentity, lastEventId: string | undefined, sink: EventSink): Promise<() => void>;
   stats(): { rooms: number; sessions: number; streams: number };
   /** Stops listening for revocations and archives and ends every stream. */
   close(): void;
@@ -47,6 +48,11 @@ export interface SignalingServiceOptions {
   readonly revocationPollMs?: number | undefined;
   /** Told when reading revocations from the store fails (the next poll or resync retries). */
   readonly onPollError?: (err: unknown) => void;
+  /**
+   * Where the rooms live; default: this process (the embedded registry). A cluster passes the
+   * Redis room state (docs/operations/scale-out.md, "Signaling"); the service closes it.
+   */
+  readonly rooms?: RoomState | undefined;
 }
 
 function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): boolean {
@@ -56,7 +62,7 @@ function namesUnknownKey(token: string, keys: ReadonlyMap<string, SigningKey>): 
 
 /** Wires the room registry to the platform's ports: keys, store, limiter, revocation and archive events. */
 export function createSignalingService(deps: ServiceDeps<RevocationStore & ProjectStore & RoomCutoffStore>, settings: SignalingSettings, options: SignalingServiceOptions = {}): SignalingService {
-  const rooms = createRoomRegistry(settings, deps.clock);
+  const rooms = options.rooms ?? localRoomState(createRoomRegistry(settings, deps.clock));
   const verified = new Map<string, SessionIdentity>();
   const verify = async (token: string, now: number): Promise<SessionIdentity | undefined> => {
     const cached = verified.get(token);
@@ -82,6 +88,8 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
         joined.delete(grantId);
         rooms.revoke(grantId);
       }
+      // shared rooms also hold sessions joined through other processes
+      if (rooms.shared) rooms.cutOffRoom(cutoff);
     },
     pollMs: options.revocationPollMs,
     active: () => rooms.stats().sessions > 0,
@@ -98,6 +106,12 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
     // revocations, archive and removal cut-offs heard while this process runs: closes the gap between a
     // request's store look-up and its effect on the rooms
     if (guard.isRefusedInMemory(identity)) throw invalidToken();
+  };
+
+  const revokedMeanwhile = (identity: SessionIdentity): void => {
+    if (!guard.isRefusedInMemory(identity)) return;
+    rooms.revoke(identity.grantId);
+    throw invalidToken();
   };
 
   return {
@@ -118,28 +132,33 @@ export function createSignalingService(deps: ServiceDeps<RevocationStore & Proje
       return identity;
     },
     // each call checks revocation again in the same turn as its effect: a revocation that arrived
-    // after authenticate() answered can never leave a session or stream behind
-    join(identity) {
+    // after authenticate() answered can never leave a session or stream behind. Shared rooms
+    // change in Redis, later than this turn: a revocation heard meanwhile is applied again after
+    async join(identity) {
       live(identity);
-      const result = rooms.join(identity);
+      // the embedded registry answers in a resolved promise: no event of the bus comes in between
+      const result = await rooms.join(identity);
       joined.set(identity.grantId, identity);
+      if (rooms.shared) revokedMeanwhile(identity);
       return result;
     },
-    leave(identity) {
+    async leave(identity) {
       joined.delete(identity.grantId);
-      rooms.leave(identity.grantId);
+      await rooms.leave(identity);
     },
-    send(identity, dataJson, to) {
+    async send(identity, dataJson, to) {
       live(identity);
-      return rooms.send(identity.grantId, dataJson, to);
+      return rooms.send(identity, dataJson, to);
     },
-    participants(identity) {
+    async participants(identity) {
       live(identity);
       return rooms.participants(identity.projectId, identity.roomId);
     },
-    openStream(identity, lastEventId, sink) {
+    async openStream(identity, lastEventId, sink) {
       live(identity);
-      return rooms.openStream(identity.grantId, lastEventId, sink);
+      const detach = await rooms.openStream(identity, lastEventId, sink);
+      if (rooms.shared) revokedMeanwhile(identity);
+      return detach;
     },
     stats: () => rooms.stats(),
     close() {
