@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeTcpPort } from './ports.ts';
@@ -145,6 +146,15 @@ export interface SentinelGroupOptions {
 const POLL_MS = 50;
 const SETTLE_TIMEOUT_MS = 60_000;
 
+/** Listens on `port` and resets every connection: a dead server's address, kept from other tests. */
+function holdDeadPort(port: number): Promise<Server> {
+  const server = createServer((socket) => socket.resetAndDestroy());
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, HOST, () => resolve(server));
+  });
+}
+
 /**
  * Starts the group. Sentinels are `redis-server <conf> --sentinel` (the binary of Debian's
  * redis-server package; no redis-sentinel package needed). Call `dispose()` in `after`.
@@ -222,6 +232,12 @@ export async function startRedisSentinels(options: SentinelGroupOptions = {}): P
     }
   };
   let lastFailoverAt = 0;
+  const deadPorts = new Map<number, Server>();
+  const releaseDeadPort = async (port: number): Promise<void> => {
+    const server = deadPorts.get(port);
+    deadPorts.delete(port);
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
 
   const group: RedisSentinelGroup = {
     masterName, sentinels, password, sentinelPassword, downAfterMs, failoverTimeoutMs,
@@ -254,6 +270,9 @@ export async function startRedisSentinels(options: SentinelGroupOptions = {}): P
         child.kill('SIGKILL');
       });
       children.delete(port);
+      // the port of a dead server resets every connection until restart(): a server started
+      // meanwhile by another test on that free port must not pass for this group's master
+      deadPorts.set(port, await holdDeadPort(port));
       return port;
     },
     async promoted(oldPort) {
@@ -266,11 +285,13 @@ export async function startRedisSentinels(options: SentinelGroupOptions = {}): P
     },
     async restart(port) {
       if (children.has(port)) return;
+      await releaseDeadPort(port);
       const master = await group.masterPort();
       children.set(port, await launch(port, dataDir(port), [...auth, '--replicaof', HOST, String(master)]));
     },
     async dispose() {
       process.off('exit', killAll);
+      await Promise.all([...deadPorts.keys()].map(releaseDeadPort));
       await Promise.all([...children.values()].map(terminate));
       children.clear();
       rmSync(root, { recursive: true, force: true });
