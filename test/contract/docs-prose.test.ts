@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * Lines that start a sentence in lower case right after a line that ended one: the mark of a
  * fragment left behind by an edit (a sentence's tail repeated after the paragraph it belonged to).
  */
-export function strayFragments(text: string): string[] {
+function strayFragments(text: string): string[] {
   const found: string[] = [];
   let fenced = false;
   let previous = '';
