@@ -26,7 +26,11 @@ export interface RtcOptions {
   readonly publicIp: string | undefined;
 }
 
-/** Every variable `loadConfig` reads (docs/operations/configuration.md): what `rtc serve --help` lists. */
+/**
+ * Every variable `loadConfig` reads (docs/operations/configuration.md): what `rtc serve --help` lists.
+ * `loadConfig` can look up no other name (`KnownEnv`), so a variable it reads is listed here or the
+ * build fails.
+ */
 export const SERVE_VARIABLES = [
   'DATABASE_URL', 'REDIS_URL', 'RTC_ROLES', 'RTC_HOST', 'RTC_API_PORT', 'RTC_TOKEN_PORT', 'RTC_SIGNALING_PORT',
   'RTC_MEDIA_PORT', 'RTC_DATA_DIR', 'RTC_ISSUER', 'RTC_LOG_LEVEL', 'RTC_TLS_CERT_FILE', 'RTC_TLS_KEY_FILE',
@@ -35,11 +39,15 @@ export const SERVE_VARIABLES = [
   'RTC_TOKEN_MAX_CONNECTIONS', 'RTC_SIGNALING_MAX_CONNECTIONS', 'RTC_MEDIA_MAX_CONNECTIONS',
   'RTC_HEADERS_TIMEOUT_MS', 'RTC_REQUEST_TIMEOUT_MS', 'RTC_KEEP_ALIVE_TIMEOUT_MS', 'RTC_SHUTDOWN_GRACE_MS',
   'RTC_SIGNALING_PUBLIC_URL', 'RTC_MEDIA_PUBLIC_HOST', 'RTC_MEDIA_PUBLIC_PORT', 'RTC_MEDIA_WEBRTC',
-  'RTC_MEDIA_ICE_ADDRESSES', 'RTC_MEDIA_PUBLIC_IP', 'RTC_MEDIA_UDP_PORT_MIN', 'RTC_MEDIA_UDP_PORT_MAX',
+  'RTC_MEDIA_ICE_ADDRESSES', 'RTC_MEDIA_ICE_IPV6', 'RTC_MEDIA_PUBLIC_IP', 'RTC_MEDIA_UDP_PORT_MIN', 'RTC_MEDIA_UDP_PORT_MAX',
   'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_WEBHOOK_TIMEOUT_MS', 'RTC_WEBHOOK_RETRY_BASE_MS',
   'RTC_WEBHOOK_ALLOW_PRIVATE', 'RTC_WEBHOOK_CA_FILE', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD',
   'REDIS_SENTINEL_PASSWORD',
 ] as const;
+type ServeVariable = (typeof SERVE_VARIABLES)[number];
+/** The environment as `loadConfig` sees it: only the variables it lists. */
+type KnownEnv = Readonly<Partial<Record<ServeVariable, string>>>;
+type ReadInt = (name: ServeVariable, fallback: number, min: number, max: number) => number;
 
 export interface Config {
   /** Roles this process serves. */
@@ -150,10 +158,11 @@ export const DEFAULT_ROLES: readonly RoleName[] = AVAILABLE_ROLES;
 const DEFAULT_DATABASE_POOL_SIZE = 10;
 
 /** Reads and validates every `RTC_*` variable once, reports every problem, and freezes the result. */
-export function loadConfig(env: Env): Config {
+export function loadConfig(environment: Env): Config {
+  const env: KnownEnv = environment;
   const problems: string[] = [];
 
-  const int = (name: string, fallback: number, min: number, max: number): number => {
+  const int: ReadInt = (name, fallback, min, max) => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
@@ -295,7 +304,7 @@ export function loadConfig(env: Env): Config {
   return deepFreeze(config);
 }
 
-const MAX_CONNECTIONS_VARIABLES: Readonly<Record<RoleName, string>> = {
+const MAX_CONNECTIONS_VARIABLES: Readonly<Record<RoleName, ServeVariable>> = {
   api: 'RTC_API_MAX_CONNECTIONS',
   token: 'RTC_TOKEN_MAX_CONNECTIONS',
   signaling: 'RTC_SIGNALING_MAX_CONNECTIONS',
@@ -311,11 +320,9 @@ const MAX_TIMEOUT_MS = 600_000;
  * a smaller default request timeout to it, a request timeout set alone lowers a larger default
  * headers timeout (Node refuses a headers timeout over the request timeout).
  */
-function listenerLimits(
-  int: (name: string, fallback: number, min: number, max: number) => number, problems: string[],
-): Record<RoleName, ListenerLimits> {
+function listenerLimits(int: ReadInt, problems: string[]): Record<RoleName, ListenerLimits> {
   // unset (or invalid, then reported): undefined, and each role keeps its default
-  const optional = (name: string, min: number, max: number): number | undefined => {
+  const optional = (name: ServeVariable, min: number, max: number): number | undefined => {
     const value = int(name, -1, min, max);
     return value === -1 ? undefined : value;
   };
@@ -452,9 +459,9 @@ function isCertificate(pem: Buffer): boolean {
 
 /** `RTC_MEDIA_WEBRTC`, `RTC_MEDIA_UDP_PORT_MIN`/`MAX`, `RTC_MEDIA_ICE_ADDRESSES`, `RTC_MEDIA_ICE_IPV6`, `RTC_MEDIA_PUBLIC_IP`. */
 function rtcOptions(
-  env: NodeJS.ProcessEnv, host: string, int: (name: string, fallback: number, min: number, max: number) => number, problems: string[],
+  env: KnownEnv, host: string, int: ReadInt, problems: string[],
 ): RtcOptions | undefined {
-  const flag = (name: string, fallback: boolean): boolean => {
+  const flag = (name: ServeVariable, fallback: boolean): boolean => {
     const raw = env[name] || String(fallback);
     if (raw !== 'true' && raw !== 'false') problems.push(`${name} must be true or false`);
     return raw === 'true';

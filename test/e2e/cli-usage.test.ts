@@ -32,9 +32,15 @@ describe('rtc usage', () => {
     const serve = await runCli(['serve', '--help'], {});
     assert.equal(serve.code, 0, serve.stderr);
     const config = readFileSync(new URL('../../server/src/config.ts', import.meta.url), 'utf8');
-    const literals = new Set([...config.matchAll(/'((?:RTC|DATABASE|REDIS)_[A-Z_]+)'/g)].map((m) => m[1]));
-    assert.ok(literals.size >= 40, 'the configuration names its variables');
+    // digits too: RTC_MEDIA_ICE_IPV6
+    const literals = new Set([...config.matchAll(/'((?:RTC|DATABASE|REDIS)_[A-Z0-9_]+)'/g)].map((m) => m[1]));
+    assert.ok(literals.size >= 40 && literals.has('RTC_MEDIA_ICE_IPV6'), 'the configuration names its variables');
     for (const name of literals) assert.match(serve.stdout, new RegExp(`\\b${name}\\b`), `serve --help names ${name}`);
+    // and each is one the configuration guide describes
+    const guide = readFileSync(new URL('../../docs/operations/configuration.md', import.meta.url), 'utf8');
+    const listed = serve.stdout.slice(serve.stdout.indexOf('reads')).match(/\b(?:RTC|DATABASE|REDIS)_[A-Z0-9_]+\b/g) ?? [];
+    assert.deepEqual(new Set(listed), literals, 'serve --help lists exactly the variables the configuration reads');
+    for (const name of listed) assert.ok(guide.includes(`\`${name}\``), `docs/operations/configuration.md describes ${name}`);
     assert.doesNotMatch(serve.stdout, /projects list/);
 
     const projects = await runCli(['projects', '--help'], {});
@@ -47,6 +53,29 @@ describe('rtc usage', () => {
     assert.doesNotMatch(token.stdout, /projects list/);
     const everything = await runCli(['help'], {});
     assert.match(everything.stdout, /operator commands[\s\S]*client commands/);
+  });
+
+  it('lists in each client command\'s help the flags the command takes, which it does take', async () => {
+    const home = { XDG_CONFIG_HOME: '/nonexistent/rtc-test-config', HOME: '/nonexistent/rtc-test-home' };
+    const cases: readonly (readonly [string[], readonly string[]])[] = [
+      [['logout'], ['--url']],
+      [['projects', 'list'], ['--url']],
+      [['projects', 'create', '--name', 'n'], ['--url', '--name']],
+      [['credentials', 'list', '--project', 'prj_x'], ['--url', '--project']],
+      [['token', 'create', '--room', 'r', '--user', 'u', '--role', 'speaker'], ['--url', '--app-id', '--app-secret', '--room', '--ttl', '--signaling']],
+      [['token', 'revoke', '--handle', 'rvk_x'], ['--url', '--app-id', '--app-secret', '--handle']],
+      [['rooms', 'list'], ['--url', '--app-id', '--app-secret']],
+      [['grant', 'verify', 'g'], ['--url']],
+    ];
+    for (const [args, flags] of cases) {
+      const help = await runCli([args[0]!, '--help'], {});
+      assert.equal(help.code, 0, help.stderr);
+      for (const flag of flags) assert.match(help.stdout, new RegExp(`${flag}\\b`), `rtc ${args[0]} --help names ${flag}`);
+      assert.match(help.stdout, /--json/);
+      // the command takes the flag: whatever it answers, not an unknown option
+      const run = await runCli([...args, '--url', 'http://127.0.0.1:9', '--json'], home);
+      assert.doesNotMatch(run.stderr, /Unknown option/, `rtc ${args.join(' ')} takes --url`);
+    }
   });
 
   it('refuses an unknown flag with exit code 2 and names it', async () => {

@@ -1,6 +1,6 @@
 /** The `rtc` client commands run as real processes against `rtc serve` in a child process. */
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newLogin } from '../helpers/customer.ts';
@@ -21,14 +21,11 @@ describe('rtc client commands against a running platform', () => {
     await server.stop();
   });
 
-  it('tightens a loose config directory to 0700 and replaces a link at session.json rather than writing through it', async () => {
+  it('tightens a loose config directory to 0700 and writes session.json 0600', async () => {
     const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
     const dir = join(home.XDG_CONFIG_HOME, 'rtc');
     mkdirSync(dir);
     chmodSync(dir, 0o777);
-    const elsewhere = join(tempDir(), 'not-the-session');
-    writeFileSync(elsewhere, 'untouched\n');
-    symlinkSync(elsewhere, join(dir, 'session.json'));
     const login = newLogin();
     const res = await runCli(['login', '--url', server.api, '--email', login.email, '--register'], home, `${login.password}\n`);
     assert.equal(res.code, 0, res.stderr);
@@ -36,7 +33,43 @@ describe('rtc client commands against a running platform', () => {
     const file = lstatSync(join(dir, 'session.json'));
     assert.ok(file.isFile() && !file.isSymbolicLink(), 'session.json is a file of its own');
     assert.equal(file.mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(dir), ['session.json'], 'no temporary file is left');
+  });
+
+  it('refuses a link at session.json, to write and to read, and leaves its target alone', async () => {
+    const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+    const dir = join(home.XDG_CONFIG_HOME, 'rtc');
+    mkdirSync(dir, { mode: 0o700 });
+    const elsewhere = join(tempDir(), 'not-the-session');
+    writeFileSync(elsewhere, 'untouched\n');
+    symlinkSync(elsewhere, join(dir, 'session.json'));
+    const login = newLogin();
+    const res = await runCli(['login', '--url', server.api, '--email', login.email, '--register'], home, `${login.password}\n`);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /session\.json is a symbolic link: .*remove it and run rtc login/);
+    assert.ok(lstatSync(join(dir, 'session.json')).isSymbolicLink(), 'the link is left for its owner to look at');
     assert.equal(readFileSync(elsewhere, 'utf8'), 'untouched\n');
+    // a link to a real session is not read either
+    writeFileSync(elsewhere, JSON.stringify({ url: server.api, email: 'x@example.com', access_token: 'a', refresh_token: 'r', access_expires_at: 0 }));
+    const listed = await runCli(['projects', 'list'], home);
+    assert.equal(listed.code, 1, listed.stderr);
+    assert.match(listed.stderr, /session\.json is a symbolic link/);
+  });
+
+  it('refuses a config directory that belongs to another user', async (t) => {
+    // only root can give a directory to another user (npm test runs as root where it installs from apt)
+    if (process.getuid?.() !== 0) return t.diagnostic('not root: no directory of another user can be made');
+    const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+    const dir = join(home.XDG_CONFIG_HOME, 'rtc');
+    mkdirSync(dir, { mode: 0o777 });
+    chmodSync(dir, 0o777);
+    chownSync(dir, 65534, 65534);
+    const login = newLogin();
+    const res = await runCli(['login', '--url', server.api, '--email', login.email, '--register'], home, `${login.password}\n`);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /belongs to another user: the session is not written there/);
+    assert.deepEqual(readdirSync(dir), []);
+    assert.equal(statSync(dir).mode & 0o777, 0o777, 'another user\'s directory is not changed');
   });
 
   it('logs in with the password on standard input, manages projects and credentials, issues, verifies and revokes a token', async () => {

@@ -1,7 +1,8 @@
 /** The first run, piece by piece: the printed walkthrough, signals through npm start's process, a taken port, shutdown with pipes, TLS paths. */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -12,10 +13,57 @@ import { CLI, runCli, useTempDirs } from './serve-helpers.ts';
 const LIB = pathToFileURL(join(ROOT, 'scripts/lib.mjs')).href;
 const PORTS_0 = { RTC_API_PORT: '0', RTC_TOKEN_PORT: '0', RTC_SIGNALING_PORT: '0', RTC_MEDIA_PORT: '0' };
 
+/** Every process below `pid` now, by the parent ids in /proc (Linux). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: the command name may hold spaces and parentheses
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(entry), ppid);
+    } catch {
+      // the process ended while the list was read
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number): void => {
+    for (const [child, ppid] of parents) {
+      if (ppid === parent) {
+        found.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+/** Resolves once every process of the list has ended (reaped, or a zombie), or after 10 s. */
+async function gone(pids: readonly number[]): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!pids.every(exited) && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Whether a connection to the URL's port is refused (nothing listens there). */
+function refused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+/** Whether the process has ended: gone, or a zombie its parent has not reaped yet. */
 function exited(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return false;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
   } catch {
     return true;
   }
@@ -79,25 +127,55 @@ describe('rtc serve as npm start runs it', () => {
     assert.ok(serverPid > 0 && exited(serverPid), 'the server process is gone');
   });
 
-  it('stops with npm: SIGTERM to `npm start` ends the start script and the server, freeing the port', async () => {
+  it('stops with npm: SIGTERM to `npm start` ends the start script and the server, freeing every port', async () => {
     const npm = spawn('npm', ['start', '--silent'], {
       cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'],
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tempDir(), RTC_ROLES: 'api', RTC_DATA_DIR: tempDir(), ...PORTS_0 },
+      // every role, as a first run starts them, on ports of the system's choosing
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tempDir(), RTC_DATA_DIR: tempDir(), ...PORTS_0 },
     });
     const exit = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
-    const api = await new Promise<string>((resolve, reject) => {
+    const urls = await new Promise<string[]>((resolve, reject) => {
+      const found = new Map<string, string>();
       createInterface({ input: npm.stdout }).on('line', (line) => {
         if (!line.startsWith('{')) return;
         const parsed = JSON.parse(line) as { role?: string; url?: string };
-        if (parsed.role === 'api' && parsed.url) resolve(parsed.url);
+        if (parsed.role && parsed.url) found.set(parsed.role, parsed.url);
+        if (found.size === 4) resolve([...found.values()]);
       });
       npm.on('exit', () => reject(new Error('npm start ended before the server listened')));
     });
+    const tree = descendants(npm.pid!);
+    assert.ok(tree.length >= 2, `npm runs the start script and the server: ${tree.join(', ')}`);
     npm.kill('SIGTERM');
     assert.equal(await exit, 0, 'npm exits with the server\'s code');
-    // the server closed its listener before it exited, and the start script waited for it
-    await assert.rejects(fetch(`${api}/health`), 'nothing listens on the api port any more');
+    // the server closed its listeners before it exited, and the start script waited for it
+    for (const url of urls) assert.ok(await refused(url), `nothing listens on ${url} any more`);
+    assert.deepEqual(tree.filter((pid) => !exited(pid)), [], 'no process of npm start is left');
   });
+
+  it('stops with npm: SIGTERM to `npm run example:call` ends the example and its platform', async () => {
+    const npm = spawn('npm', ['run', 'example:call', '--silent'], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'],
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tempDir(), CALL_PORT: '0' },
+    });
+    const exit = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    const page = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: npm.stdout }).on('line', (line) => {
+        const open = /^call: open (http:\/\/\S+)/.exec(line);
+        if (open) resolve(open[1]!);
+      });
+      npm.on('exit', () => reject(new Error('the example ended before it served its page')));
+    });
+    const tree = descendants(npm.pid!);
+    assert.ok(tree.length >= 3, `npm runs the example, which runs its call server and the platform: ${tree.join(', ')}`);
+    npm.kill('SIGTERM');
+    assert.equal(await exit, 0);
+    assert.ok(await refused(page), 'the call page is no longer served');
+    // a helper of the bundler (esbuild's service) ends once its parent's pipe closes: waited for, not slept on
+    await gone(tree);
+    assert.deepEqual(tree.filter((pid) => !exited(pid)), [], 'no process of the example is left');
+  });
+
 
   it('names the role and the variable of a port another process holds, and announces no role', async () => {
     const holder: Server = createServer();

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -161,10 +161,17 @@ interface PageApi {
   subscribed(streamId: number): boolean;
 }
 
+/** The .tgz files in the repository root and the packages' folders (npm pack without a destination writes there). */
+function tarballsInRepository(): string[] {
+  return ['.', 'protocol', 'sdk/app', 'sdk/server'].flatMap((dir) =>
+    readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.tgz')).map((name) => join(dir, name))).sort();
+}
+
 describe('SDK packages: npm pack tarballs installed in a fresh project outside the repository', () => {
   let work: string;
   let project: string;
   let packed: PackEntry[] = [];
+  let tarballsBefore: string[] = [];
   let server: RunningServer | undefined;
   let issuer: TokenIssuer;
 
@@ -174,6 +181,7 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     project = join(work, 'app');
     mkdirSync(tarballs);
     mkdirSync(project);
+    tarballsBefore = tarballsInRepository();
     // prepack builds each package's dist/ (the SDKs build the protocol first)
     const packArgs = ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', tarballs, '--json'];
     packed = JSON.parse(mustRun('npm', packArgs, ROOT)) as PackEntry[];
@@ -191,6 +199,10 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
   after(async () => {
     await server?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('writes the tarballs where it is told, none into the repository', () => {
+    assert.deepEqual(tarballsInRepository(), tarballsBefore);
   });
 
   it('packs dist/ (ESM and declarations), README.md and package.json only, with exports naming dist/', () => {

@@ -87,8 +87,8 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
     }
   });
 
-  it('names every taken port at once, each with its role and variable', async () => {
-    const blockers = [createServer(), createServer()];
+  it('names every taken port at once, each with its listener and variable, the admin listener\'s too', async () => {
+    const blockers = [createServer(), createServer(), createServer(), createServer()];
     const ports: number[] = [];
     for (const blocker of blockers) {
       await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -96,17 +96,22 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
     }
     try {
       const result = await runCli(['serve'], {
-        RTC_DATA_DIR: tempDir(), RTC_HOST: '127.0.0.1', RTC_ROLES: 'api,token,signaling',
+        RTC_DATA_DIR: tempDir(), RTC_HOST: '127.0.0.1', RTC_ROLES: 'api,token,signaling,media',
         RTC_API_PORT: String(ports[0]), RTC_TOKEN_PORT: '0', RTC_SIGNALING_PORT: String(ports[1]),
+        RTC_MEDIA_PORT: String(ports[2]), RTC_ADMIN_PORT: String(ports[3]),
       });
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, new RegExp(`^rtc: api role: port ${ports[0]} is in use; set RTC_API_PORT$`, 'm'));
       assert.match(result.stderr, new RegExp(`^rtc: signaling role: port ${ports[1]} is in use; set RTC_SIGNALING_PORT$`, 'm'));
+      assert.match(result.stderr, new RegExp(`^rtc: media role: port ${ports[2]} is in use; set RTC_MEDIA_PORT$`, 'm'));
+      assert.match(result.stderr, new RegExp(`^rtc: admin listener: port ${ports[3]} is in use; set RTC_ADMIN_PORT$`, 'm'));
+      assert.equal(result.stderr.match(/ is in use; /g)?.length, 4, result.stderr);
       assert.equal(result.stdout, '', 'no role line for a start that failed');
     } finally {
       for (const blocker of blockers) blocker.close();
     }
   });
+
 
   it('refuses `rtc keys rotate` on a data directory without keys (exit code 1)', async () => {
     const dir = tempDir();

@@ -7,6 +7,7 @@ import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { join } from './media-helpers.ts';
 import { issue, useTempDirs } from './serve-helpers.ts';
 
 interface WebhookBody { id: string; secret: string }
@@ -29,8 +30,10 @@ describe('webhooks: signed events from a real rtc serve to a real HTTPS receiver
   let webhook: WebhookBody;
   const outputs: string[] = [];
 
+  // the media role too: its participant and room events go out as webhooks (docs/reference/webhooks.md)
   const start = async (): Promise<RunningServer> => startServer({
     dataDir,
+    roles: ['api', 'token', 'media'],
     env: { RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100', RTC_LOG_LEVEL: 'trace' },
   });
   const api = (path: string): string => `${server.api}/v1/projects/${customer.projectId}${path}`;
@@ -91,6 +94,26 @@ describe('webhooks: signed events from a real rtc serve to a real HTTPS receiver
         break;
       }
       await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+
+  it('names no media node in participant and room events of a single node (media_node null)', async () => {
+    const grant: TokenResponse = await issue(server.token, customer);
+    const session = await join(grant);
+    try {
+      const of = (events: readonly WebhookEvent[]) => ({
+        joined: events.find((e) => e.type === 'participant.joined' && e.data.room_id === grant.room_id),
+        started: events.find((e) => e.type === 'room.started' && e.data.room_id === grant.room_id),
+      });
+      await receiver.waitFor((events) => { const found = of(events); return found.joined !== undefined && found.started !== undefined; },
+        'participant.joined and room.started');
+      const { joined, started } = of(receiver.deliveries.map((d) => d.event));
+      assert.ok(joined?.type === 'participant.joined' && started?.type === 'room.started');
+      assert.equal(joined.data.media_node, null);
+      assert.equal(started.data.media_node, null);
+      assert.equal(joined.data.participant_id, session.participantId);
+    } finally {
+      await session.close();
     }
   });
 

@@ -108,8 +108,17 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   });
   app.setErrorHandler((err, req, reply) => replyWithError(err, req, reply));
   app.setNotFoundHandler((req, reply) =>
-    replyWithError(new ApiError('not_found', `no route for ${req.method} ${req.url.split('?', 1)[0]}`), req, reply));
+    replyWithError(new ApiError('not_found', `no route for ${req.method} ${shortPath(req.url)}`), req, reply));
   return app;
+}
+
+/** Longest part of a request path an error message repeats (docs/reference/errors.md: never long input). */
+const ECHOED_PATH_LENGTH = 100;
+
+/** The request's path without its query, cut to ECHOED_PATH_LENGTH characters. */
+function shortPath(url: string): string {
+  const path = url.split('?', 1)[0] ?? '';
+  return path.length > ECHOED_PATH_LENGTH ? `${path.slice(0, ECHOED_PATH_LENGTH)}…` : path;
 }
 
 /** What a path the router cannot take answers, in the platform's error format (never echoing the path). */

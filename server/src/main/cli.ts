@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CLIENT_COMMANDS, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
+import { CLIENT_COMMANDS, CLIENT_NOTES, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
 import { CommandError } from './client/http.ts';
 import { readPassword } from './client/password.ts';
 
@@ -48,6 +48,8 @@ const commandUsage = async (command: string): Promise<string | undefined> => {
   if (command === 'serve') {
     picked.push('', 'reads (docs/operations/configuration.md):', ...wrap(SERVE_VARIABLES.join(' '), 96).map((l) => `  ${l}`));
   } else if (command in CLIENT_COMMANDS) {
+    const note = CLIENT_NOTES[command];
+    if (note) picked.push(`  ${note}`);
     picked.push('  Every client command takes --json for machine-readable output.');
   }
   return `usage: rtc ${command} …\n${picked.join('\n')}`;

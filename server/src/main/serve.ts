@@ -69,12 +69,13 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   try {
     // first: /ready answers 503 (starting) until every role listens
     if (config.admin) {
-      admin = await startAdminListener({ ...config.admin, registry: metrics.registry, readiness, store, logger });
+      const options = { ...config.admin, registry: metrics.registry, readiness, store, logger };
+      admin = await listening('admin', config.admin.port, () => startAdminListener(options));
     }
     // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
       const starter = ROLE_STARTERS[role];
-      if (starter) started(role, await listening(role, config, () => starter(roleContext)));
+      if (starter) started(role, await listening(role, config.ports[role], () => starter(roleContext)));
     }
     const ctx = { ...httpContext(config, deps, urls), metrics: metrics.tokens, readiness };
     for (const role of config.roles) {
@@ -82,7 +83,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       const app = createHttpApp(ctx, { role: role as HttpRole, logger, tls: config.tls, listener: config.listeners[role] });
       // registered before listen, so a failed listen still closes it
       running.push({ url: '', close: closeOnDrain(app) });
-      await listening(role, config, () => app.listen({ host: config.host, port: config.ports[role] }));
+      await listening(role, config.ports[role], () => app.listen({ host: config.host, port: config.ports[role] }));
       const url = urlOf(app.server.address() as AddressInfo, config.tls !== undefined ? 'https' : 'http');
       urls.set(role, url);
       lines.push(roleLine(role, url));
@@ -125,36 +126,45 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   };
 }
 
-const PORT_VARIABLES: Readonly<Record<RoleName, string>> = {
-  api: 'RTC_API_PORT', token: 'RTC_TOKEN_PORT', signaling: 'RTC_SIGNALING_PORT', media: 'RTC_MEDIA_PORT',
+/** A listener `rtc serve` opens: a role's, or the admin listener (RTC_ADMIN_PORT). */
+type Listener = RoleName | 'admin';
+
+const PORT_VARIABLES: Readonly<Record<Listener, string>> = {
+  api: 'RTC_API_PORT', token: 'RTC_TOKEN_PORT', signaling: 'RTC_SIGNALING_PORT', media: 'RTC_MEDIA_PORT', admin: 'RTC_ADMIN_PORT',
 };
 
 /**
- * Ports other processes hold, told in the operator's terms: which role, which variable to change;
- * one line each, every taken port at once.
+ * Ports other processes hold, told in the operator's terms: which listener, which variable to
+ * change; one line each, every taken port at once.
  */
 export class PortInUseError extends Error {
-  constructor(taken: readonly (readonly [RoleName, number])[]) {
-    super(taken.map(([role, port]) => `${role} role: port ${port} is in use; set ${PORT_VARIABLES[role]}`).join('\n'));
+  constructor(taken: readonly (readonly [Listener, number])[]) {
+    super(taken.map(([listener, port]) =>
+      `${listener === 'admin' ? 'admin listener' : `${listener} role`}: port ${port} is in use; set ${PORT_VARIABLES[listener]}`).join('\n'));
     this.name = 'PortInUseError';
   }
 }
 
-/** Runs a role's listen; a port taken since it was checked becomes a PortInUseError. */
-async function listening<T>(role: RoleName, config: Config, listen: () => Promise<T>): Promise<T> {
+/** Runs a listener's listen; a port taken since it was checked becomes a PortInUseError. */
+async function listening<T>(listener: Listener, port: number, listen: () => Promise<T>): Promise<T> {
   try {
     return await listen();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError([[role, config.ports[role]]]);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError([[listener, port]]);
     throw err;
   }
 }
 
-/** Before anything starts: every fixed port of the configured roles that another process holds, reported together. */
+/**
+ * Before anything starts: every fixed port of the configured roles and of the admin listener that
+ * another process holds, reported together.
+ */
 async function checkPortsFree(config: Config): Promise<void> {
-  const roles = config.roles.filter((role) => config.ports[role] !== 0);
-  const taken = await Promise.all(roles.map((role) => portTaken(config.host, config.ports[role])));
-  const inUse = roles.filter((_, i) => taken[i]).map((role) => [role, config.ports[role]] as const);
+  const listeners: [Listener, string, number][] = config.roles.map((role) => [role, config.host, config.ports[role]]);
+  if (config.admin) listeners.push(['admin', config.admin.host, config.admin.port]);
+  const fixed = listeners.filter(([, , port]) => port !== 0);
+  const taken = await Promise.all(fixed.map(([, host, port]) => portTaken(host, port)));
+  const inUse = fixed.filter((_, i) => taken[i]).map(([listener, , port]) => [listener, port] as const);
   if (inUse.length > 0) throw new PortInUseError(inUse);
 }
 

@@ -22,27 +22,41 @@ export interface ClientIO {
   readonly nowSec: () => number;
 }
 
+const SESSION_NOTE = `Session commands (logout, projects, credentials) act as the stored session of rtc login;
+  --url, if given, must name the platform it was made on.`;
+const APP_NOTE = `App commands (token, rooms) authenticate with --app-id/--app-secret (or
+  RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL).`;
+
 export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  sign in to the customer API (password from RTC_PASSWORD, standard input or a
                  prompt); --register creates the account first when it does not exist yet
-  logout         end the session and forget it
-                 logout, projects and credentials act as the stored session; --url, if given,
-                 must name the platform it was made on
-  projects list | projects create --name NAME
-  credentials list|create|rotate|revoke --project ID [APP_ID]
+  logout [--url URL]
+                 end the session and forget it
+  projects list [--url URL] | projects create --name NAME [--url URL]
+  credentials list|create|rotate|revoke --project ID [APP_ID] [--url URL]
                  create: [--name N] [--scopes publisher,subscriber] [--ip-allowlist CIDR,…]
                  [--max-ttl S]; the App Secret is printed once, on create and rotate
                  (--env prints it as export lines for eval)
   token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
-               [--ttl S] [--turn] [--signaling]
-  token revoke --handle rvk_…
+               [--ttl S] [--turn] [--signaling] [--url URL] [--app-id ID --app-secret S]
+  token revoke --handle rvk_… [--url URL] [--app-id ID --app-secret S]
   rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT [--ban S] | rooms end ROOM
+                 [--url URL] [--app-id ID --app-secret S]
                  --ban keeps the removed user out of the room S seconds (up to 604800)
-                 token, token revoke and rooms authenticate with --app-id/--app-secret
-                 (or RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
+  ${SESSION_NOTE}
+  ${APP_NOTE}
   Every client command takes --json for machine-readable output.`;
+
+/** What the help of a client command adds below its entries (docs/reference/cli.md). */
+export const CLIENT_NOTES: Readonly<Record<string, string>> = {
+  logout: SESSION_NOTE,
+  projects: SESSION_NOTE,
+  credentials: SESSION_NOTE,
+  token: APP_NOTE,
+  rooms: APP_NOTE,
+};
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | undefined>;

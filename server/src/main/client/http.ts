@@ -105,11 +105,23 @@ export function sessionFile(env: NodeJS.ProcessEnv): string {
   return join(configDir(env), 'session.json');
 }
 
+/** A link at session.json is refused, never followed (docs/reference/cli.md): someone else may have put it there. */
+function refuseLink(file: string): never {
+  throw new CommandError(`${file} is a symbolic link: the session is never read or written through one; remove it and run rtc login`);
+}
+
 export function readSession(env: NodeJS.ProcessEnv): StoredSession | undefined {
+  const file = sessionFile(env);
   let text: string;
   try {
-    text = readFileSync(sessionFile(env), 'utf8');
-  } catch {
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') refuseLink(file);
     return undefined;
   }
   try {
@@ -126,8 +138,8 @@ export function readSession(env: NodeJS.ProcessEnv): StoredSession | undefined {
 
 /**
  * Writes the session readable by its owner only (docs/reference/cli.md): the directory is made
- * 0700 also when it existed looser, must be the user's own real directory, and the file is written
- * new (0600, never through a link) and renamed over session.json, so a link there is replaced, not followed.
+ * 0700 also when it existed looser, must be the user's own real directory, a link at session.json
+ * is refused, and the file is written new (0600, never through a link) and renamed into place.
  */
 export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): void {
   const dir = configDir(env);
@@ -137,6 +149,8 @@ export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): vo
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) throw new CommandError(`${dir} belongs to another user: the session is not written there`);
   chmodSync(dir, 0o700);
+  const file = sessionFile(env);
+  if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) refuseLink(file);
   const next = join(dir, `.session-${process.pid}-${randomBytes(6).toString('hex')}.json`);
   const fd = openSync(next, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
@@ -144,7 +158,7 @@ export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): vo
   } finally {
     closeSync(fd);
   }
-  renameSync(next, sessionFile(env));
+  renameSync(next, file);
 }
 
 export function removeSession(env: NodeJS.ProcessEnv): void {
