@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
+import { basic, request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { pool } from '../helpers/pool.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
@@ -221,6 +221,10 @@ describe('a cluster on PostgreSQL and Redis Sentinel, while Redis fails over or 
         assertUnavailable(await issue(server, 'pg-restart', cold), `${server.token} issuance for a credential it has not read`);
         const cached = await issue(server, 'pg-restart');
         assert.equal(cached.status, 200, `${server.token} issues from its credential cache: ${cached.text}`);
+        // a wrong secret for a cached App ID is answered as one for an unknown App ID: no oracle
+        for (const who of [{ ...customer, auth: basic(customer.appId, 'x'.repeat(43)) }, { ...customer, auth: basic('app_AAAAAAAAAAAAAAAAAAAAAA', 'x'.repeat(43)) }]) {
+          assertUnavailable(await issue(server, 'pg-restart', who), `${server.token} a wrong secret while the store is away`);
+        }
         assertUnavailable(await consoleCall(server), `${server.api} console`);
         const notReady = await ready(server);
         assert.equal(notReady.status, 503, notReady.text);

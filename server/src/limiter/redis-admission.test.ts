@@ -156,4 +156,21 @@ describe('token admission in one Redis round trip', () => {
     const v2 = (await admission.admit(request({ projectId: 'project_1' }))).version;
     assert.ok(v2 && v2 !== v1, `a new version after the restart: ${v2} (was ${v1})`);
   });
+
+  it('confirms no version handed out before a lost connection, even when Redis comes back holding it (a snapshot, a replica)', async () => {
+    const admission = createRedisTokenAdmission(client);
+    const app = { key: 'app:app_1', max: 100, windowSec: 60 };
+    const v1 = (await admission.admit(request({ projectId: 'project_1' }))).version;
+    assert.ok(v1);
+    const counted = await admission.admit(request({ projectId: 'project_1', app: { ...app, version: v1 } }));
+    assert.deepEqual(counted.app, { ok: true, retryAfterSec: 0 });
+    // the connection drops and comes back to a Redis whose version key is the one read before
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.disconnect(true);
+    await closed;
+    await redisReady(client);
+    const again = await admission.admit(request({ projectId: 'project_1', app: { ...app, version: v1 } }));
+    assert.equal(again.app, undefined, 'the App ID is not counted under a version of the earlier connection');
+    assert.ok(again.version && again.version !== v1, `a version of this connection: ${again.version} (was ${v1})`);
+  });
 });

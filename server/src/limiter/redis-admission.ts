@@ -69,15 +69,30 @@ export function createRedisTokenAdmission(client: Redis, limitPrefix = 'rtc:limi
   client.defineCommand('rtcAdmitToken', { numberOfKeys: 4, lua: ADMIT_SCRIPT });
   const admit = (client as unknown as { rtcAdmitToken: AdmitCommand }).rtcAdmitToken.bind(client);
   const limitKey = (l: { key: string; max: number; windowSec: number }): string => `${limitPrefix}:${l.max}/${l.windowSec}:${l.key}`;
+  // A version is good for one connection: a Redis that comes back from a snapshot, or a promoted
+  // replica that missed the last writes, may hold a version a change had removed. Every lost
+  // connection starts a new generation, and a version is handed out as `<generation>/<version>`,
+  // so nothing cached under an earlier connection is used again (docs/decisions.md, "Credential cache").
+  let generation = 0;
+  client.on('close', () => {
+    generation += 1;
+  });
+  const scoped = (version: string): string => `${generation}/${version}`;
+  /** The Redis version of a scoped one of this connection; '' for another connection's (never matches). */
+  const unscoped = (version: string | undefined): string => {
+    const prefix = `${generation}/`;
+    return version?.startsWith(prefix) ? version.slice(prefix.length) : '';
+  };
   return {
     async admit(req: AdmissionRequest): Promise<AdmissionResult> {
       if (client.status !== 'ready') throw new LimiterUnavailableError(new Error('Redis connection is not ready'));
       const { block, rate, app, projectId } = req;
+      const sentIn = generation;
       let reply: AdmitReply;
       try {
         reply = await admit(
           limitKey(block), limitKey(rate), `${versionPrefix}:${projectId ?? ''}`, app ? limitKey(app) : `${limitPrefix}:`,
-          block.max, rate.max, rate.windowSec, projectId === undefined ? '0' : '1', app?.version ?? '',
+          block.max, rate.max, rate.windowSec, projectId === undefined ? '0' : '1', unscoped(app?.version),
           app?.max ?? 0, app?.windowSec ?? 0, VERSION_LIFETIME_SECONDS,
         );
       } catch (err) {
@@ -87,7 +102,8 @@ export function createRedisTokenAdmission(client: Redis, limitPrefix = 'rtc:limi
       if (addressOk !== 1) return { address: refusedFor(addressMs) };
       return {
         address: OK,
-        version: version ? version : undefined,
+        // an answer that straddles a lost connection confirms nothing
+        version: version && generation === sentIn ? scoped(version) : undefined,
         app: appOk === undefined ? undefined : appOk === 1 ? OK : refusedFor(appMs ?? 0),
       };
     },

@@ -91,16 +91,16 @@ export function parseBasicAuth(header: string | undefined): { user: string; pass
 /** The caller's credential: the cached one when its version was confirmed at step 1, else the store's (cached for the next request). */
 async function findCredential(
   deps: ServiceDeps<CredentialStore>, cache: CredentialCache | undefined, admitted: Admitted,
-): Promise<{ cred: AuthCredential; secretHash: Buffer } | undefined> {
+): Promise<{ cred: AuthCredential; secretHash: Buffer; cached: boolean } | undefined> {
   const appId = admitted.presented.appId;
   if (appId === undefined) return undefined;
   const entry = cache?.get(appId);
-  if (entry && admitted.version !== undefined && entry.version === admitted.version) return entry;
+  if (entry && admitted.version !== undefined && entry.version === admitted.version) return { ...entry, cached: true };
   const cred = await deps.store.findCredentialForAuth(appId);
   if (!cred) return undefined;
   // the version was read before the store was: a change between them moved it, so this entry is never used
   cache?.set(cred, admitted.projectId === cred.projectId ? admitted.version : undefined);
-  return { cred, secretHash: Buffer.from(cred.secretHash, 'base64url') };
+  return { cred, secretHash: Buffer.from(cred.secretHash, 'base64url'), cached: false };
 }
 
 /**
@@ -119,6 +119,9 @@ export async function authenticateApp(
     // an unknown App ID costs the same work as a wrong secret (no timing oracle)
     const match = safeEqual(presentedHash(deps, admitted.presented), found ? found.secretHash : DUMMY_HASH);
     if (!found || !match || found.cred.revokedAt !== null) {
+      // a failure decided from the cache reads the store too: a real App ID with a wrong secret costs
+      // what an unknown one costs, in time and in the answer while the store is away (503)
+      if (found?.cached) await deps.store.findCredentialForAuth(found.cred.appId);
       await recordAuthFailure(deps, address);
       throw badCredentials();
     }
