@@ -73,6 +73,8 @@ export class GrantGuard {
   private readonly unsubscribeResync: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
   private reading: Promise<void> | undefined;
+  private resyncRetry: NodeJS.Timeout | undefined;
+  private closed = false;
 
   private constructor(options: GrantGuardOptions) {
     this.options = options;
@@ -81,7 +83,7 @@ export class GrantGuard {
       else if (event.type === 'project.archived') this.cutOff(event);
       else if (event.type === 'room.cut_off') this.cutOffRoom(event);
     });
-    this.unsubscribeResync = options.bus.onResync(() => this.readQuietly());
+    this.unsubscribeResync = options.bus.onResync(() => this.resync());
   }
 
   /** Subscribes to the bus, then loads what the store holds (so nothing falls between the two). */
@@ -132,9 +134,11 @@ export class GrantGuard {
 
   /** Stops listening to the bus and the store. */
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     this.unsubscribeResync();
     for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.resyncRetry);
   }
 
   private revoke(grantId: string, expiresAt: number): void {
@@ -162,6 +166,21 @@ export class GrantGuard {
     for (const [grantId, expiresAt] of this.revoked) if (expiresAt < now) this.revoked.delete(grantId);
     this.cutoffs.purge(now);
     this.roomCutoffs.purge(now);
+  }
+
+  /**
+   * The bus may have missed events: reads the store, and again every 250 ms until a read succeeds
+   * (a bus back before the store would otherwise leave what it missed unread until the tokens expire).
+   */
+  private resync(): void {
+    clearTimeout(this.resyncRetry);
+    this.resyncRetry = undefined;
+    this.load().catch((err: unknown) => {
+      this.options.onReadError?.(err);
+      if (this.closed || this.resyncRetry) return;
+      this.resyncRetry = setTimeout(() => this.resync(), STORE_POLL_MS);
+      this.resyncRetry.unref();
+    });
   }
 
   private readQuietly(): void {
