@@ -59,11 +59,11 @@ export const ROOM_API = {
     summary: 'End a room',
     description: 'Stores a cut-off for the whole room, then closes every media and signaling session of the room (4003 '
       + 'revoked): every token for the room issued (iat) at or before cut_off_at is refused from then on, whoever it is '
-      + 'for; tokens issued later open the room again. 503 unavailable when the cut-off could not be stored. 404 '
-      + `not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
+      + 'for; tokens issued later open the room again. A room with no live participant is ended all the same (its '
+      + `participants may be between two connections). 503 unavailable when the cut-off could not be stored. ${ORDER_OF_CHECKS}`,
     auth: 'basic', pathParams: roomId, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
     responses: { 200: { description: 'ended, with how many participants were closed and the cut-off stored', schema: roomEndedSchema } },
-    errors: [...CALLER_ERRORS, [413, 'invalid_request'], 'not_found', [503, 'unavailable']],
+    errors: [...CALLER_ERRORS, [413, 'invalid_request'], [503, 'unavailable']],
   },
   updateRtcParticipant: {
     id: 'updateRtcParticipant', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}',
