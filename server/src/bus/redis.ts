@@ -27,6 +27,9 @@ const MAX_PENDING = 10_000;
 /** How often subscribers are told to re-read the store while the bus is cut off from Redis. */
 export const RESYNC_WHILE_CUT_OFF_MS = 250;
 
+/** How long a subscription asked for may go unanswered, on a connection that is up, before it is asked for again. */
+const RESUBSCRIBE_AFTER_MS = 2000;
+
 /** Why subscribers re-read the store: the bus is cut off from Redis (repeated), or it is back (once). */
 export type ResyncState = 'cut-off' | 'restored';
 
@@ -67,23 +70,42 @@ export function createRedisBus(target: RedisTarget | string, options: RedisBusOp
   // while the subscription is lost, subscribers re-read the store on every tick, so a revocation
   // made meanwhile (durable in the store first) still cuts its session within the second
   let cutOff: NodeJS.Timeout | undefined;
-  subscriber.on('close', () => {
-    if (!subscribedOnce || cutOff || closed) return;
-    cutOff = setInterval(() => resync('cut-off'), RESYNC_WHILE_CUT_OFF_MS);
-    cutOff.unref();
-  });
-  subscriber.on('ready', () => {
+  // when the subscription in flight was asked for (performance.now()); undefined: none in flight
+  let subscribingSince: number | undefined;
+  const subscribe = (): void => {
+    const since = performance.now();
+    subscribingSince = since;
+    const settled = (): void => {
+      if (subscribingSince === since) subscribingSince = undefined;
+    };
     subscriber.subscribe(channel).then(() => {
+      settled();
       if (!subscribedOnce) {
         subscribedOnce = true;
         markSubscribed();
         return;
       }
+      if (cutOff === undefined) return;
       clearInterval(cutOff);
       cutOff = undefined;
       resync('restored');
-    }, options.onError);
+    }, (err: unknown) => {
+      settled();
+      options.onError(err instanceof Error ? err : new Error(String(err)));
+    });
+  };
+  subscriber.on('close', () => {
+    if (!subscribedOnce || cutOff || closed) return;
+    cutOff = setInterval(() => {
+      resync('cut-off');
+      // a subscription that failed, or got no answer, on a connection that is up again (a
+      // failover's repeated drops can leave no `ready` after it) is asked for again here
+      const stale = subscribingSince !== undefined && performance.now() - subscribingSince > RESUBSCRIBE_AFTER_MS;
+      if (subscriber.status === 'ready' && (subscribingSince === undefined || stale)) subscribe();
+    }, RESYNC_WHILE_CUT_OFF_MS);
+    cutOff.unref();
   });
+  subscriber.on('ready', subscribe);
   subscriber.on('message', (_channel: string, message: string) => {
     const envelope = decodeEnvelope(message);
     if (!envelope) {
