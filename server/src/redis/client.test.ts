@@ -52,6 +52,25 @@ describe('Redis connections (docs/operations/scale-out.md, "Redis Sentinel")', (
     }
   });
 
+  it('connects again a connection whose reconnection was cut short (ioredis then gives it up), until the platform closes it', { timeout: 30_000 }, async () => {
+    const client = createRedisClient(primary.url, () => {});
+    clients.push(client);
+    await redisReady(client);
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    // what the sentinels' +switch-master does to a connection already reconnecting: its connector is closed under it
+    client.once('connecting', () => (client as unknown as { connector: { disconnect(): void } }).connector.disconnect());
+    client.disconnect(true);
+    await ended;
+    await redisReady(client, 10_000);
+    assert.equal(await client.ping(), 'PONG');
+    // closed by the platform: it stays closed
+    const closed = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    client.disconnect();
+    await closed;
+    await new Promise<void>((resolve) => setTimeout(resolve, 300));
+    assert.equal(client.status, 'end');
+  });
+
   it('never hands a password to the error listener', async () => {
     const errors: Error[] = [];
     const wrong = 'wrong-pa55word-in-url';

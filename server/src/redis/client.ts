@@ -79,7 +79,36 @@ export function connectRedis(target: RedisTarget | string, extra: RedisOptions, 
   const options = redisOptions(resolved, extra);
   const client = 'url' in resolved ? new Redis(resolved.url, options) : new Redis(options);
   client.on('error', (err: Error) => onError(withoutArguments(err)));
+  keepConnecting(client);
   return client;
+}
+
+/**
+ * ioredis gives a connection up for good (status `end`) when its reconnection fails outright, as
+ * when the sentinels' `+switch-master` interrupts a reconnection already under way (a failover
+ * seen on a loaded machine). Such a connection is connected again, with the same backoff, until
+ * the platform itself disconnects it.
+ */
+function keepConnecting(client: Redis): void {
+  let closedHere = false;
+  const disconnect = client.disconnect.bind(client);
+  client.disconnect = (reconnect = false): void => {
+    if (!reconnect) closedHere = true;
+    disconnect(reconnect);
+  };
+  let attempt = 0;
+  client.on('ready', () => {
+    attempt = 0;
+  });
+  client.on('end', () => {
+    if (closedHere) return;
+    attempt += 1;
+    setTimeout(() => {
+      if (closedHere || client.status !== 'end') return;
+      // a failure ends in `end` again, which comes back here
+      client.connect().catch(() => {});
+    }, reconnectDelay(attempt)).unref();
+  });
 }
 
 /**
