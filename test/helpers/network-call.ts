@@ -238,7 +238,13 @@ export async function waitForVideo(p: CallPage, ok: (v: CurrentVideo) => boolean
   for (;;) {
     const v = await currentVideo(p);
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${p.name}: ${what}: not within ${limitMs} ms (${JSON.stringify(v)})`);
+    if (Date.now() > deadline) {
+      // what the page's peer connections last reported, to tell a transport that never came up from a decoder that never started
+      const last = await Promise.all((await sourcesOf(p).catch(() => [])).map(async (source) => ({
+        source, sample: (await samplesOf(p, source).catch(() => [])).at(-1),
+      })));
+      throw new Error(`${p.name}: ${what}: not within ${limitMs} ms (${JSON.stringify(v)}); last stats: ${JSON.stringify(last).slice(0, 2000)}`);
+    }
     await p.page.waitForTimeout(500);
   }
 }
