@@ -20,6 +20,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
+import { openBenchStream } from './lib/sse.ts';
 import { printFigure, progress } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
@@ -108,37 +109,8 @@ interface Recorder {
 
 /** Opens a listener's stream; records the latency of each message of the current phase. */
 function openListener(url: string, token: string, recorder: Recorder): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/signaling/events`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-      if (res.statusCode !== 200) {
-        reject(new Error(`event stream: ${res.statusCode}`));
-        return;
-      }
-      res.setEncoding('utf8');
-      let buffer = '';
-      let ready = false;
-      res.on('data', (chunk: string) => {
-        const received = now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!ready && frame.includes('event: ready')) {
-            ready = true;
-            resolve(() => req.destroy());
-            continue;
-          }
-          const phaseAt = frame.indexOf('"p":"');
-          if (phaseAt === -1 || frame.slice(phaseAt + 5, frame.indexOf('"', phaseAt + 5)) !== recorder.phase) continue;
-          const tAt = frame.indexOf('"t":');
-          recorder.latencies.push(received - Number(frame.slice(tAt + 4, frame.indexOf(',', tAt))));
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return openBenchStream(url, { authorization: `Bearer ${token}` }, () => recorder.phase,
+    (sentAt) => recorder.latencies.push(now() - sentAt));
 }
 
 function percentile(sorted: readonly number[], p: number): number {

@@ -22,6 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
+import { openBenchStream } from './lib/sse.ts';
 import { printFigure, progress } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
@@ -147,42 +148,14 @@ function post(agent: Agent, url: string, body: string): Promise<{ status: number
 
 /** Opens one listener's stream; counts each message of the current phase and its latency. */
 function openListener(url: string, token: string | undefined, lastEventId: string | undefined, recorder: Recorder): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { accept: 'text/event-stream' };
-    if (token) headers['authorization'] = `Bearer ${token}`;
-    if (lastEventId) headers['last-event-id'] = lastEventId;
-    const req = request(`${url}/v1/signaling/events`, { headers, agent: false }, (res) => {
-      if (res.statusCode !== 200) {
-        reject(new Error(`event stream: ${res.statusCode}`));
-        return;
-      }
-      res.setEncoding('utf8');
-      let buffer = '';
-      let ready = false;
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!ready && frame.includes('event: ready')) {
-            ready = true;
-            resolve(() => req.destroy());
-            continue;
-          }
-          // a cheap read of the fields the bench needs; the SDK parses the full JSON
-          const phaseAt = frame.indexOf('"p":"');
-          if (phaseAt === -1 || frame.slice(phaseAt + 5, frame.indexOf('"', phaseAt + 5)) !== recorder.phase) continue;
-          const tAt = frame.indexOf('"t":');
-          const received = now();
-          recorder.received += 1;
-          recorder.lastReceiveMs = received;
-          recorder.latencies.push(received - Number(frame.slice(tAt + 4, frame.indexOf(',', tAt))));
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end();
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  return openBenchStream(url, headers, () => recorder.phase, (sentAt) => {
+    const received = now();
+    recorder.received += 1;
+    recorder.lastReceiveMs = received;
+    recorder.latencies.push(received - sentAt);
   });
 }
 
