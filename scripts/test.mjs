@@ -1,6 +1,6 @@
 // npm test: installs what the tests need, then lint, type-check, build and every test.
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { ROOT, build, ensureCommands, ensureNodeModules, must, run } from './lib.mjs';
 
 ensureNodeModules();
@@ -30,5 +30,17 @@ const files = only.length > 0 ? only : ['protocol', 'server', 'sdk', 'test'].fla
   try { return findTests(join(ROOT, d)); } catch { return []; }
 }).sort();
 
-const status = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=300000', ...files]);
+// the whole output for reading, and the failures alone, printed again at the end
+const failuresFile = join(ROOT, '.tmp', 'test-failures.txt');
+mkdirSync(dirname(failuresFile), { recursive: true });
+rmSync(failuresFile, { force: true });
+const status = run(process.execPath, [
+  '--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=300000',
+  '--test-reporter=tap', '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/failures-reporter.mjs', `--test-reporter-destination=${failuresFile}`,
+  ...files,
+]);
+if (status !== 0 && existsSync(failuresFile)) {
+  process.stdout.write(`\nFailed or cancelled:\n${readFileSync(failuresFile, 'utf8') || '(none reported: the runner itself failed)\n'}`);
+}
 process.exit(status);
