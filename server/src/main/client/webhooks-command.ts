@@ -58,6 +58,8 @@ interface DeliveryList {
 /** The flags every subcommand takes; no `--url`: the platform is the stored session's. */
 const BASE: Options = { ...JSON_FLAG, project: { type: 'string' } };
 const EDIT: Options = { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } };
+/** What asCustomer reads of the flags: nothing, since `--url` here is the endpoint's address. */
+const SESSION: Values = {};
 const DEFAULT_WAIT_SECONDS = 20;
 /** How often `test` reads the delivery log while it waits. */
 const POLL_MS = 250;
@@ -113,7 +115,7 @@ async function create(command: string, args: readonly string[], io: ClientIO): P
   const url = required(command, values, 'url');
   const types = eventTypes(values);
   const description = str(values, 'description');
-  const body = await asCustomer<WebhookWithSecret>(io, values, path, {
+  const body = await asCustomer<WebhookWithSecret>(io, SESSION, path, {
     body: { url, ...(types === undefined ? {} : { event_types: types }), ...(description === undefined ? {} : { description }) },
   });
   print(io, json, body, () => [
@@ -138,7 +140,7 @@ async function update(command: string, args: readonly string[], io: ClientIO): P
   if (Object.keys(change).length === 0) {
     throw new UsageError(`${command}: nothing to change (--url, --events, --description, --enable or --disable)`);
   }
-  const body = await asCustomer<Webhook>(io, values, path, { method: 'PATCH', body: change });
+  const body = await asCustomer<Webhook>(io, SESSION, path, { method: 'PATCH', body: change });
   print(io, json, body, () => webhookTable([body]));
   return 0;
 }
@@ -154,11 +156,11 @@ function deliveryOutcome(d: Delivery): string {
 async function test(command: string, args: readonly string[], io: ClientIO): Promise<number> {
   const { values, path, json } = parse(command, args, { wait: { type: 'string' } }, true);
   const waitSec = wholeNumber(command, values, 'wait', 'a whole number of seconds') ?? DEFAULT_WAIT_SECONDS;
-  const { event_id: eventId } = await asCustomer<{ event_id: string }>(io, values, `${path}/test`, { method: 'POST' });
+  const { event_id: eventId } = await asCustomer<{ event_id: string }>(io, SESSION, `${path}/test`, { method: 'POST' });
   const deadline = Date.now() + waitSec * 1000;
   let delivery: Delivery | undefined;
   while (waitSec > 0) {
-    const log = await asCustomer<DeliveryList>(io, values, `${path}/deliveries?limit=100`);
+    const log = await asCustomer<DeliveryList>(io, SESSION, `${path}/deliveries?limit=100`);
     delivery = log.deliveries.find((d) => d.event_id === eventId);
     if ((delivery && (delivery.status !== 'pending' || delivery.attempts > 0)) || Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -180,16 +182,16 @@ export async function webhooks(args: readonly string[], io: ClientIO): Promise<n
   const [sub, ...rest] = args;
   const command = `webhooks ${sub ?? ''}`.trim();
   if (sub === 'list') {
-    const { values, path, json } = parse(command, rest, {}, false);
-    const body = await asCustomer<{ webhooks: readonly Webhook[] }>(io, values, path);
+    const { path, json } = parse(command, rest, {}, false);
+    const body = await asCustomer<{ webhooks: readonly Webhook[] }>(io, SESSION, path);
     print(io, json, body, () => (body.webhooks.length === 0 ? ['no webhooks'] : webhookTable(body.webhooks)));
     return 0;
   }
   if (sub === 'create') return create(command, rest, io);
   if (sub === 'update') return update(command, rest, io);
   if (sub === 'delete') {
-    const { values, webhookId, path, json } = parse(command, rest, {}, true);
-    await asCustomer(io, values, path, { method: 'DELETE' });
+    const { webhookId, path, json } = parse(command, rest, {}, true);
+    await asCustomer(io, SESSION, path, { method: 'DELETE' });
     print(io, json, { deleted: true, id: webhookId }, () => [`deleted ${webhookId}`]);
     return 0;
   }
@@ -199,7 +201,7 @@ export async function webhooks(args: readonly string[], io: ClientIO): Promise<n
     const limit = wholeNumber(command, values, 'limit', 'a whole number from 1 to 100');
     const cursor = str(values, 'cursor');
     const query = new URLSearchParams({ ...(limit === undefined ? {} : { limit: String(limit) }), ...(cursor === undefined ? {} : { cursor }) });
-    const body = await asCustomer<DeliveryList>(io, values, `${path}/deliveries${query.toString() === '' ? '' : `?${query}`}`);
+    const body = await asCustomer<DeliveryList>(io, SESSION, `${path}/deliveries${query.toString() === '' ? '' : `?${query}`}`);
     print(io, json, body, () => [
       ...(body.deliveries.length === 0 ? ['no deliveries'] : deliveryTable(body.deliveries)),
       ...(body.next_cursor === null ? [] : ['', `more: --cursor ${body.next_cursor}`]),
