@@ -157,12 +157,12 @@ async function test(command: string, args: readonly string[], io: ClientIO): Pro
   const { values, path, json } = parse(command, args, { wait: { type: 'string' } }, true);
   const waitSec = wholeNumber(command, values, 'wait', 'a whole number of seconds') ?? DEFAULT_WAIT_SECONDS;
   const { event_id: eventId } = await asCustomer<{ event_id: string }>(io, SESSION, `${path}/test`, { method: 'POST' });
-  const deadline = Date.now() + waitSec * 1000;
+  const deadline = io.nowSec() + waitSec;
   let delivery: Delivery | undefined;
   while (waitSec > 0) {
     const log = await asCustomer<DeliveryList>(io, SESSION, `${path}/deliveries?limit=100`);
     delivery = log.deliveries.find((d) => d.event_id === eventId);
-    if ((delivery && (delivery.status !== 'pending' || delivery.attempts > 0)) || Date.now() >= deadline) break;
+    if ((delivery && (delivery.status !== 'pending' || delivery.attempts > 0)) || io.nowSec() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   print(io, json, { event_id: eventId, delivery: delivery ?? null }, () => [
