@@ -1,11 +1,12 @@
 /**
- * The SDKs as a customer gets them: `npm pack` of @rtc/protocol, @rtc/server-sdk and @rtc/app-sdk,
- * installed offline into a fresh project outside the repository, then used from a Node script, from
- * a page bundled with esbuild in Chromium, and from TypeScript against their declarations.
+ * The SDKs as a customer gets them: `npm run pack:sdk` packs @rtc/protocol, @rtc/server-sdk and
+ * @rtc/app-sdk into dist/packages/; the tarballs are checked as npm would publish them, installed
+ * offline into a fresh project outside the repository, then used from a Node script, from a page
+ * bundled with esbuild in Chromium, and from TypeScript against their declarations.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -19,6 +20,8 @@ import type { RunningServer } from '../helpers/platform.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PACKAGES = ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk'] as const;
+/** Each package's folder in the repository. */
+const PACKAGE_DIRS: Readonly<Record<string, string>> = { '@rtc/protocol': 'protocol', '@rtc/server-sdk': 'sdk/server', '@rtc/app-sdk': 'sdk/app' };
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 interface Run {
@@ -124,13 +127,25 @@ export const path: string = MEDIA_PATH;
 export const wrong: TokenRequest = { room_id: 'r', user_id: 'u', role: 'owner' };
 `;
 
-const CONSUMER_TSCONFIG = {
-  compilerOptions: {
-    target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [],
-    strict: true, noEmit: true, skipLibCheck: false,
-  },
-  files: ['consumer.ts'],
-};
+/** The consumer's tsconfig.json for one module resolution: what a Node project and a bundled one use. */
+function consumerTsconfig(module: string, moduleResolution: string): object {
+  return {
+    compilerOptions: {
+      target: 'ES2022', module, moduleResolution, lib: ['ES2023', 'DOM'], types: [],
+      strict: true, noEmit: true, skipLibCheck: false,
+    },
+    files: ['consumer.ts'],
+  };
+}
+
+/** The module settings a customer's project may use; each must type-check the consumer. */
+const RESOLUTIONS = [['NodeNext', 'NodeNext'], ['Node16', 'Node16'], ['ESNext', 'Bundler'], ['Preserve', 'Bundler']] as const;
+
+/** An address nothing listens on: `npm publish --dry-run` must need no registry. */
+const NO_REGISTRY = 'http://127.0.0.1:9/';
+
+/** Where `npm run pack:sdk` writes the tarballs (ignored by git with the rest of dist/). */
+const PACKED = join(ROOT, 'dist/packages');
 
 /** The page's entry: the customer's code importing the app SDK by its package name. */
 const PAGE_ENTRY = `import { connect } from '@rtc/app-sdk';
@@ -182,13 +197,12 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     mkdirSync(tarballs);
     mkdirSync(project);
     tarballsBefore = tarballsInRepository();
-    // prepack builds each package's dist/ (the SDKs build the protocol first)
-    const packArgs = ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', tarballs, '--json'];
-    packed = JSON.parse(mustRun('npm', packArgs, ROOT)) as PackEntry[];
+    // the documented command; prepack builds each package's dist/ (the SDKs build the protocol first)
+    packed = JSON.parse(mustRun('npm', ['run', '--silent', 'pack:sdk', '--', '--json'], ROOT)) as PackEntry[];
     // the app SDK takes its WebSocket class as an option; in Node 20 the customer installs ws, here from this repository
     const ws = JSON.parse(mustRun('npm', ['pack', realpathSync(join(ROOT, 'node_modules/ws')), '--pack-destination', tarballs, '--json'], work)) as PackEntry[];
     writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }, null, 2)}\n`);
-    const files = [...packed, ...ws].map((p) => join(tarballs, p.filename));
+    const files = [...packed.map((p) => join(PACKED, p.filename)), ...ws.map((p) => join(tarballs, p.filename))];
     mustRun('npm', ['install', '--offline', '--no-audit', '--no-fund', ...files], project);
 
     server = await startMediaServer();
@@ -201,25 +215,74 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('writes the tarballs where it is told, none into the repository', () => {
+  it('writes the tarballs to dist/packages/, none into the repository root or the packages', () => {
     assert.deepEqual(tarballsInRepository(), tarballsBefore);
+    for (const p of packed) assert.ok(existsSync(join(PACKED, p.filename)), `${p.filename} in dist/packages/`);
+    const ignored = runSync('git', ['check-ignore', '-q', join(PACKED, packed[0]!.filename)], ROOT);
+    assert.equal(ignored.status, 0, 'git ignores dist/packages/');
   });
 
-  it('packs dist/ (ESM and declarations), README.md and package.json only, with exports naming dist/', () => {
+  it('packs dist/ (ESM and declarations), README.md, LICENSE and package.json only, with exports naming dist/', () => {
     assert.deepEqual(packed.map((p) => p.name).sort(), [...PACKAGES].sort());
     for (const p of packed) {
       const paths = p.files.map((f) => f.path);
-      assert.ok(paths.includes('dist/index.js') && paths.includes('dist/index.d.ts') && paths.includes('README.md'), `${p.name}: ${paths.join(', ')}`);
-      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || f === 'README.md' || f === 'package.json')), [], p.name);
+      for (const required of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE', 'package.json']) {
+        assert.ok(paths.includes(required), `${p.name} ships ${required}: ${paths.join(', ')}`);
+      }
+      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || ['README.md', 'LICENSE', 'package.json'].includes(f))), [], p.name);
+      assert.deepEqual(paths.filter((f) => !/\.(js|d\.ts|json|md)$/.test(f) && f !== 'LICENSE'), [], `${p.name} ships no tarballs, maps or other files`);
       assert.deepEqual(paths.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], `${p.name} ships no TypeScript sources`);
       assert.deepEqual(paths.filter((f) => f.includes('.test.')), [], `${p.name} ships no tests`);
-      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', p.name, 'package.json'), 'utf8')) as Record<string, unknown>;
-      assert.deepEqual(manifest['exports'], { '.': { types: './dist/index.d.ts', import: './dist/index.js' } });
-      assert.equal(manifest['type'], 'module');
-      if (p.name !== '@rtc/protocol') assert.deepEqual(manifest['dependencies'], { '@rtc/protocol': manifest['version'] });
     }
     const readme = readFileSync(join(project, 'node_modules/@rtc/server-sdk/README.md'), 'utf8');
     assert.match(readme, /npm install @rtc\/server-sdk/);
+    assert.match(readme, /npm run pack:sdk/);
+  });
+
+  it('has manifests ready to publish: public, licensed, ESM exports, engines, dependencies by version', () => {
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+    for (const p of packed) {
+      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', p.name, 'package.json'), 'utf8')) as Record<string, unknown>;
+      assert.equal(manifest['private'], undefined, p.name);
+      assert.equal(manifest['license'], 'MIT', p.name);
+      assert.match(readFileSync(join(project, 'node_modules', p.name, 'LICENSE'), 'utf8'), /^MIT License/, p.name);
+      assert.deepEqual(manifest['repository'], { ...(root['repository'] as object), directory: PACKAGE_DIRS[p.name] }, p.name);
+      assert.equal(manifest['homepage'], root['homepage'], p.name);
+      assert.deepEqual(manifest['bugs'], root['bugs'], p.name);
+      assert.deepEqual(manifest['exports'], {
+        '.': { types: './dist/index.d.ts', import: './dist/index.js', default: './dist/index.js' },
+        './package.json': './package.json',
+      }, p.name);
+      assert.equal(manifest['types'], './dist/index.d.ts', p.name);
+      assert.equal(manifest['type'], 'module', p.name);
+      assert.equal(manifest['sideEffects'], false, p.name);
+      assert.deepEqual(manifest['files'], ['dist', 'README.md', 'LICENSE'], p.name);
+      assert.deepEqual(manifest['engines'], { node: '>=20' }, p.name);
+      assert.deepEqual(manifest['publishConfig'], { access: 'public' }, p.name);
+      if (p.name !== '@rtc/protocol') assert.deepEqual(manifest['dependencies'], { '@rtc/protocol': manifest['version'] }, p.name);
+    }
+  });
+
+  it('passes npm pkg fix unchanged and npm publish --dry-run without a warning or a registry', () => {
+    for (const p of packed) {
+      const dir = join(work, 'fix', p.name);
+      mkdirSync(dir, { recursive: true });
+      const source = join(ROOT, PACKAGE_DIRS[p.name] ?? p.name, 'package.json');
+      copyFileSync(source, join(dir, 'package.json'));
+      mustRun('npm', ['pkg', 'fix'], dir);
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')), JSON.parse(readFileSync(source, 'utf8')), `npm pkg fix changes ${p.name}`);
+
+      // prepack already ran in pack:sdk; --offline and a token for an address nothing listens on keep npm off any registry
+      const host = NO_REGISTRY.replace(/^http:/, '');
+      const published = runSync('npm', ['publish', '--dry-run', '--ignore-scripts', '--json', '-w', p.name, '--registry', NO_REGISTRY,
+        '--offline', `--${host}:_authToken=dry-run`], ROOT);
+      assert.equal(published.status, 0, `npm publish --dry-run ${p.name}:\n${published.stdout}${published.stderr}`);
+      const warnings = published.stderr.split('\n').filter((l) => /^npm (warn|error)/i.test(l) && !l.includes('Unknown user config "nodedir"'));
+      assert.deepEqual(warnings, [], `npm publish --dry-run ${p.name} warns`);
+      const report = JSON.parse(published.stdout) as Record<string, PackEntry>;
+      const entry = report[p.name] ?? (report as unknown as PackEntry);
+      assert.deepEqual(entry.files.map((f) => f.path).sort(), p.files.map((f) => f.path).sort(), `${p.name} publishes what it packs`);
+    }
   });
 
   it('resolves the packages inside the fresh project, not in the repository', () => {
@@ -234,12 +297,15 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     }
   });
 
-  it('type-checks a TypeScript consumer against the installed declarations', () => {
-    writeFileSync(join(project, 'consumer.ts'), CONSUMER_TS);
-    writeFileSync(join(project, 'tsconfig.json'), `${JSON.stringify(CONSUMER_TSCONFIG, null, 2)}\n`);
-    const result = runSync(process.execPath, [TSC, '-p', 'tsconfig.json'], project);
-    assert.equal(result.status, 0, `tsc:\n${result.stdout}${result.stderr}`);
-  });
+  for (const [module, moduleResolution] of RESOLUTIONS) {
+    it(`type-checks a TypeScript consumer against the installed declarations (module ${module}, moduleResolution ${moduleResolution})`, () => {
+      writeFileSync(join(project, 'consumer.ts'), CONSUMER_TS);
+      const config = `tsconfig.${module}.${moduleResolution}.json`.toLowerCase();
+      writeFileSync(join(project, config), `${JSON.stringify(consumerTsconfig(module, moduleResolution), null, 2)}\n`);
+      const result = runSync(process.execPath, [TSC, '-p', config], project);
+      assert.equal(result.status, 0, `tsc (${module}, ${moduleResolution}):\n${result.stdout}${result.stderr}`);
+    });
+  }
 
   it('Node: issues tokens with @rtc/server-sdk and exchanges a frame through @rtc/app-sdk over ws', async () => {
     writeFileSync(join(project, 'node-client.mjs'), NODE_SCRIPT);

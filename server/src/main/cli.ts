@@ -32,19 +32,24 @@ ${CLIENT_USAGE}
 
 /**
  * The help of one command: its entries of the usage (an entry is a line indented two spaces and
- * the more indented lines after it); for `serve`, also every variable it reads. Undefined: no such command.
+ * the more indented lines after it), only those of the subcommand when it has entries of its own
+ * (`rtc webhooks create --help`); for `serve`, also every variable it reads. Undefined: no such command.
  */
-const commandUsage = async (command: string): Promise<string | undefined> => {
+const commandUsage = async (command: string, sub?: string): Promise<string | undefined> => {
   const { SERVE_VARIABLES } = await operator();
   const lines = (await usage()).split('\n');
-  const picked: string[] = [];
+  const entries: string[][] = [];
   let inEntry = false;
   for (const line of lines) {
-    if (/^ {2}\S/.test(line)) inEntry = line.slice(2).split(/\s/, 1)[0] === command;
-    else if (!/^ {3,}\S/.test(line)) inEntry = false;
-    if (inEntry) picked.push(line);
+    if (/^ {2}\S/.test(line)) {
+      inEntry = line.slice(2).split(/\s/, 1)[0] === command;
+      if (inEntry) entries.push([]);
+    } else if (!/^ {3,}\S/.test(line)) inEntry = false;
+    if (inEntry) entries.at(-1)?.push(line);
   }
-  if (picked.length === 0) return undefined;
+  if (entries.length === 0) return undefined;
+  const own = entries.filter((entry) => sub !== undefined && entry[0]?.slice(2).split(/\s+/, 2)[1] === sub);
+  const picked = (own.length > 0 ? own : entries).flat();
   if (command === 'serve') {
     picked.push('', 'reads (docs/operations/configuration.md):', ...wrap(SERVE_VARIABLES.join(' '), 96).map((l) => `  ${l}`));
   } else if (command in CLIENT_COMMANDS) {
@@ -52,7 +57,7 @@ const commandUsage = async (command: string): Promise<string | undefined> => {
     if (note) picked.push(`  ${note}`);
     picked.push('  Every client command takes --json for machine-readable output.');
   }
-  return `usage: rtc ${command} …\n${picked.join('\n')}`;
+  return `usage: rtc ${own.length > 0 ? `${command} ${sub}` : command} …\n${picked.join('\n')}`;
 };
 
 function wrap(text: string, width: number): string[] {
@@ -132,8 +137,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const known = command !== undefined && (OPERATOR_COMMANDS.has(command) || command in CLIENT_COMMANDS);
   // help asked anywhere on the line prints help and does nothing else (rtc serve --help starts nothing)
   if (command === 'help' || command === '--help' || command === '-h' || (known && (argv.includes('--help') || argv.includes('-h')))) {
-    const about = command === 'help' ? sub : known ? command : undefined;
-    process.stdout.write(`${(about !== undefined && await commandUsage(about)) || await usage()}\n`);
+    const [about, aboutSub] = command === 'help' ? [sub, argv[2]] : known ? [command, sub] : [undefined, undefined];
+    process.stdout.write(`${(about !== undefined && await commandUsage(about, aboutSub)) || await usage()}\n`);
     return 0;
   }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command];

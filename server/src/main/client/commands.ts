@@ -2,7 +2,6 @@
  * The `rtc` commands for people: they talk to a running platform over its public HTTP API only
  * (docs/reference/cli.md).
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type {
   Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, RevocationResult, RoomEnded, RoomList, RtcParticipant,
   RtcRoom, TokenRequest,
@@ -10,17 +9,15 @@ import type {
 import type { TokenClient } from '@rtc/server-sdk';
 import { MAX_BAN_SECONDS } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
-import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
+import {
+  asCustomer, JSON_FLAG, parseCommand, positional, print, required, SESSION_FLAGS, sessionOf, storedSession, str, URL_FLAG,
+  type ClientIO, type Options, type Values,
+} from './common.ts';
+import { callApi, CommandError, readSession, removeSession, sessionFile, UsageError, writeSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
+import { webhooks, WEBHOOKS_NOTE, WEBHOOKS_USAGE } from './webhooks-command.ts';
 
-export interface ClientIO {
-  readonly env: NodeJS.ProcessEnv;
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-  /** The password: asked on the terminal without echo, or read from standard input. */
-  readonly readPassword: (prompt: string) => Promise<string>;
-  readonly nowSec: () => number;
-}
+export type { ClientIO } from './common.ts';
 
 const SESSION_NOTE = `Session commands (logout, projects, credentials) act as the stored session of rtc login;
   --url, if given, must name the platform it was made on.`;
@@ -45,8 +42,10 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  --ban keeps the removed user out of the room S seconds (up to 604800)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
+${WEBHOOKS_USAGE}
   ${SESSION_NOTE}
   ${APP_NOTE}
+  ${WEBHOOKS_NOTE}
   Every client command takes --json for machine-readable output.`;
 
 /** What the help of a client command adds below its entries (docs/reference/cli.md). */
@@ -56,49 +55,10 @@ export const CLIENT_NOTES: Readonly<Record<string, string>> = {
   credentials: SESSION_NOTE,
   token: APP_NOTE,
   rooms: APP_NOTE,
+  webhooks: WEBHOOKS_NOTE,
 };
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
-
-const JSON_FLAG: Options = { json: { type: 'boolean' } };
-const URL_FLAG: Options = { url: { type: 'string' } };
 const APP_FLAGS: Options = { ...URL_FLAG, 'app-id': { type: 'string' }, 'app-secret': { type: 'string' } };
-/** The flags of the commands that act as the stored session: `--url`, when given, must be the session's platform. */
-const SESSION_FLAGS: Options = { ...URL_FLAG, ...JSON_FLAG };
-
-/** util.parseArgs, strict: an unknown flag or a missing value is a UsageError naming it. */
-export function parseCommand(
-  command: string, args: readonly string[], options: Options, positionals: number,
-): { values: Values; positionals: string[] } {
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: positionals > 0 }) as { values: Values; positionals: string[] };
-  } catch (err) {
-    throw new UsageError(`${command}: ${(err as Error).message.split('\n')[0] ?? 'bad arguments'}`);
-  }
-  if (parsed.positionals.length > positionals) {
-    throw new UsageError(`${command}: unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
-  }
-  return parsed;
-}
-
-function str(values: Values, name: string): string | undefined {
-  const v = values[name];
-  return typeof v === 'string' ? v : undefined;
-}
-
-function required(command: string, values: Values, name: string): string {
-  const v = str(values, name);
-  if (v === undefined || v === '') throw new UsageError(`${command}: --${name} is required`);
-  return v;
-}
-
-function positional(command: string, list: readonly string[], index: number, what: string): string {
-  const v = list[index];
-  if (v === undefined || v === '') throw new UsageError(`${command}: ${what} is required`);
-  return v;
-}
 
 function numbers(command: string, flag: string, text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
@@ -111,11 +71,6 @@ function integer(command: string, flag: string, text: string | undefined): numbe
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text)) throw new UsageError(`${command}: --${flag} takes a whole number of seconds`);
   return Number(text);
-}
-
-function print(io: ClientIO, json: boolean, value: unknown, human: () => readonly string[]): void {
-  if (json) io.out(JSON.stringify(value, null, 2));
-  else for (const line of human()) io.out(line);
 }
 
 /** `--url`, then RTC_URL, then the URL of the stored session. */
@@ -132,53 +87,6 @@ function appClient(command: string, values: Values, io: ClientIO): TokenClient {
   const appSecret = str(values, 'app-secret') || io.env['RTC_APP_SECRET'];
   if (!appId || !appSecret) throw new UsageError(`${command}: --app-id and --app-secret are required (or set RTC_APP_ID and RTC_APP_SECRET)`);
   return createAppClient(url, appId, appSecret);
-}
-
-function sessionOf(body: unknown, url: string, email: string, nowSec: number): StoredSession {
-  if (!isRecord(body) || typeof body['access_token'] !== 'string' || typeof body['refresh_token'] !== 'string') {
-    throw new CommandError('the API answered without a session');
-  }
-  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : 0;
-  return { url, email, access_token: body['access_token'], refresh_token: body['refresh_token'], access_expires_at: nowSec + expiresIn };
-}
-
-const sameUrl = (a: string, b: string): boolean => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
-
-/** The stored session; with `--url`, only when it was made on that platform (a session is good nowhere else). */
-function storedSession(values: Values, io: ClientIO): StoredSession | undefined {
-  const session = readSession(io.env);
-  const url = str(values, 'url');
-  if (url !== undefined && session && !sameUrl(url, session.url)) {
-    throw new CommandError(`the stored session is for ${session.url}, not ${url}: run rtc login --url ${url} --email E`);
-  }
-  return session;
-}
-
-/** Calls the customer API as the stored session, refreshing its access token when it ran out. */
-async function asCustomer<T>(
-  io: ClientIO, values: Values, path: string, init: { method?: 'GET' | 'POST' | 'PATCH'; body?: unknown } = {},
-): Promise<T> {
-  let session = storedSession(values, io);
-  if (!session) throw new CommandError(`not logged in: run rtc login --url ${str(values, 'url') ?? 'URL'} --email E`);
-  const refresh = async (current: StoredSession): Promise<StoredSession> => {
-    try {
-      const next = sessionOf(await callApi(current.url, '/v1/auth/refresh', { body: { refresh_token: current.refresh_token } }),
-        current.url, current.email, io.nowSec());
-      writeSession(io.env, next);
-      return next;
-    } catch (err) {
-      if (err instanceof CommandError && 'status' in err) throw new CommandError('the session has ended: run rtc login again');
-      throw err;
-    }
-  };
-  if (session.access_expires_at - 30 <= io.nowSec()) session = await refresh(session);
-  try {
-    return await callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
-  } catch (err) {
-    if (!(err instanceof CommandError && 'status' in err && err.status === 401)) throw err;
-    session = await refresh(session);
-    return callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
-  }
 }
 
 async function login(args: readonly string[], io: ClientIO): Promise<number> {
@@ -419,5 +327,5 @@ async function grant(args: readonly string[], io: ClientIO): Promise<number> {
 }
 
 export const CLIENT_COMMANDS: Readonly<Record<string, (args: readonly string[], io: ClientIO) => Promise<number>>> = {
-  login, logout, projects, credentials, token, rooms, grant,
+  login, logout, projects, credentials, token, rooms, grant, webhooks,
 };

@@ -38,7 +38,7 @@ export class ApiResponseError extends CommandError {
 export type Auth = { readonly bearer: string } | undefined;
 
 export interface CallOptions {
-  readonly method?: 'GET' | 'POST' | 'PATCH';
+  readonly method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   readonly auth?: Auth;
   readonly body?: unknown;
 }
