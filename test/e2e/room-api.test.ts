@@ -193,7 +193,7 @@ describe('room service API on one process (api, token, media)', () => {
     const kim = await join(await token('kim', {}, 'rooms-sdk'));
     sessions.push(judy, kim);
     await api.whenListed('rooms-sdk', 2);
-    assert.ok((await tokens.listRooms()).some((r) => r.room_id === 'rooms-sdk'));
+    assert.ok((await tokens.listRooms()).rooms.some((r) => r.room_id === 'rooms-sdk'));
     assert.deepEqual((await tokens.getRoom('rooms-sdk')).participants.map((p) => p.user_id), ['judy', 'kim']);
     const muted = nextEvent(judy, 'permissions');
     assert.deepEqual((await tokens.updateParticipant('rooms-sdk', judy.participantId, { publish_streams: [] })).publish_streams, []);
