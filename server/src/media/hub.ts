@@ -189,6 +189,12 @@ export class MediaHub implements SessionHost {
   }
 
   async roomSettings(projectId: string, roomId: string): Promise<RoomSettings | undefined> {
+    const open = this.rooms.get(roomKey(projectId, roomId));
+    // a kept room whose empty_timeout ran out (the store says so already) finishes before anyone joins it
+    if (open?.emptyTimer !== undefined && this.clock.nowMs() >= open.expiresAtMs) {
+      clearTimeout(open.emptyTimer);
+      this.finishRoom(open);
+    }
     // an open room's settings are current: the room service API's changes reach it over the bus
     if (this.rooms.has(roomKey(projectId, roomId))) return undefined;
     try {
@@ -237,9 +243,12 @@ export class MediaHub implements SessionHost {
     // finishes then, unless somebody joins meanwhile
     const keep = lastOfRoom && room.settings.emptyTimeout > 0;
     if (lastOfRoom) {
-      this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, this.nowSec(), this.nowSec()));
+      const emptiedAt = this.nowSec();
+      this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, emptiedAt, emptiedAt));
       if (keep) {
-        room.emptyTimer = setTimeout(() => this.finishRoom(room), room.settings.emptyTimeout * 1000);
+        // when the store's record expires: from the whole second the room emptied at
+        room.expiresAtMs = (emptiedAt + room.settings.emptyTimeout) * 1000;
+        room.emptyTimer = setTimeout(() => this.finishRoom(room), Math.max(0, room.expiresAtMs - this.clock.nowMs()));
         room.emptyTimer.unref();
       } else {
         this.rooms.delete(room.key);

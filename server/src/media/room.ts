@@ -114,8 +114,9 @@ export class Room {
   settings: RoomSettings;
   /** Whether `room.started` was recorded: a room kept through its empty_timeout does not start again. */
   started = false;
-  /** Runs out the empty_timeout of a room nobody is in any more. */
+  /** Runs out the empty_timeout of a room nobody is in any more, at `expiresAtMs`. */
   emptyTimer: NodeJS.Timeout | undefined;
+  expiresAtMs = 0;
   private readonly now: () => number;
 
   constructor(projectId: string, roomId: string, now: () => number, settings: RoomSettings = DEFAULT_ROOM_SETTINGS) {
