@@ -34,8 +34,8 @@ export const ROOM_API = {
       + 'previous page; the cursor names a position, so rooms that end meanwhile never invalidate it. room_ids keeps only the '
       + `rooms named (comma-separated). 400 invalid_request for a bad parameter or a cursor of other filters. ${ORDER_OF_CHECKS}`,
     auth: 'basic', query: roomListQuerySchema,
-    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
-    errors: CALLER_ERRORS,
+    responses: { 200: { description: 'one page of the live rooms', schema: roomListSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request'],
   },
   getRtcRoom: {
     id: 'getRtcRoom', method: 'GET', path: '/v1/rtc/rooms/{room_id}', hosts: ['api', 'token'], tag: 'Room service',
