@@ -38,10 +38,10 @@ export const toRoomRecord = (r: RoomSettingsRow): RoomRecord => ({
 export function mergeAttributes(
   attributes: Readonly<Record<string, string>>, patch: Readonly<Record<string, string | null>> | undefined,
 ): Record<string, string> {
-  const merged: Record<string, string> = { ...attributes };
+  const merged = new Map(Object.entries(attributes));
   for (const [k, v] of Object.entries(patch ?? {})) {
-    if (v === null || v === '') delete merged[k];
-    else merged[k] = v;
+    if (v === null || v === '') merged.delete(k);
+    else merged.set(k, v);
   }
-  return merged;
+  return Object.fromEntries(merged);
 }
