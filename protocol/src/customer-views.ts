@@ -81,9 +81,11 @@ export interface ProjectUsage {
   readonly tokens_per_day: readonly TokenDayCount[];
 }
 
-/** `GET /v1/rtc/rooms` and `GET /v1/projects/{id}/rooms` (`RoomList`): live rooms, oldest first. */
+/** `GET /v1/rtc/rooms` and `GET /v1/projects/{id}/rooms` (`RoomList`): one page of the live rooms, by room id. */
 export interface RoomList {
   readonly rooms: readonly RtcRoom[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  readonly next_cursor: string | null;
 }
 
 /** `POST /v1/rtc/rooms/{room_id}/end` (`RoomEnded`). */

@@ -3,12 +3,15 @@ export type { ErrorCode, ErrorBody } from './errors.ts';
 export {
   DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MAX_BAN_SECONDS, MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS, MAX_STREAM_ID,
   MAX_ID_LENGTH, TOKEN_API_BODY_LIMIT_BYTES, APP_REQUESTS_PER_MINUTE, ADDRESS_REQUESTS_PER_MINUTE,
-  AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS,
+  AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS, MAX_ROOM_METADATA_BYTES, MAX_PARTICIPANT_METADATA_BYTES,
+  MAX_PARTICIPANT_ATTRIBUTES, MAX_ATTRIBUTE_KEY_BYTES, MAX_ATTRIBUTE_VALUE_BYTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES,
+  MAX_DATA_TOPIC_BYTES, MAX_DATA_DESTINATIONS, MAX_EMPTY_TIMEOUT_SECONDS, DEFAULT_EMPTY_TIMEOUT_SECONDS, ROOM_DATA_BODY_LIMIT_BYTES,
 } from './limits.ts';
 export { ROLES } from './wire.ts';
 export type {
   Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
-  RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
+  RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomUpdate,
+  DataMessageRequest, DataMessageSent,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export { encodeBase64url, decodeBase64url } from './base64url.ts';

@@ -13,3 +13,23 @@ export const AUTH_FAILURE_WINDOW_SECONDS = 300;
 
 /** The longest ban a removal may ask for (`ban_seconds`, docs/reference/room-api.md, "Banning"): seven days. */
 export const MAX_BAN_SECONDS = 7 * 24 * 3600;
+
+/** Bounds of the room service API's metadata and data messages (docs/reference/room-api.md, "Limits"). */
+export const MAX_ROOM_METADATA_BYTES = 16_384;
+export const MAX_PARTICIPANT_METADATA_BYTES = 4_096;
+export const MAX_PARTICIPANT_ATTRIBUTES = 32;
+export const MAX_ATTRIBUTE_KEY_BYTES = 64;
+export const MAX_ATTRIBUTE_VALUE_BYTES = 1_024;
+/** Keys and values of a participant's attributes together, in UTF-8 bytes. */
+export const MAX_PARTICIPANT_ATTRIBUTES_BYTES = 8_192;
+/** A data message from the customer's server, decoded; its base64 fits a media control message. */
+export const MAX_SERVER_DATA_BYTES = 16_384;
+export const MAX_DATA_TOPIC_BYTES = 128;
+/** Participant and user ids a data message may name, each list. */
+export const MAX_DATA_DESTINATIONS = 256;
+/** The longest `empty_timeout` of a room: seven days. */
+export const MAX_EMPTY_TIMEOUT_SECONDS = 7 * 24 * 3600;
+/** The `empty_timeout` of a room created with `POST /v1/rtc/rooms` that names none. */
+export const DEFAULT_EMPTY_TIMEOUT_SECONDS = 300;
+/** Body limit of the room service operations that carry metadata or data. */
+export const ROOM_DATA_BODY_LIMIT_BYTES = 65_536;

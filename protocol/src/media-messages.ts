@@ -67,11 +67,17 @@ export type RtcTrackDirection = 'send' | 'recv';
 /** A client control message before the connection gives it its request id. */
 export type ClientRequest = ClientControl extends infer C ? (C extends { readonly id: number } ? Omit<C, 'id'> : C) : never;
 
-/** Participant object. */
+/**
+ * Participant object. `metadata` and `attributes` are set by the customer's server through the room
+ * service API (docs/reference/room-api.md, "Metadata and attributes"); a server that predates them
+ * leaves them out, and a client then reads '' and {}.
+ */
 export interface ParticipantInfo {
   readonly participant_id: string;
   readonly user_id: string;
   readonly role: Role;
+  readonly metadata?: string;
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** Stream object: the key only for a member that receives the stream. */
@@ -116,6 +122,8 @@ export type ServerControl =
     readonly participants: readonly ParticipantInfo[];
     readonly streams: readonly StreamInfo[];
     readonly limits: MediaLimits;
+    /** The room's metadata as the customer's server last set it ('' when none); absent from servers that predate it. */
+    readonly room_metadata?: string;
   } & GrantFields)
   | { readonly type: 'participant_joined'; readonly participant: ParticipantInfo }
   | { readonly type: 'participant_left'; readonly participant_id: string; readonly user_id: string }
@@ -142,6 +150,15 @@ export type ServerControl =
     readonly subscribe_streams: readonly number[];
     readonly subscribe_room: boolean;
   }
+  /** The customer's server set the room's metadata (docs/protocol/media.md, "room_metadata"). */
+  | { readonly type: 'room_metadata'; readonly metadata: string }
+  /** The customer's server set a participant's metadata or attributes: their whole new values (this session's own too). */
+  | {
+    readonly type: 'participant_metadata'; readonly participant_id: string; readonly user_id: string;
+    readonly metadata: string; readonly attributes: Readonly<Record<string, string>>;
+  }
+  /** A data message from the customer's server; `data` is base64, `topic` null when none was given. */
+  | { readonly type: 'server_data'; readonly data: string; readonly topic: string | null }
   | {
     readonly type: 'error';
     readonly id: number;
@@ -306,9 +323,15 @@ const isInteger = (v: unknown): v is number => Number.isSafeInteger(v);
 const isRole = (v: unknown): v is Role => (ROLES as readonly unknown[]).includes(v);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const isAttributes = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every(isText);
+
 function isParticipant(v: unknown): v is ParticipantInfo {
-  return isRecord(v) && isText(v['participant_id']) && isText(v['user_id']) && isRole(v['role']);
+  return isRecord(v) && isText(v['participant_id']) && isText(v['user_id']) && isRole(v['role'])
+    && (v['metadata'] === undefined || isText(v['metadata'])) && (v['attributes'] === undefined || isAttributes(v['attributes']));
 }
+
+/** Standard base64 (RFC 4648 section 4), padded. */
+const isBase64 = (v: unknown): v is string => isText(v) && v.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(v);
 
 function isStream(v: unknown): v is StreamInfo {
   if (!isRecord(v) || !isInteger(v['stream_id']) || !isMediaKind(v['kind']) || !isText(v['participant_id']) || !isText(v['user_id'])) {
@@ -329,7 +352,8 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   joined: (r) => hasGrantFields(r) && isText(r['participant_id']) && isText(r['room_id']) && isText(r['project_id'])
     && isText(r['user_id']) && isInteger(r['server_time_ms']) && isBytes32(r['renew_nonce'])
     && Array.isArray(r['participants']) && r['participants'].every(isParticipant)
-    && Array.isArray(r['streams']) && r['streams'].every(isStream) && isRecord(r['limits']),
+    && Array.isArray(r['streams']) && r['streams'].every(isStream) && isRecord(r['limits'])
+    && (r['room_metadata'] === undefined || isText(r['room_metadata'])),
   participant_joined: (r) => isParticipant(r['participant']),
   participant_left: (r) => isText(r['participant_id']) && isText(r['user_id']),
   stream_added: (r) => isStream(r['stream']),
@@ -346,6 +370,9 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   rtc_answer: (r) => isRequestId(r['id']) && isText(r['sdp']) && Array.isArray(r['refused']) && r['refused'].every(isText),
   permissions: (r) => Array.isArray(r['publish_streams']) && r['publish_streams'].every(isInteger)
     && Array.isArray(r['subscribe_streams']) && r['subscribe_streams'].every(isInteger) && typeof r['subscribe_room'] === 'boolean',
+  room_metadata: (r) => isText(r['metadata']),
+  participant_metadata: (r) => isText(r['participant_id']) && isText(r['user_id']) && isText(r['metadata']) && isAttributes(r['attributes']),
+  server_data: (r) => isBase64(r['data']) && (r['topic'] === null || isText(r['topic'])),
   error: (r) => isRequestId(r['id']) && isText(r['code']) && isText(r['message'])
     && (r['renew_nonce'] === undefined || isBytes32(r['renew_nonce'])) && (r['reason'] === undefined || isText(r['reason'])),
 };

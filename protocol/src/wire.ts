@@ -91,17 +91,64 @@ export interface RtcParticipant extends GrantedPermissions {
   readonly user_id: string;
   /** Seconds since the Unix epoch. */
   readonly joined_at: number;
+  /** Set by the customer's server (`PATCH` of the participant); '' when none. */
+  readonly metadata: string;
+  /** Set by the customer's server, key by key; {} when none. */
+  readonly attributes: Readonly<Record<string, string>>;
 }
 
-/** A live room: at least one participant is joined. */
+/**
+ * A live room: at least one participant is joined, or the room was created or configured through the
+ * room service API and has not been empty for longer than its `empty_timeout`.
+ */
 export interface RtcRoom {
   readonly room_id: string;
-  /** `host:port` of the media node that holds the room. */
-  readonly media_node: string;
-  /** When the room opened on its media node (seconds since the Unix epoch). */
+  /** `host:port` of the media node that holds the room; null while nobody is joined. */
+  readonly media_node: string | null;
+  /** When the room opened on its media node, or, while nobody is joined, when its settings were first stored (seconds since the Unix epoch). */
   readonly started_at: number;
+  /** Set by the customer's server; '' when none. */
+  readonly metadata: string;
+  /** The most participants the room admits at once; 0: the media node's own bound only. */
+  readonly max_participants: number;
+  /** Seconds the room is kept once empty (or once created, until somebody joins) before it finishes. */
+  readonly empty_timeout: number;
   /** Oldest join first. */
   readonly participants: readonly RtcParticipant[];
+}
+
+/** Body of `POST /v1/rtc/rooms`: a room created ahead of time, with its settings. */
+export interface RoomCreateRequest {
+  readonly room_id: string;
+  readonly metadata?: string | undefined;
+  readonly max_participants?: number | undefined;
+  readonly empty_timeout?: number | undefined;
+}
+
+/** Body of `PATCH /v1/rtc/rooms/{room_id}`: fields left out keep their value. */
+export interface RoomUpdate {
+  readonly metadata?: string | undefined;
+  readonly max_participants?: number | undefined;
+  readonly empty_timeout?: number | undefined;
+}
+
+/**
+ * Body of `POST /v1/rtc/rooms/{room_id}/data`: `data` is standard base64; with neither destination
+ * list, every participant of the room receives it.
+ */
+export interface DataMessageRequest {
+  readonly data: string;
+  readonly topic?: string | undefined;
+  readonly destination_participant_ids?: readonly string[] | undefined;
+  readonly destination_user_ids?: readonly string[] | undefined;
+  readonly reliable?: boolean | undefined;
+}
+
+/** Answer of `POST /v1/rtc/rooms/{room_id}/data`. */
+export interface DataMessageSent {
+  readonly sent: true;
+  /** The live participants the message was addressed to, as presence listed them when it was sent. */
+  readonly recipients: number;
 }
 
 /**
@@ -112,4 +159,13 @@ export interface ParticipantPermissions {
   readonly publish_streams?: readonly number[] | undefined;
   readonly subscribe_streams?: readonly number[] | undefined;
   readonly subscribe_room?: boolean | undefined;
+}
+
+/**
+ * The same body's metadata fields: `metadata` replaces the participant's; `attributes` merge into
+ * its attributes, a key whose value is '' or null being deleted.
+ */
+export interface ParticipantUpdate extends ParticipantPermissions {
+  readonly metadata?: string | undefined;
+  readonly attributes?: Readonly<Record<string, string | null>> | undefined;
 }

@@ -49,7 +49,7 @@ describe('room service API on one process (api, token, media)', () => {
   const { sessions, token } = media;
   const api = roomApi(() => media.server.api, () => media.issuer.customer.auth);
 
-  it('lists the live rooms and their participants, oldest first, on the api and token hosts alike', async () => {
+  it('lists the live rooms and their participants, by room id, on the api and token hosts alike', async () => {
     const alice = await join(await token('alice', { publish_streams: [1] }, 'rooms-list-1'));
     const bob = await join(await token('bob', { role: 'audience' }, 'rooms-list-1'));
     const carol = await join(await token('carol', {}, 'rooms-list-2'));
@@ -193,7 +193,7 @@ describe('room service API on one process (api, token, media)', () => {
     const kim = await join(await token('kim', {}, 'rooms-sdk'));
     sessions.push(judy, kim);
     await api.whenListed('rooms-sdk', 2);
-    assert.ok((await tokens.listRooms()).some((r) => r.room_id === 'rooms-sdk'));
+    assert.ok((await tokens.listRooms()).rooms.some((r) => r.room_id === 'rooms-sdk'));
     assert.deepEqual((await tokens.getRoom('rooms-sdk')).participants.map((p) => p.user_id), ['judy', 'kim']);
     const muted = nextEvent(judy, 'permissions');
     assert.deepEqual((await tokens.updateParticipant('rooms-sdk', judy.participantId, { publish_streams: [] })).publish_streams, []);
@@ -222,7 +222,7 @@ describe('room service API on one process (api, token, media)', () => {
 
     const other: Customer = await createCustomer({ api: media.server.api, token: media.server.token, request });
     const otherApi = roomApi(() => media.server.api, () => other.auth);
-    assert.deepEqual((await otherApi.list()).json(), { rooms: [] });
+    assert.deepEqual((await otherApi.list()).json(), { rooms: [], next_cursor: null });
     assert.equal((await otherApi.get('rooms-private')).status, 404);
     assert.equal((await otherApi.remove('rooms-private', grace.participantId)).status, 404);
     // another project's room of the same name is another room: ending it ends nobody here

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
+import type { RoomRecord } from '../../server/src/rooms/store.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
 /** Where a store under test keeps its data: each call gives a new, empty database. */
@@ -329,7 +330,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       const participant = (projectId: string, roomId: string, mediaNode: string, joinedAt: number) => ({
         participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
         subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
-        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }],
+        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {},
       });
 
       it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
@@ -371,6 +372,77 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         assert.equal(await store.updateLiveParticipant(p.participantId, permissions), undefined);
         await other.deleteLiveParticipant(p.participantId);
         assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+      });
+
+      it('replaces metadata and merges attributes, which a media node\'s upsert (a renewal) keeps', async () => {
+        const now = 2_000_000_000;
+        const node = `${uid('n')}:443`;
+        await store.heartbeatMediaNode(node, now);
+        const p = participant(uid('prj'), 'room-1', node, now);
+        await store.upsertLiveParticipant(p);
+        const first = await other.updateLiveParticipantMetadata(p.participantId, { metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
+        assert.deepEqual(first, { ...p, metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
+        // null and '' delete; a new key joins; metadata left out stays
+        const second = await store.updateLiveParticipantMetadata(p.participantId, { attributes: { hand: null, mood: '', lang: 'fr' } });
+        assert.deepEqual(second, { ...p, metadata: '{"seat":3}', attributes: { lang: 'fr' } });
+        await store.upsertLiveParticipant({ ...p, publishStreams: [1] });
+        assert.deepEqual(await other.listLiveParticipants(p.projectId, undefined, now),
+          [{ ...p, publishStreams: [1], metadata: '{"seat":3}', attributes: { lang: 'fr' } }]);
+        await Promise.all([
+          store.updateLiveParticipantMetadata(p.participantId, { attributes: { a: '1' } }),
+          other.updateLiveParticipantMetadata(p.participantId, { attributes: { b: '2' } }),
+        ]);
+        assert.deepEqual((await store.listLiveParticipants(p.projectId, undefined, now))[0]?.attributes, { lang: 'fr', a: '1', b: '2' });
+        await store.deleteLiveParticipant(p.participantId);
+        assert.equal(await other.updateLiveParticipantMetadata(p.participantId, { metadata: 'x' }), undefined);
+      });
+    });
+
+    describe('room settings', () => {
+      const room = (projectId: string, roomId: string, fields: Partial<RoomRecord> = {}): RoomRecord => ({
+        projectId, roomId, metadata: '', maxParticipants: 0, emptyTimeout: 60, createdAt: 1_000, emptiedAt: 1_000, ...fields,
+      });
+
+      it('creates a room once, lists the live ones by room id, and replaces an expired one', async () => {
+        const projectId = uid('prj');
+        const a = room(projectId, 'b-room', { metadata: 'm', maxParticipants: 4 });
+        assert.deepEqual(await store.createRoom(a, 1_000), { room: a, created: true });
+        assert.deepEqual(await other.createRoom({ ...a, metadata: 'other' }, 1_010), { room: a, created: false });
+        const b = room(projectId, 'a-room', { emptiedAt: null });
+        await other.createRoom(b, 1_000);
+        await store.createRoom(room(uid('prj'), 'a-room'), 1_000);
+        assert.deepEqual(await store.listRoomRecords(projectId, undefined, 1_059), [b, a]);
+        assert.deepEqual(await store.listRoomRecords(projectId, ['b-room', 'nope'], 1_059), [a]);
+        assert.deepEqual(await other.getRoomRecord(projectId, 'b-room', 1_059), a);
+        // empty for its whole empty_timeout: expired, gone from every read, replaced by a new room
+        assert.deepEqual(await store.listRoomRecords(projectId, undefined, 1_060), [b]);
+        assert.equal(await other.getRoomRecord(projectId, 'b-room', 1_060), undefined);
+        assert.equal(await other.updateRoom(projectId, 'b-room', { metadata: 'late' }, 1_060), undefined);
+        const again = room(projectId, 'b-room', { createdAt: 1_100, emptiedAt: 1_100, metadata: 'new' });
+        assert.deepEqual(await store.createRoom(again, 1_100), { room: again, created: true });
+      });
+
+      it('changes settings, follows occupancy and purges expired rooms', async () => {
+        const projectId = uid('prj');
+        const r = room(projectId, 'r', { emptyTimeout: 10 });
+        await store.createRoom(r, 1_000);
+        assert.deepEqual(await other.updateRoom(projectId, 'r', { metadata: 'x', maxParticipants: 2 }, 1_005),
+          { ...r, metadata: 'x', maxParticipants: 2 });
+        assert.deepEqual(await other.updateRoom(projectId, 'r', { emptyTimeout: 30 }, 1_005),
+          { ...r, metadata: 'x', maxParticipants: 2, emptyTimeout: 30 });
+        // occupied: live however long ago it was created
+        await store.setRoomEmptiedAt(projectId, 'r', null, 1_020);
+        assert.equal((await other.getRoomRecord(projectId, 'r', 5_000))?.emptiedAt, null);
+        await store.setRoomEmptiedAt(projectId, 'r', 5_000, 5_000);
+        assert.equal((await other.getRoomRecord(projectId, 'r', 5_029))?.emptiedAt, 5_000);
+        assert.equal(await store.purgeRoomRecords(5_029) >= 0, true);
+        assert.notEqual(await other.getRoomRecord(projectId, 'r', 5_029), undefined);
+        assert.equal(await store.purgeRoomRecords(5_030) >= 1, true);
+        assert.equal(await other.getRoomRecord(projectId, 'r', 0), undefined);
+        // an expired room is not brought back by a late occupancy write
+        await store.createRoom(room(projectId, 's', { emptyTimeout: 1 }), 1_000);
+        await store.setRoomEmptiedAt(projectId, 's', null, 2_000);
+        assert.equal(await other.getRoomRecord(projectId, 's', 2_000), undefined);
       });
     });
 

@@ -27,3 +27,11 @@ export function concatBytes(...parts: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/** Standard base64 (RFC 4648 section 4) to bytes, with atob, present in browsers and Node. */
+export function decodeBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}

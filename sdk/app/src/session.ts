@@ -13,6 +13,7 @@ import { Receiving, joinedRoom } from './session/receiving.ts';
 import { Reconnection } from './session/reconnection.ts';
 import { Renewal } from './session/renewal.ts';
 import { importStreamKey } from './session/stream-key.ts';
+import { decodeBase64 } from './encoding.ts';
 import type { SessionSettings, SessionState } from './session/types.ts';
 
 /**
@@ -34,6 +35,8 @@ export class MediaSession {
   private currentState: SessionState = 'connecting';
   private token: MediaToken;
   private identity = { participantId: '', userId: '', roomId: '', projectId: '', role: '', expiresAt: 0 };
+  private roomMeta = '';
+  private ownMetadata = { metadata: '', attributes: {} as Readonly<Record<string, string>> };
   private joinedOnce = false;
   /** `host:port` of the media node of the current connection, and of the one lost. */
   private node = '';
@@ -111,6 +114,21 @@ export class MediaSession {
 
   get role(): string {
     return this.identity.role;
+  }
+
+  /** The room's metadata as the customer's server set it ('' when none); `roomMetadataChanged` tells of changes. */
+  get roomMetadata(): string {
+    return this.roomMeta;
+  }
+
+  /** This session's metadata as the customer's server set it ('' when none). */
+  get metadata(): string {
+    return this.ownMetadata.metadata;
+  }
+
+  /** This session's attributes as the customer's server set them ({} when none). */
+  get attributes(): Readonly<Record<string, string>> {
+    return this.ownMetadata.attributes;
   }
 
   /** Expiry of the grant in use, seconds since the epoch (moves forward on renewal). */
@@ -298,11 +316,18 @@ export class MediaSession {
       expiresAt: joined.expires_at,
     };
     this.renewal.joined(joined, token);
+    const metadataBefore = this.roomMeta;
+    this.roomMeta = joined.room_metadata ?? '';
+    // every connection is a new participant: the server's metadata of the one before is gone
+    this.ownMetadata = { metadata: '', attributes: {} };
     const previous = this.receiving.replace(room);
     this.publishing.forgetKeys();
     this.publishing.allow(joined.publish_streams);
     this.media.attach(token);
-    if (this.joinedOnce) this.receiving.announceChanges(previous);
+    if (this.joinedOnce) {
+      this.receiving.announceChanges(previous);
+      if (metadataBefore !== this.roomMeta) this.events.emit('roomMetadataChanged', { metadata: this.roomMeta });
+    }
     this.joinedOnce = true;
     this.renewal.schedule();
     this.reconnection.keepAlive(connection);
@@ -346,10 +371,35 @@ export class MediaSession {
           subscribeRoom: message.subscribe_room,
         });
         return;
+      case 'room_metadata':
+        this.roomMeta = message.metadata;
+        this.events.emit('roomMetadataChanged', { metadata: message.metadata });
+        return;
+      case 'participant_metadata':
+        return this.participantMetadata(message.participant_id, message.user_id, message.metadata, message.attributes);
+      case 'server_data':
+        this.events.emit('serverData', { data: decodeBase64(message.data), topic: message.topic });
+        return;
       default:
         // replies (pong, error, unpublished) go to their requests; unknown types are ignored
         return;
     }
+  }
+
+  private participantMetadata(participantId: string, userId: string, metadata: string, attributes: Readonly<Record<string, string>>): void {
+    const local = participantId === this.identity.participantId;
+    const before = local
+      ? this.ownMetadata
+      : this.receiving.participants().find((p) => p.participantId === participantId);
+    if (!before) return;
+    if (local) this.ownMetadata = { metadata, attributes: { ...attributes } };
+    else this.receiving.participantMetadata(participantId, metadata, attributes);
+    const keys = new Set([...Object.keys(before.attributes), ...Object.keys(attributes)]);
+    this.events.emit('participantMetadataChanged', {
+      participantId, userId, local, metadata, attributes: { ...attributes },
+      changedAttributes: [...keys].filter((k) => before.attributes[k] !== attributes[k]),
+      metadataChanged: before.metadata !== metadata,
+    });
   }
 
   private onConnectionLost(code: number, reason: string): void {

@@ -186,6 +186,30 @@ export interface RemoteParticipant {
   readonly participantId: string;
   readonly userId: string;
   readonly role: string;
+  /** Set by the customer's server (room service API); '' when none. */
+  readonly metadata: string;
+  /** Set by the customer's server, key by key; {} when none. */
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+/** A participant's metadata or attributes changed (`participantMetadataChanged`); `local`: this session's own. */
+export interface ParticipantMetadataChange {
+  readonly participantId: string;
+  readonly userId: string;
+  readonly local: boolean;
+  readonly metadata: string;
+  readonly attributes: Readonly<Record<string, string>>;
+  /** Keys whose value changed, was added or was deleted (deleted ones are absent from `attributes`). */
+  readonly changedAttributes: readonly string[];
+  /** Whether `metadata` changed. */
+  readonly metadataChanged: boolean;
+}
+
+/** A data message from the customer's server (`serverData`). */
+export interface ServerData {
+  readonly data: Uint8Array;
+  /** The topic the server gave, or null. */
+  readonly topic: string | null;
 }
 
 /**
@@ -268,6 +292,12 @@ export interface MediaSessionEvents {
    * (the room service API). Streams no longer allowed have already ended (`localStreamEnded`, `streamUpdated`).
    */
   permissions: MediaPermissions;
+  /** The customer's server set the room's metadata (`session.roomMetadata` holds it too). */
+  roomMetadataChanged: { readonly metadata: string };
+  /** The customer's server set a participant's metadata or attributes, this session's own (`local`) or another's. */
+  participantMetadataChanged: ParticipantMetadataChange;
+  /** A data message from the customer's server to the room, or to this session. */
+  serverData: ServerData;
   renewalFailed: { readonly error: MediaError };
   /**
    * An attempt to join again is about to be made. `moving`: the media node is leaving (`going_away`)

@@ -1,9 +1,11 @@
 export { TokenClient } from './token-client.ts';
-export type { RemoveOptions } from './token-client.ts';
+export type { ListRoomsOptions, RemoveOptions, SendDataOptions } from './token-client.ts';
 export type { TokenClientOptions } from './client-options.ts';
 export type { CallOptions } from './api-call.ts';
 export type { TokenClientEvent, TokenClientLogger } from './client-events.ts';
-export type { RtcRoom, RtcParticipant, ParticipantPermissions } from './rooms.ts';
+export type {
+  RtcRoom, RtcParticipant, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomList, RoomUpdate, DataMessageSent,
+} from './rooms.ts';
 export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
 export type { TokenOperation } from './errors.ts';
 export { DEFAULT_RETRY } from './retry.ts';

@@ -1,7 +1,8 @@
 import { MAX_BAN_SECONDS, type ParticipantRemoved, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { ApiCaller, type CallOptions } from './api-call.ts';
 import { resolveClientOptions, type TokenClientOptions } from './client-options.ts';
-import { isObject, isParticipant, isRoom, type ParticipantPermissions, type RtcParticipant, type RtcRoom } from './rooms.ts';
+import { isObject, isParticipant, isRoom, type RtcParticipant, type RtcRoom } from './rooms.ts';
+import type { DataMessageRequest, DataMessageSent, ParticipantUpdate, RoomCreateRequest, RoomList, RoomUpdate } from '@rtc/protocol';
 import { assertServerRuntime } from './runtime.ts';
 
 /**
@@ -90,18 +91,96 @@ export class TokenClient {
   }
 
   /**
-   * The live rooms of the credential's project, oldest first (`GET /v1/rtc/rooms`,
-   * docs/reference/room-api.md): rooms with at least one participant joined on a media node.
+   * One page of the live rooms of the credential's project, by room id (`GET /v1/rtc/rooms`,
+   * docs/reference/room-api.md): rooms with a participant joined on a media node, and rooms created
+   * or configured through the API whose `empty_timeout` has not run out. Pass `next_cursor` as
+   * `cursor` for the next page (null on the last); `roomIds` keeps only the rooms named.
    *
    * @example
    * ```ts
-   * for (const room of await tokens.listRooms()) console.log(room.room_id, room.participants.length);
+   * let cursor: string | undefined;
+   * do {
+   *   const page = await tokens.listRooms({ limit: 50, cursor });
+   *   for (const room of page.rooms) console.log(room.room_id, room.participants.length);
+   *   cursor = page.next_cursor ?? undefined;
+   * } while (cursor);
    * ```
    */
-  async listRooms(options: CallOptions = {}): Promise<RtcRoom[]> {
-    const read = (json: unknown): RtcRoom[] | undefined =>
-      (isObject(json) && Array.isArray(json['rooms']) && json['rooms'].every(isRoom) ? json['rooms'] : undefined);
-    return this.#api.call('listRooms', 'GET', '/v1/rtc/rooms', undefined, read, options);
+  async listRooms(options: ListRoomsOptions = {}): Promise<RoomList> {
+    const { limit, cursor, roomIds } = options;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new TypeError('limit must be an integer from 1 to 100');
+    const query = new URLSearchParams();
+    if (limit !== undefined) query.set('limit', String(limit));
+    if (cursor !== undefined) query.set('cursor', cursor);
+    if (roomIds !== undefined) {
+      if (roomIds.length === 0 || roomIds.some((id) => typeof id !== 'string' || id.length === 0 || id.includes(','))) {
+        throw new TypeError('roomIds must be a non-empty list of room ids without commas');
+      }
+      query.set('room_ids', roomIds.join(','));
+    }
+    const read = (json: unknown): RoomList | undefined =>
+      (isObject(json) && Array.isArray(json['rooms']) && json['rooms'].every(isRoom)
+        && (json['next_cursor'] === null || typeof json['next_cursor'] === 'string')
+        ? { rooms: json['rooms'], next_cursor: json['next_cursor'] } : undefined);
+    const search = query.toString();
+    return this.#api.call('listRooms', 'GET', `/v1/rtc/rooms${search ? `?${search}` : ''}`, undefined, read, callOptions(options));
+  }
+
+  /**
+   * Creates a room ahead of time with its metadata and settings (`POST /v1/rtc/rooms`); idempotent
+   * on the room id: a room whose settings are stored already resolves with them, unchanged.
+   *
+   * @example
+   * ```ts
+   * await tokens.createRoom({ room_id: 'standup', max_participants: 10, empty_timeout: 600, metadata: '{"title":"Standup"}' });
+   * ```
+   */
+  async createRoom(request: RoomCreateRequest, options: CallOptions = {}): Promise<RtcRoom> {
+    if (typeof request !== 'object' || request === null || typeof request.room_id !== 'string') {
+      throw new TypeError('createRoom() needs an object with a room_id');
+    }
+    return this.#api.call('createRoom', 'POST', '/v1/rtc/rooms', JSON.stringify(request), (json) => (isRoom(json) ? json : undefined), options);
+  }
+
+  /**
+   * Changes a live room's metadata, `max_participants` or `empty_timeout` (`PATCH /v1/rtc/rooms/{room_id}`);
+   * every participant's app receives the new metadata. `not_found` when the room is not live.
+   */
+  async updateRoom(roomId: string, update: RoomUpdate, options: CallOptions = {}): Promise<RtcRoom> {
+    if (typeof update !== 'object' || update === null || Array.isArray(update)) throw new TypeError('updateRoom() needs an update object');
+    return this.#api.call('updateRoom', 'PATCH', `/v1/rtc/rooms/${pathId('roomId', roomId)}`, JSON.stringify(update),
+      (json) => (isRoom(json) ? json : undefined), options);
+  }
+
+  /** Sets a live room's metadata: {@link TokenClient.updateRoom} with `metadata` alone. */
+  async updateRoomMetadata(roomId: string, metadata: string, options: CallOptions = {}): Promise<RtcRoom> {
+    if (typeof metadata !== 'string') throw new TypeError('updateRoomMetadata() needs a metadata string');
+    return this.updateRoom(roomId, { metadata }, options);
+  }
+
+  /**
+   * Sends a data message to a room's participants (`POST /v1/rtc/rooms/{room_id}/data`): every
+   * participant's app receives it as a `serverData` event, or only those named by
+   * `destinationParticipantIds` / `destinationUserIds`. `data` is bytes or text (sent as UTF-8), at
+   * most 16384 bytes. Resolves with how many live participants it was addressed to.
+   *
+   * @example
+   * ```ts
+   * await tokens.sendData('r_81', JSON.stringify({ poll: 'lunch?' }), { topic: 'poll' });
+   * ```
+   */
+  async sendData(roomId: string, data: Uint8Array | string, options: SendDataOptions = {}): Promise<DataMessageSent> {
+    const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    if (!(bytes instanceof Uint8Array)) throw new TypeError('sendData() needs a Uint8Array or a string');
+    const body: DataMessageRequest = {
+      data: toBase64(bytes),
+      ...(options.topic !== undefined && { topic: options.topic }),
+      ...(options.destinationParticipantIds !== undefined && { destination_participant_ids: options.destinationParticipantIds }),
+      ...(options.destinationUserIds !== undefined && { destination_user_ids: options.destinationUserIds }),
+    };
+    const read = (json: unknown): DataMessageSent | undefined =>
+      (isObject(json) && json['sent'] === true && typeof json['recipients'] === 'number' ? { sent: true, recipients: json['recipients'] } : undefined);
+    return this.#api.call('sendData', 'POST', `/v1/rtc/rooms/${pathId('roomId', roomId)}/data`, JSON.stringify(body), read, callOptions(options));
   }
 
   /**
@@ -154,20 +233,23 @@ export class TokenClient {
   }
 
   /**
-   * Changes what a live participant may publish and receive, at once and without a reconnection
-   * (`PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`). Granting needs the
-   * credential's scopes (`scope_denied`); the audience role never publishes (`invalid_request`).
+   * Changes what a live participant may publish and receive, at once and without a reconnection,
+   * and its metadata and attributes (`PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`).
+   * Granting needs the credential's scopes (`scope_denied`); the audience role never publishes
+   * (`invalid_request`). `metadata` replaces the participant's; `attributes` merge into its
+   * attributes, a key set to '' or null being deleted; every app in the room is told.
    *
    * @example
    * ```ts
-   * await tokens.updateParticipant('r_81', p.participant_id, { publish_streams: [] }); // mute
+   * await tokens.updateParticipant('r_81', p.participant_id, { publish_streams: [] }); // stop publishing
+   * await tokens.updateParticipant('r_81', p.participant_id, { attributes: { hand: 'raised' } });
    * ```
    */
   async updateParticipant(
-    roomId: string, participantId: string, permissions: ParticipantPermissions, options: CallOptions = {},
+    roomId: string, participantId: string, permissions: ParticipantUpdate, options: CallOptions = {},
   ): Promise<RtcParticipant> {
     if (typeof permissions !== 'object' || permissions === null || Array.isArray(permissions)) {
-      throw new TypeError('updateParticipant() needs a permissions object');
+      throw new TypeError('updateParticipant() needs an object of permissions, metadata or attributes');
     }
     return this.#api.call('updateParticipant', 'PATCH',
       `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}`,
@@ -183,6 +265,32 @@ export class TokenClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `TokenClient { baseUrl: ${JSON.stringify(this.#baseUrl)}, appId: ${JSON.stringify(this.#appId)} }`;
   }
+}
+
+/** Options of {@link TokenClient.listRooms}. */
+export interface ListRoomsOptions extends CallOptions {
+  /** Page size, 1 to 100 (default 20). */
+  readonly limit?: number | undefined;
+  /** `next_cursor` of the previous page, with the same `roomIds`. */
+  readonly cursor?: string | undefined;
+  /** Only these rooms. */
+  readonly roomIds?: readonly string[] | undefined;
+}
+
+/** Options of {@link TokenClient.sendData}. */
+export interface SendDataOptions extends CallOptions {
+  readonly topic?: string | undefined;
+  /** Only these participants (`pa_…`); with `destinationUserIds`, those of either list. */
+  readonly destinationParticipantIds?: readonly string[] | undefined;
+  /** Only the participants of these users. */
+  readonly destinationUserIds?: readonly string[] | undefined;
+}
+
+/** Standard base64 of bytes, in every runtime the SDK supports. */
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 /** Options of {@link TokenClient.removeParticipant}. */

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import {
+  MAX_DATA_DESTINATIONS, MAX_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_METADATA_BYTES, MAX_ROOM_METADATA_BYTES,
+  MAX_SERVER_DATA_BYTES,
+} from '@rtc/protocol';
 import type { BusEvent } from '../core/ports.ts';
 
 const id = z.string().min(1).max(256);
@@ -17,6 +21,21 @@ const busEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
     publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
+  }),
+  z.strictObject({
+    type: z.literal('room.updated'), projectId: id, roomId: z.string().min(1).max(512),
+    metadata: z.string().max(MAX_ROOM_METADATA_BYTES), maxParticipants: z.number().int().nonnegative(),
+    emptyTimeout: z.number().int().nonnegative().max(MAX_EMPTY_TIMEOUT_SECONDS),
+  }),
+  z.strictObject({
+    type: z.literal('participant.metadata'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
+    metadata: z.string().max(MAX_PARTICIPANT_METADATA_BYTES),
+    attributes: z.record(z.string().max(256), z.string().max(4096)).refine((a) => Object.keys(a).length <= MAX_PARTICIPANT_ATTRIBUTES),
+  }),
+  z.strictObject({
+    type: z.literal('room.data'), projectId: id, roomId: z.string().min(1).max(512),
+    data: z.string().max(Math.ceil(MAX_SERVER_DATA_BYTES / 3) * 4), topic: z.string().max(512).nullable(),
+    participantIds: z.array(id).max(MAX_DATA_DESTINATIONS), userIds: z.array(id).max(MAX_DATA_DESTINATIONS),
   }),
 ]) satisfies z.ZodType<BusEvent>;
 

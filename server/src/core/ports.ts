@@ -103,6 +103,21 @@ export type BusEvent =
   | {
     readonly type: 'participant.updated'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly publish: readonly number[]; readonly subscribe: readonly number[]; readonly subscribeRoom: boolean;
+  }
+  /** A room's settings changed through the room service API (docs/reference/room-api.md, "Room settings"): their new values. */
+  | {
+    readonly type: 'room.updated'; readonly projectId: string; readonly roomId: string; readonly metadata: string;
+    readonly maxParticipants: number; readonly emptyTimeout: number;
+  }
+  /** A participant's metadata or attributes changed: their new values. */
+  | {
+    readonly type: 'participant.metadata'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
+    readonly metadata: string; readonly attributes: Readonly<Record<string, string>>;
+  }
+  /** A data message of the customer's server (base64) for the room's participants, or those named. */
+  | {
+    readonly type: 'room.data'; readonly projectId: string; readonly roomId: string; readonly data: string; readonly topic: string | null;
+    readonly participantIds: readonly string[]; readonly userIds: readonly string[];
   };
 
 /** Fan-out of platform events to every process (revocations reach every media server). */

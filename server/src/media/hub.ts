@@ -8,17 +8,18 @@ import { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
 import type { LiveParticipantRecord, RoomCutoffRecord } from '../rooms/store.ts';
-import type { LiveParticipantStore, MediaNodeStore } from '../rooms/store.ts';
+import type { LiveParticipantStore, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
-import { Room } from './room.ts';
+import { Room, roomKey, type RoomSettings } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore;
+  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore
+    & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -77,6 +78,8 @@ export class MediaHub implements SessionHost {
   private readonly participants = new Map<string, Session>();
   /** The store writes of each session's presence, in order (a leave never overtakes its join). */
   private readonly presenceWrites = new WeakMap<Session, Promise<void>>();
+  /** The store writes of each room's occupancy and events, in order (an emptying never overtakes the join before it). */
+  private readonly roomWrites = new WeakMap<Room, Promise<void>>();
   private readonly pendingWrites = new Set<Promise<void>>();
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
 
@@ -138,6 +141,7 @@ export class MediaHub implements SessionHost {
       const now = this.nowSec();
       this.store.heartbeatMediaNode(nodeId, now)
         .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
+        .then(() => this.store.purgeRoomRecords(now))
         .catch((err: unknown) => this.logger.warn({ err }, 'media: recording this node as alive failed'));
     }, MEDIA_NODE_HEARTBEAT_MS);
     heartbeat.unref();
@@ -174,19 +178,37 @@ export class MediaHub implements SessionHost {
     return this.guard.isRefusedInMemory(grant);
   }
 
-  roomFor(projectId: string, roomId: string): Room {
-    // the project is part of the key: the same room id in two projects is two rooms
-    const key = `${projectId}\u0000${roomId}`;
+  roomFor(projectId: string, roomId: string, settings?: RoomSettings): Room {
+    const key = roomKey(projectId, roomId);
     let room = this.rooms.get(key);
     if (!room) {
-      room = new Room(key, () => this.clock.nowMs());
+      room = new Room(projectId, roomId, () => this.clock.nowMs(), settings);
       this.rooms.set(key, room);
     }
     return room;
   }
 
+  async roomSettings(projectId: string, roomId: string): Promise<RoomSettings | undefined> {
+    const open = this.rooms.get(roomKey(projectId, roomId));
+    // a kept room whose empty_timeout ran out (the store says so already) finishes before anyone joins it
+    if (open?.emptyTimer !== undefined && this.clock.nowMs() >= open.expiresAtMs) {
+      clearTimeout(open.emptyTimer);
+      this.finishRoom(open);
+    }
+    // an open room's settings are current: the room service API's changes reach it over the bus
+    if (this.rooms.has(roomKey(projectId, roomId))) return undefined;
+    try {
+      const record = await this.store.getRoomRecord(projectId, roomId, this.nowSec());
+      return record && { metadata: record.metadata, maxParticipants: record.maxParticipants, emptyTimeout: record.emptyTimeout };
+    } catch (err) {
+      // the join goes on without them (no metadata, the node's own bound) rather than fail on a store hiccup
+      this.logger.warn({ err }, 'media: reading a room\'s settings failed');
+      return undefined;
+    }
+  }
+
   dropIfEmpty(room: Room): void {
-    if (room.members.size === 0 && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
+    if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
   }
 
   joined(session: Session, grant: MediaGrant): void {
@@ -195,7 +217,11 @@ export class MediaHub implements SessionHost {
     this.participants.set(session.participantId, session);
     const room = this.roomFor(grant.projectId, grant.roomId);
     const record = this.presenceOf(session, room);
-    const firstOfRoom = room.members.size === 1;
+    const firstOfRoom = !room.started;
+    room.started = true;
+    clearTimeout(room.emptyTimer);
+    room.emptyTimer = undefined;
+    if (room.members.size === 1) this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, null, this.nowSec()));
     this.writePresence(session, async (store) => {
       if (record) await this.quietly(session, store.upsertLiveParticipant(record));
       if (firstOfRoom) await this.record(session, 'room.started');
@@ -210,16 +236,50 @@ export class MediaHub implements SessionHost {
   }
 
   left(session: Session, room: Room): void {
-    this.dropIfEmpty(room);
+    const lastOfRoom = room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room;
     this.logger.debug({ participantId: session.participantId }, 'media: participant left');
     if (this.participants.get(session.participantId) === session) this.participants.delete(session.participantId);
-    const lastOfRoom = room.members.size === 0;
+    // a room with an empty_timeout is kept that long (docs/reference/room-api.md, "Room settings"): it
+    // finishes then, unless somebody joins meanwhile
+    const keep = lastOfRoom && room.settings.emptyTimeout > 0;
+    if (lastOfRoom) {
+      const emptiedAt = this.nowSec();
+      this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, emptiedAt, emptiedAt));
+      if (keep) {
+        // when the store's record expires: from the whole second the room emptied at
+        room.expiresAtMs = (emptiedAt + room.settings.emptyTimeout) * 1000;
+        room.emptyTimer = setTimeout(() => this.finishRoom(room), Math.max(0, room.expiresAtMs - this.clock.nowMs()));
+        room.emptyTimer.unref();
+      } else {
+        this.rooms.delete(room.key);
+      }
+    }
     const reason = session.closeReason;
     this.writePresence(session, async (store) => {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
       await this.record(session, 'participant.left', { reason });
-      if (lastOfRoom) await this.record(session, 'room.finished');
+      if (lastOfRoom && !keep) await this.record(session, 'room.finished');
     });
+  }
+
+  /** The empty_timeout of a room nobody joined again ran out: it finishes. */
+  private finishRoom(room: Room): void {
+    room.emptyTimer = undefined;
+    if (room.members.size > 0 || this.rooms.get(room.key) !== room) return;
+    this.rooms.delete(room.key);
+    this.logger.debug({ projectId: room.projectId, roomId: room.roomId }, 'media: room finished after its empty timeout');
+    this.writeRoom(room, () => this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId }));
+  }
+
+  /** Runs a room's store writes one after the other; a failure is logged. */
+  private writeRoom(room: Room, write: (store: MediaHubOptions['store']) => Promise<void>): void {
+    const previous = this.roomWrites.get(room) ?? Promise.resolve();
+    const next = previous.then(() => write(this.store)).catch((err: unknown) => {
+      this.logger.warn({ err, roomId: room.roomId }, 'media: recording the room\'s occupancy failed');
+    });
+    this.roomWrites.set(room, next);
+    this.pendingWrites.add(next);
+    void next.finally(() => this.pendingWrites.delete(next));
   }
 
   /** The store row of a joined session (docs/reference/room-api.md, "Presence"). */
@@ -239,6 +299,8 @@ export class MediaHub implements SessionHost {
       roomStartedAt: Math.floor(room.startedAtMs / 1000),
       mediaNode: this.nodeId,
       grants: [...session.grants.used].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
+      metadata: session.metadata,
+      attributes: { ...session.attributes },
     };
   }
 
@@ -265,17 +327,19 @@ export class MediaHub implements SessionHost {
     const grant = session.currentGrant;
     if (!grant) return;
     const room = type === 'room.started' || type === 'room.finished';
+    await this.recordEvent(grant.projectId, type, {
+      room_id: grant.roomId,
+      ...(!room && { participant_id: session.participantId, user_id: grant.userId, role: grant.role }),
+      ...extra,
+    });
+  }
+
+  private async recordEvent(projectId: string, type: ProjectEventInput['type'], data: Record<string, string>): Promise<void> {
+    if (!this.events) return;
     try {
       await this.events.record({
-        projectId: grant.projectId,
-        type,
-        occurredAt: this.nowSec(),
-        data: {
-          room_id: grant.roomId,
-          ...(!room && { participant_id: session.participantId, user_id: grant.userId, role: grant.role }),
-          media_node: this.nodeInEvents ? this.nodeId ?? null : null,
-          ...extra,
-        },
+        projectId, type, occurredAt: this.nowSec(),
+        data: { ...data, media_node: this.nodeInEvents ? this.nodeId ?? null : null },
       });
     } catch (err) {
       this.logger.warn({ err, type }, 'media: recording a project event failed');
@@ -294,12 +358,45 @@ export class MediaHub implements SessionHost {
     return this.rooms.size;
   }
 
-  /** Permission changes of the room service API; revocations and archives reach the guard. */
+  /** Changes of the room service API (permissions, metadata, settings, data); revocations and archives reach the guard. */
   private onEvent(event: BusEvent): void {
-    if (event.type === 'participant.updated') {
-      const session = this.participants.get(event.participantId);
-      if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
-      session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
+    switch (event.type) {
+      case 'participant.updated': {
+        const session = this.participants.get(event.participantId);
+        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
+        session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
+        return;
+      }
+      case 'participant.metadata': {
+        const session = this.participants.get(event.participantId);
+        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId || !session.isJoined) return;
+        session.metadata = event.metadata;
+        session.attributes = { ...event.attributes };
+        this.rooms.get(roomKey(event.projectId, event.roomId))?.broadcast({
+          type: 'participant_metadata', participant_id: session.participantId, user_id: session.userId,
+          metadata: session.metadata, attributes: { ...session.attributes },
+        });
+        return;
+      }
+      case 'room.updated': {
+        const room = this.rooms.get(roomKey(event.projectId, event.roomId));
+        if (!room) return;
+        const changed = room.settings.metadata !== event.metadata;
+        room.settings = { metadata: event.metadata, maxParticipants: event.maxParticipants, emptyTimeout: event.emptyTimeout };
+        if (changed) room.broadcast({ type: 'room_metadata', metadata: event.metadata });
+        return;
+      }
+      case 'room.data': {
+        const room = this.rooms.get(roomKey(event.projectId, event.roomId));
+        if (!room) return;
+        const everyone = event.participantIds.length === 0 && event.userIds.length === 0;
+        const message = { type: 'server_data', data: event.data, topic: event.topic } as const;
+        for (const member of room.members.values()) {
+          if (everyone || event.participantIds.includes(member.participantId) || event.userIds.includes(member.userId)) member.sendControl(message);
+        }
+        return;
+      }
+      default:
     }
   }
 
@@ -343,6 +440,7 @@ export class MediaHub implements SessionHost {
     this.unsubscribe();
     this.guard.close();
     for (const timer of this.timers) clearInterval(timer);
+    for (const room of this.rooms.values()) clearTimeout(room.emptyTimer);
     for (const session of [...this.sessions]) session.close('going_away');
     if (this.nodeId !== undefined) {
       await Promise.all([...this.pendingWrites]);

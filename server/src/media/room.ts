@@ -10,6 +10,9 @@ export interface Member {
   readonly participantId: string;
   readonly userId: string;
   readonly role: Role;
+  /** Set by the customer's server through the room service API (docs/reference/room-api.md, "Metadata and attributes"). */
+  metadata: string;
+  attributes: Readonly<Record<string, string>>;
   /** Streams this member publishes, by id. */
   readonly published: Map<number, Stream>;
   canSubscribe(streamId: number): boolean;
@@ -89,23 +92,50 @@ export class Stream {
 
 export type PublishResult = { readonly ok: true; readonly stream: Stream } | { readonly ok: false; readonly code: 'stream_in_use' | 'already_published' };
 
+/** A room's settings from the room service API (docs/reference/room-api.md, "Room settings"). */
+export interface RoomSettings {
+  readonly metadata: string;
+  /** 0: only the node's own bound. */
+  readonly maxParticipants: number;
+  readonly emptyTimeout: number;
+}
+
+export const DEFAULT_ROOM_SETTINGS: RoomSettings = { metadata: '', maxParticipants: 0, emptyTimeout: 0 };
+
 /** A room of one project: its members by user id and its streams by id (stream ids are room-wide). */
 export class Room {
   readonly key: string;
+  readonly projectId: string;
+  readonly roomId: string;
   readonly members = new Map<string, Member>();
   readonly streams = new Map<number, Stream>();
   /** When the room opened on this node (ms). */
   readonly startedAtMs: number;
+  settings: RoomSettings;
+  /** Whether `room.started` was recorded: a room kept through its empty_timeout does not start again. */
+  started = false;
+  /** Runs out the empty_timeout of a room nobody is in any more, at `expiresAtMs`. */
+  emptyTimer: NodeJS.Timeout | undefined;
+  expiresAtMs = 0;
   private readonly now: () => number;
 
-  constructor(key: string, now: () => number) {
-    this.key = key;
+  constructor(projectId: string, roomId: string, now: () => number, settings: RoomSettings = DEFAULT_ROOM_SETTINGS) {
+    this.key = roomKey(projectId, roomId);
+    this.projectId = projectId;
+    this.roomId = roomId;
     this.now = now;
     this.startedAtMs = now();
+    this.settings = settings;
   }
 
   isFull(): boolean {
-    return this.members.size >= MAX_ROOM_PARTICIPANTS;
+    const max = this.settings.maxParticipants > 0 ? Math.min(this.settings.maxParticipants, MAX_ROOM_PARTICIPANTS) : MAX_ROOM_PARTICIPANTS;
+    return this.members.size >= max;
+  }
+
+  /** Sends a control message to every member. */
+  broadcast(message: ServerControl): void {
+    for (const member of this.members.values()) member.sendControl(message);
   }
 
   /** Adds a member (the caller replaced any earlier session of the same user) and subscribes it. */
@@ -202,6 +232,12 @@ export class Room {
   }
 }
 
+/** The project is part of the key: the same room id in two projects is two rooms. */
+export const roomKey = (projectId: string, roomId: string): string => `${projectId}\u0000${roomId}`;
+
 function describeMember(member: Member): ParticipantInfo {
-  return { participant_id: member.participantId, user_id: member.userId, role: member.role };
+  return {
+    participant_id: member.participantId, user_id: member.userId, role: member.role, metadata: member.metadata,
+    attributes: { ...member.attributes },
+  };
 }

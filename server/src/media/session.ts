@@ -26,7 +26,7 @@ import type { VideoBounds } from './webrtc/downlink.ts';
 import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
 import type { DownlinkSnapshot } from './webrtc/downlink.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
-import type { Member, Room, Stream } from './room.ts';
+import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
 
@@ -47,7 +47,13 @@ export interface SessionHost {
   isRefused(grant: MediaGrant): Promise<boolean>;
   /** The same, from memory only: re-checked once the store answered, as events may arrive meanwhile. */
   isRefusedInMemory(grant: MediaGrant): boolean;
-  roomFor(projectId: string, roomId: string): Room;
+  /**
+   * The room, opened with `settings` when it is not open on this node. Settings are those of
+   * `roomSettings`, read before the join is admitted.
+   */
+  roomFor(projectId: string, roomId: string, settings?: RoomSettings): Room;
+  /** The stored settings of a room not open on this node; undefined when it is open (its own are current) or has none. */
+  roomSettings(projectId: string, roomId: string): Promise<RoomSettings | undefined>;
   dropIfEmpty(room: Room): void;
   joined(session: Session, grant: MediaGrant): void;
   /** After a renewal: the session's grants and permissions changed. */
@@ -83,6 +89,9 @@ export class Session implements Member, PeerOwner, RenewingSession {
   /** Why the session ended: the close name, or `disconnected` when the client went away. */
   closeReason: MediaCloseName | 'disconnected' = 'disconnected';
   participantId = '';
+  /** Set by the customer's server through the room service API; '' and {} at join. */
+  metadata = '';
+  attributes: Readonly<Record<string, string>> = {};
   /** When the session joined its room (seconds). */
   joinedAtSec = 0;
   readonly published = new Map<number, Stream>();
@@ -325,12 +334,12 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
-    this.host.isRefused(grant).then(
-      (refused) => {
+    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId)]).then(
+      ([refused, settings]) => {
         if (this.state !== 'joining') return;
         // a revocation or archive event may have arrived while the store answered
         if (refused || this.host.isRefusedInMemory(grant)) return this.close('revoked');
-        this.admit(grant, keys);
+        this.admit(grant, keys, settings);
       },
       (err: unknown) => {
         this.host.logger.error({ err }, 'media: revocation look-up failed');
@@ -339,11 +348,11 @@ export class Session implements Member, PeerOwner, RenewingSession {
     );
   }
 
-  private admit(grant: MediaGrant, keys: SessionKeys): void {
-    const earlier = this.host.roomFor(grant.projectId, grant.roomId).members.get(grant.userId);
+  private admit(grant: MediaGrant, keys: SessionKeys, settings: RoomSettings | undefined): void {
+    const earlier = this.host.roomFor(grant.projectId, grant.roomId, settings).members.get(grant.userId);
     if (earlier instanceof Session) earlier.close('replaced');
     // looked up again: the replaced session may have been the last member of the room
-    const room = this.host.roomFor(grant.projectId, grant.roomId);
+    const room = this.host.roomFor(grant.projectId, grant.roomId, settings);
     if (room.isFull()) {
       this.host.dropIfEmpty(room);
       return this.close('room_full');
@@ -368,6 +377,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       renew_nonce: renewNonce,
       ...room.snapshot(this),
       limits: this.host.limits,
+      room_metadata: room.settings.metadata,
     });
     this.host.joined(this, grant);
   }

@@ -7,18 +7,18 @@ import { registerOperation } from '../http/operation-route.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
 import { getRoom, listRooms, removeParticipant } from './service.ts';
-import type { LiveParticipantStore, RoomCutoffStore } from './store.ts';
+import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
 /** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
 export function registerRoomConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore>,
+  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
 
   registerOperation(app, ROOM_CONSOLE_API.listProjectRooms, async (req, reply, input) => {
     const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
     await admitConsoleRead(ctx.deps, req.accountId);
-    return reply.send(await listRooms(ctx.deps, project.id));
+    return reply.send(await listRooms(ctx.deps, project.id, input.query));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.getProjectRoom, async (req, reply, input) => {

@@ -1,8 +1,12 @@
-import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
-import { permissionsPatchSchema, removalRequestSchema } from './schemas.ts';
+import { MAX_SERVER_DATA_BYTES, ROOM_DATA_BODY_LIMIT_BYTES, TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
+import {
+  dataMessageSchema, participantPatchSchema, removalRequestSchema, roomCreateSchema, roomListQuerySchema, roomUpdateSchema,
+} from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
 import { consoleOperation, projectId, type ConsoleOperationSpec } from '../customers/console-operation.ts';
-import { participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema } from './responses.ts';
+import {
+  dataMessageSentSchema, participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema,
+} from './responses.ts';
 
 /** The errors every room service operation can answer, in the token API's order of checks. */
 const CALLER_ERRORS: readonly ErrorSpec[] = [
@@ -24,16 +28,19 @@ const participant = {
 export const ROOM_API = {
   listRtcRooms: {
     id: 'listRtcRooms', method: 'GET', path: '/v1/rtc/rooms', hosts: ['api', 'token'], tag: 'Room service',
-    summary: 'List the live rooms of the project',
-    description: `Rooms with at least one participant joined on a media node, oldest first. ${ORDER_OF_CHECKS}`,
-    auth: 'basic',
-    responses: { 200: { description: 'the live rooms', schema: roomListSchema } },
-    errors: CALLER_ERRORS,
+    summary: 'List the live rooms of the project, a page at a time',
+    description: 'Rooms with at least one participant joined on a media node, and rooms whose settings were stored through '
+      + 'this API and whose empty_timeout has not run out, ordered by room id. Page with limit and the next_cursor of the '
+      + 'previous page; the cursor names a position, so rooms that end meanwhile never invalidate it. room_ids keeps only the '
+      + `rooms named (comma-separated). 400 invalid_request for a bad parameter or a cursor of other filters. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', query: roomListQuerySchema,
+    responses: { 200: { description: 'one page of the live rooms', schema: roomListSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request'],
   },
   getRtcRoom: {
     id: 'getRtcRoom', method: 'GET', path: '/v1/rtc/rooms/{room_id}', hosts: ['api', 'token'], tag: 'Room service',
     summary: 'One live room and its participants',
-    description: `404 not_found when the room has no participant. ${ORDER_OF_CHECKS}`,
+    description: `404 not_found when the room has no participant and no stored settings. ${ORDER_OF_CHECKS}`,
     auth: 'basic', pathParams: roomId,
     responses: { 200: { description: 'the room', schema: roomSchema } },
     errors: [...CALLER_ERRORS, 'not_found'],
@@ -68,15 +75,61 @@ export const ROOM_API = {
   updateRtcParticipant: {
     id: 'updateRtcParticipant', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}',
     hosts: ['api', 'token'], tag: 'Room service',
-    summary: 'Change what a live participant may publish and receive',
+    summary: 'Change what a live participant may publish and receive, its metadata and attributes',
     description: 'Applies at once, without a reconnection: streams no longer allowed stop flowing both ways and the '
       + 'client receives a permissions control message. Fields left out keep their value; subscribe_streams replaces '
       + 'subscribe_room. The audience role cannot publish (400); granting publish_streams needs the publisher scope and '
-      + `subscribe_streams or subscribe_room the subscriber scope (403 scope_denied). ${ORDER_OF_CHECKS}`,
-    auth: 'basic', pathParams: participant, body: requestComponent(permissionsPatchSchema, 'PermissionsPatch'),
-    bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
-    example: { publish_streams: [], subscribe_room: true },
-    responses: { 200: { description: 'the participant with its new permissions', schema: participantSchema } },
+      + 'subscribe_streams or subscribe_room the subscriber scope (403 scope_denied). metadata replaces the participant\'s; '
+      + 'attributes merge into its attributes, a key whose value is \'\' or null being deleted; every participant of the '
+      + 'room receives a participant_metadata control message. 503 unavailable while the media nodes cannot be reached. '
+      + ORDER_OF_CHECKS,
+    auth: 'basic', pathParams: participant, body: requestComponent(participantPatchSchema, 'ParticipantPatch'),
+    bodyLimitBytes: ROOM_DATA_BODY_LIMIT_BYTES,
+    example: { publish_streams: [], subscribe_room: true, attributes: { hand: 'raised', seat: null } },
+    responses: { 200: { description: 'the participant with its new permissions, metadata and attributes', schema: participantSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found',
+      [503, 'unavailable']],
+  },
+  createRtcRoom: {
+    id: 'createRtcRoom', method: 'POST', path: '/v1/rtc/rooms', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Create a room ahead of time, with its metadata and settings',
+    description: 'Stores the room\'s metadata, max_participants and empty_timeout; the room is listed from now on and '
+      + 'kept empty_timeout seconds (default 300) until somebody joins, then as long as somebody is joined and '
+      + 'empty_timeout seconds after the last one leaves. Idempotent on room_id: when the room already has stored '
+      + 'settings, they are answered unchanged with 200 (PATCH changes them); 201 when they were stored now. '
+      + ORDER_OF_CHECKS,
+    auth: 'basic', body: requestComponent(roomCreateSchema, 'RoomCreateRequest'), bodyLimitBytes: ROOM_DATA_BODY_LIMIT_BYTES,
+    example: { room_id: 'standup', metadata: '{"title":"Daily standup"}', max_participants: 10, empty_timeout: 600 },
+    responses: {
+      201: { description: 'the room, created now', schema: roomSchema },
+      200: { description: 'the room, which already had stored settings (unchanged)', schema: roomSchema },
+    },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], [503, 'unavailable']],
+  },
+  updateRtcRoom: {
+    id: 'updateRtcRoom', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Change a live room\'s metadata and settings',
+    description: 'Fields left out keep their value. Every participant receives a room_metadata control message when the '
+      + 'metadata is given; max_participants applies to the joins that follow (nobody is closed). A room that arose from '
+      + 'joins gets its settings stored now, with empty_timeout 0 unless given. 404 not_found when the room has neither '
+      + `participants nor stored settings; 503 unavailable while the media nodes cannot be reached. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: roomId, body: requestComponent(roomUpdateSchema, 'RoomUpdate'), bodyLimitBytes: ROOM_DATA_BODY_LIMIT_BYTES,
+    example: { metadata: '{"title":"Daily standup","locked":true}' },
+    responses: { 200: { description: 'the room with its new settings', schema: roomSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'not_found', [503, 'unavailable']],
+  },
+  sendRtcRoomData: {
+    id: 'sendRtcRoomData', method: 'POST', path: '/v1/rtc/rooms/{room_id}/data', hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Send a data message to a room\'s participants',
+    description: `Sends data (standard base64, up to ${MAX_SERVER_DATA_BYTES} bytes decoded) with an optional topic to every `
+      + 'participant of the room, or to those named by destination_participant_ids or destination_user_ids (either list). '
+      + 'Each media node holding the room sends it to its matching sessions as a server_data control message. recipients '
+      + 'counts the live participants addressed as presence lists them at the call: a participant joining at that moment may '
+      + 'or may not receive it, and nothing is kept for later joiners. Needs the publisher scope (403 scope_denied). '
+      + `404 not_found when the room is not live; 503 unavailable while the media nodes cannot be reached. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: roomId, body: requestComponent(dataMessageSchema, 'DataMessage'), bodyLimitBytes: ROOM_DATA_BODY_LIMIT_BYTES,
+    example: { data: 'eyJ0eXBlIjoicG9sbCJ9', topic: 'poll', destination_user_ids: ['user-17'] },
+    responses: { 200: { description: 'sent', schema: dataMessageSentSchema } },
     errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found',
       [503, 'unavailable']],
   },
@@ -102,7 +155,7 @@ function onConsole<const S extends Omit<ConsoleOperationSpec, 'method' | 'tag' |
 /** The room service API for the console, on its session: the same answers, the project checked against the account. */
 export const ROOM_CONSOLE_API = {
   listProjectRooms: onConsole(ROOM_API.listRtcRooms, {
-    id: 'listProjectRooms', path: '/v1/projects/{id}/rooms', pathParams: projectId,
+    id: 'listProjectRooms', path: '/v1/projects/{id}/rooms', pathParams: projectId, query: roomListQuerySchema,
     summary: 'The project\'s live rooms, for the console',
     description: 'What GET /v1/rtc/rooms answers, with the console session instead of an App Secret.',
   }),

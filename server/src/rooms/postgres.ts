@@ -1,24 +1,28 @@
 import type pg from 'pg';
 import { pgQueries } from '../sql/postgres.ts';
 import { EVERY_USER } from './cutoff.ts';
-import { toLiveParticipant, toRoomCutoff, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
-import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore } from './store.ts';
+import { toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow } from './rows.ts';
+import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
+
+/** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied ($1: now). */
+const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > $1)';
 
 /**
  * The room module's part of the PostgreSQL store (participants live on the media nodes, the nodes'
  * heartbeats, and the cut-offs of removals and ended rooms), on its pool.
  */
-export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore & RoomCutoffStore {
+export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
   const { rows, one, changed } = pgQueries(pool);
   return {
     async upsertLiveParticipant(p) {
       await pool.query(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role, publish_streams,
-        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (participant_id) DO UPDATE SET
+        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (participant_id) DO UPDATE SET
         publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
         subscribe_room = EXCLUDED.subscribe_room, grants = EXCLUDED.grants`,
       [p.participantId, p.projectId, p.roomId, p.userId, p.role, JSON.stringify(p.publishStreams),
-        JSON.stringify(p.subscribeStreams), p.subscribeRoom, p.joinedAt, p.roomStartedAt, p.mediaNode, JSON.stringify(p.grants)]);
+        JSON.stringify(p.subscribeStreams), p.subscribeRoom, p.joinedAt, p.roomStartedAt, p.mediaNode, JSON.stringify(p.grants),
+        p.metadata, JSON.stringify(p.attributes)]);
     },
     async deleteLiveParticipant(participantId) {
       await pool.query('DELETE FROM live_participants WHERE participant_id = $1', [participantId]);
@@ -29,6 +33,49 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
       [participantId, JSON.stringify(perm.publishStreams), JSON.stringify(perm.subscribeStreams), perm.subscribeRoom]);
       return r && toLiveParticipant(r);
     },
+    async updateLiveParticipantMetadata(participantId, patch) {
+      // one statement: concurrent changes of different keys all stay; '' or null deletes a key
+      const set = Object.fromEntries(Object.entries(patch.attributes ?? {}).filter((e): e is [string, string] => e[1] !== null && e[1] !== ''));
+      const gone = Object.entries(patch.attributes ?? {}).filter(([, v]) => v === null || v === '').map(([k]) => k);
+      const r = await one<LiveParticipantRow>(`UPDATE live_participants SET metadata = COALESCE($2, metadata),
+        attributes = ((attributes::jsonb - $4::text[]) || $3::jsonb)::text WHERE participant_id = $1 RETURNING *`,
+      [participantId, patch.metadata ?? null, JSON.stringify(set), gone]);
+      return r && toLiveParticipant(r);
+    },
+    async createRoom(room, now) {
+      // an expired record of the room is replaced: that room finished
+      const r = await one<RoomSettingsRow>(`INSERT INTO room_settings (project_id, room_id, metadata, max_participants, empty_timeout,
+        created_at, emptied_at) VALUES ($2, $3, $4, $5, $6, $7, $8) ON CONFLICT (project_id, room_id) DO UPDATE SET
+        metadata = EXCLUDED.metadata, max_participants = EXCLUDED.max_participants, empty_timeout = EXCLUDED.empty_timeout,
+        created_at = EXCLUDED.created_at, emptied_at = EXCLUDED.emptied_at
+        WHERE NOT (room_settings.emptied_at IS NULL OR room_settings.emptied_at + room_settings.empty_timeout > $1) RETURNING *`,
+      [now, room.projectId, room.roomId, room.metadata, room.maxParticipants, room.emptyTimeout, room.createdAt, room.emptiedAt]);
+      if (r) return { room: toRoomRecord(r), created: true };
+      const stored = await this.getRoomRecord(room.projectId, room.roomId, now);
+      // expired between the two statements: try again
+      return stored ? { room: stored, created: false } : this.createRoom(room, now);
+    },
+    async updateRoom(projectId, roomId, patch, now) {
+      const r = await one<RoomSettingsRow>(`UPDATE room_settings SET metadata = COALESCE($4, metadata),
+        max_participants = COALESCE($5, max_participants), empty_timeout = COALESCE($6, empty_timeout)
+        WHERE project_id = $2 AND room_id = $3 AND ${LIVE_ROOM} RETURNING *`,
+      [now, projectId, roomId, patch.metadata ?? null, patch.maxParticipants ?? null, patch.emptyTimeout ?? null]);
+      return r && toRoomRecord(r);
+    },
+    async getRoomRecord(projectId, roomId, now) {
+      const r = await one<RoomSettingsRow>(`SELECT * FROM room_settings WHERE project_id = $2 AND room_id = $3 AND ${LIVE_ROOM}`,
+        [now, projectId, roomId]);
+      return r && toRoomRecord(r);
+    },
+    async listRoomRecords(projectId, roomIds, now) {
+      return (await rows<RoomSettingsRow>(`SELECT * FROM room_settings WHERE project_id = $2 AND ($3::text[] IS NULL OR room_id = ANY($3))
+        AND ${LIVE_ROOM} ORDER BY room_id COLLATE "C"`, [now, projectId, roomIds ? [...roomIds] : null])).map(toRoomRecord);
+    },
+    async setRoomEmptiedAt(projectId, roomId, emptiedAt, now) {
+      await pool.query(`UPDATE room_settings SET emptied_at = $4 WHERE project_id = $2 AND room_id = $3 AND ${LIVE_ROOM}`,
+        [now, projectId, roomId, emptiedAt]);
+    },
+    async purgeRoomRecords(now) { return changed(`DELETE FROM room_settings WHERE NOT ${LIVE_ROOM}`, [now]); },
     async listLiveParticipants(projectId, roomId, seenSince) {
       return (await rows<LiveParticipantRow>(`SELECT p.* FROM live_participants p
         JOIN media_node_heartbeats h ON h.node_id = p.media_node

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '@rtc/protocol';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
+import type { DataMessageSent } from '@rtc/protocol';
 import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from './service.ts';
 
 /**
@@ -17,19 +18,33 @@ const roomParticipantSchema = responseComponent(z.strictObject({
   subscribe_streams: z.array(z.int()),
   subscribe_room: z.boolean(),
   joined_at: epochSeconds,
+  metadata: z.string().meta({ description: 'set by the customer\'s server; \'\' when none' }),
+  attributes: z.record(z.string(), z.string()).meta({ description: 'set by the customer\'s server, key by key; {} when none' }),
 }) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
 
 const roomFields = z.strictObject({
   room_id: z.string(),
-  media_node: z.string().meta({ description: 'host:port of the media node that holds the room' }),
-  started_at: epochSeconds.meta({ description: 'when the room opened on its media node' }),
+  media_node: z.string().nullable().meta({ description: 'host:port of the media node that holds the room; null while nobody is joined' }),
+  started_at: epochSeconds.meta({
+    description: 'when the room opened on its media node; while nobody is joined, when its settings were stored',
+  }),
+  metadata: z.string().meta({ description: 'set by the customer\'s server; \'\' when none' }),
+  max_participants: z.int().min(0).meta({ description: 'the most participants admitted at once; 0: the media node\'s bound only' }),
+  empty_timeout: z.int().min(0).meta({ description: 'seconds the room is kept once empty before it finishes' }),
   participants: z.array(roomParticipantSchema).meta({ description: 'oldest join first' }),
 }) satisfies z.ZodType<RoomView>;
 
 export const roomSchema = responseComponent(roomFields, 'Room');
 export const roomListSchema = responseComponent(z.strictObject({
-  rooms: z.array(roomSchema).meta({ description: 'live rooms of the project, oldest first' }),
+  rooms: z.array(roomSchema).meta({ description: 'one page of the live rooms of the project, by room id' }),
+  next_cursor: z.string().nullable().meta({ description: 'pass as cursor for the next page; null on the last page' }),
 }), 'RoomList');
+export const dataMessageSentSchema = responseComponent(z.strictObject({
+  sent: z.literal(true),
+  recipients: z.int().min(0).meta({
+    description: 'the live participants the message was addressed to, as presence listed them when it was sent',
+  }),
+}) satisfies z.ZodType<DataMessageSent>, 'DataMessageSent');
 export const participantSchema = roomParticipantSchema;
 export const participantRemovedSchema = responseComponent(z.strictObject({
   removed: z.literal(true),

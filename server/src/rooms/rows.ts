@@ -1,18 +1,19 @@
 import { EVERY_USER } from './cutoff.ts';
-import type { LiveGrant, LiveParticipantRecord, RoomCutoffRecord } from './store.ts';
+import type { LiveGrant, LiveParticipantRecord, RoomCutoffRecord, RoomRecord } from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
 export interface LiveParticipantRow {
   participant_id: string; project_id: string; room_id: string; user_id: string; role: string; publish_streams: string;
   subscribe_streams: string; subscribe_room: number | boolean; joined_at: number; room_started_at: number; media_node: string;
-  grants: string;
+  grants: string; metadata: string; attributes: string;
 }
 
 export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord => ({
   participantId: r.participant_id, projectId: r.project_id, roomId: r.room_id, userId: r.user_id, role: r.role,
   publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
   subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
-  mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[],
+  mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[], metadata: r.metadata,
+  attributes: JSON.parse(r.attributes) as Record<string, string>,
 });
 
 /** A `room_cutoffs` row: `user_id` '' stands for every user of the room. */
@@ -21,3 +22,26 @@ export interface RoomCutoffRow { project_id: string; room_id: string; user_id: s
 export const toRoomCutoff = (r: RoomCutoffRow): RoomCutoffRecord => ({
   projectId: r.project_id, roomId: r.room_id, userId: r.user_id === EVERY_USER ? null : r.user_id, cutAt: r.cut_at, expiresAt: r.expires_at,
 });
+
+/** A `room_settings` row. */
+export interface RoomSettingsRow {
+  project_id: string; room_id: string; metadata: string; max_participants: number; empty_timeout: number; created_at: number;
+  emptied_at: number | null;
+}
+
+export const toRoomRecord = (r: RoomSettingsRow): RoomRecord => ({
+  projectId: r.project_id, roomId: r.room_id, metadata: r.metadata, maxParticipants: r.max_participants,
+  emptyTimeout: r.empty_timeout, createdAt: r.created_at, emptiedAt: r.emptied_at,
+});
+
+/** Keeps `attributes` merged with `patch`: a null or '' value deletes its key. */
+export function mergeAttributes(
+  attributes: Readonly<Record<string, string>>, patch: Readonly<Record<string, string | null>> | undefined,
+): Record<string, string> {
+  const merged = new Map(Object.entries(attributes));
+  for (const [k, v] of Object.entries(patch ?? {})) {
+    if (v === null || v === '') merged.delete(k);
+    else merged.set(k, v);
+  }
+  return Object.fromEntries(merged);
+}

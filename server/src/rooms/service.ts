@@ -1,8 +1,14 @@
-import type { ParticipantPermissions, ParticipantRemoved, RemovalRequest, Role, RoomEnded, RtcParticipant, RtcRoom } from '@rtc/protocol';
+import {
+  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES,
+  type DataMessageRequest, type DataMessageSent, type ParticipantRemoved, type ParticipantUpdate, type RemovalRequest, type Role,
+  type RoomCreateRequest, type RoomEnded, type RoomList, type RoomUpdate, type RtcParticipant, type RtcRoom,
+} from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
+import { decodeCursor, DEFAULT_PAGE_LIMIT, encodeCursor, type CursorScope } from '../core/cursor.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
-import type { LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore } from './store.ts';
+import { mergeAttributes } from './rows.ts';
+import type { LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { LiveParticipantStore } from './store.ts';
@@ -12,13 +18,13 @@ import { roomCutoffAt } from './cutoff.ts';
 /** A live participant and a live room as the room service API shows them (docs/reference/room-api.md). */
 export type ParticipantView = RtcParticipant;
 export type RoomView = RtcRoom;
-/** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`. */
-export type PermissionsPatch = ParticipantPermissions;
+/** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`: permissions, metadata and attributes. */
+export type ParticipantPatch = ParticipantUpdate;
 /** The optional body of a removal, what it stored, and what ending a room stored (docs/reference/room-api.md). */
 export type { ParticipantRemoved, RemovalRequest, RoomEnded };
 
 /** The stores the room service use cases read and write. */
-export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore;
+export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore;
 
 const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   participant_id: p.participantId,
@@ -29,6 +35,8 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   subscribe_streams: [...p.subscribeStreams],
   subscribe_room: p.subscribeRoom,
   joined_at: p.joinedAt,
+  metadata: p.metadata,
+  attributes: { ...p.attributes },
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
@@ -36,33 +44,88 @@ function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId?: s
   return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
-/** Groups participants (oldest join first) into rooms, oldest room first. */
-function toRooms(participants: readonly LiveParticipantRecord[]): RoomView[] {
+/**
+ * Groups participants (oldest join first) into rooms and adds the rooms whose settings are stored,
+ * by room id. A stored room without live participants is shown once the media node saw it empty
+ * (or from its creation): one still marked occupied has its participants between two nodes.
+ */
+function toRooms(participants: readonly LiveParticipantRecord[], records: readonly RoomRecord[]): RoomView[] {
+  const byId = new Map(records.map((r) => [r.roomId, r]));
   const rooms = new Map<string, { view: RoomView; participants: ParticipantView[] }>();
   for (const p of participants) {
     let room = rooms.get(p.roomId);
     if (!room) {
       const list: ParticipantView[] = [];
-      room = { view: { room_id: p.roomId, media_node: p.mediaNode, started_at: p.roomStartedAt, participants: list }, participants: list };
+      const settings = byId.get(p.roomId);
+      room = {
+        view: {
+          room_id: p.roomId, media_node: p.mediaNode, started_at: p.roomStartedAt, metadata: settings?.metadata ?? '',
+          max_participants: settings?.maxParticipants ?? 0, empty_timeout: settings?.emptyTimeout ?? 0, participants: list,
+        },
+        participants: list,
+      };
       rooms.set(p.roomId, room);
     }
     room.participants.push(participantView(p));
   }
-  return [...rooms.values()].map((r) => r.view)
-    .sort((a, b) => a.started_at - b.started_at);
+  const views = [...rooms.values()].map((r) => r.view);
+  for (const r of records) {
+    if (rooms.has(r.roomId) || r.emptiedAt === null) continue;
+    views.push(recordView(r));
+  }
+  return views.sort((a, b) => (a.room_id < b.room_id ? -1 : a.room_id > b.room_id ? 1 : 0));
 }
 
-const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant');
+const recordView = (r: RoomRecord): RoomView => ({
+  room_id: r.roomId, media_node: null, started_at: r.createdAt, metadata: r.metadata, max_participants: r.maxParticipants,
+  empty_timeout: r.emptyTimeout, participants: [],
+});
+
+const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant and no stored settings');
 const participantNotFound = (): ApiError => new ApiError('not_found', 'no such participant in this room');
 
-export async function listRooms(deps: ServiceDeps<RoomServiceStore>, projectId: string): Promise<{ rooms: RoomView[] }> {
-  return { rooms: toRooms(await live(deps, projectId)) };
+/** `GET /v1/rtc/rooms`: paging and the room id filter (docs/reference/room-api.md, "Listing rooms"). */
+export interface RoomListQuery {
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
+  readonly room_ids?: string | undefined;
+}
+
+/**
+ * One page of the project's live rooms, by room id. The cursor names the last room id of the page, not
+ * a room: rooms that end meanwhile never make it invalid, and every room live through the whole
+ * listing is on exactly one page.
+ */
+export async function listRooms(deps: ServiceDeps<RoomServiceStore>, projectId: string, query: RoomListQuery = {}): Promise<RoomList> {
+  const scope: CursorScope = { listing: 'rtc_rooms', filters: { room_ids: query.room_ids } };
+  const afterId = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
+  const roomIds = query.room_ids === undefined ? undefined : [...new Set(query.room_ids.split(','))];
+  const [participants, records] = await Promise.all([
+    live(deps, projectId, roomIds?.length === 1 ? roomIds[0] : undefined),
+    deps.store.listRoomRecords(projectId, roomIds, nowSec(deps.clock)),
+  ]);
+  const wanted = roomIds && new Set(roomIds);
+  const rooms = toRooms(wanted ? participants.filter((p) => wanted.has(p.roomId)) : participants, records)
+    .filter((r) => afterId === undefined || r.room_id > afterId);
+  const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
+  const page = rooms.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rooms: page, next_cursor: rooms.length > limit && last ? encodeCursor(scope, last.room_id) : null };
+}
+
+async function findRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<{
+  readonly view: RoomView | undefined; readonly participants: LiveParticipantRecord[]; readonly record: RoomRecord | undefined;
+}> {
+  const [participants, record] = await Promise.all([
+    live(deps, projectId, roomId), deps.store.getRoomRecord(projectId, roomId, nowSec(deps.clock)),
+  ]);
+  return { view: toRooms(participants, record ? [record] : [])[0], participants, record };
 }
 
 export async function getRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<RoomView> {
-  const room = toRooms(await live(deps, projectId, roomId))[0];
-  if (!room) throw roomNotFound();
-  return room;
+  const { view } = await findRoom(deps, projectId, roomId);
+  if (!view) throw roomNotFound();
+  return view;
 }
 
 async function findParticipant(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string, participantId: string): Promise<LiveParticipantRecord> {
@@ -135,7 +198,7 @@ export async function endRoom(deps: ServiceDeps<RoomServiceStore>, projectId: st
  */
 export async function updateParticipant(
   deps: ServiceDeps<RoomServiceStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
-  roomId: string, participantId: string, patch: PermissionsPatch,
+  roomId: string, participantId: string, patch: ParticipantPatch,
 ): Promise<ParticipantView> {
   if (patch.subscribe_room === true && patch.subscribe_streams !== undefined && patch.subscribe_streams.length > 0) {
     throw new ApiError('invalid_request', 'subscribe_room cannot be combined with subscribe_streams');
@@ -155,16 +218,133 @@ export async function updateParticipant(
     throw new ApiError('scope_denied',
       `${patch.subscribe_room === true ? 'subscribe_room' : 'subscribe_streams'} needs the subscriber scope on the credential`);
   }
+  const changesPermissions = patch.publish_streams !== undefined || patch.subscribe_streams !== undefined || patch.subscribe_room !== undefined;
+  const changesMetadata = patch.metadata !== undefined || patch.attributes !== undefined;
+  if (patch.attributes !== undefined) checkAttributes(mergeAttributes(current.attributes, patch.attributes));
   // a change the media node might only hear of much later would be answered as done while not
   // enforced (docs/reference/room-api.md): refused until the bus reaches the nodes again
-  if (deps.bus.live?.() === false) {
-    throw new ApiError('unavailable', 'permission changes cannot reach the media nodes right now; retry shortly', { retryAfterSec: 1 });
+  refuseWhileBusDown(deps, 'participant changes');
+  let updated: LiveParticipantRecord | undefined = current;
+  if (changesPermissions) {
+    updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
+    if (!updated) throw participantNotFound();
+    await deps.bus.publish({
+      type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
+      publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,
+    });
   }
-  const updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
-  if (!updated) throw participantNotFound();
-  await deps.bus.publish({
-    type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
-    publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,
-  });
+  if (changesMetadata) {
+    updated = await deps.store.updateLiveParticipantMetadata(participantId, { metadata: patch.metadata, attributes: patch.attributes });
+    if (!updated) throw participantNotFound();
+    await deps.bus.publish({
+      type: 'participant.metadata', projectId: cred.projectId, roomId, participantId,
+      metadata: updated.metadata, attributes: { ...updated.attributes },
+    });
+  }
   return participantView(updated);
+}
+
+/** The bounds of a participant's attributes once merged (docs/reference/room-api.md, "Limits"). */
+function checkAttributes(attributes: Readonly<Record<string, string>>): void {
+  const entries = Object.entries(attributes);
+  if (entries.length > MAX_PARTICIPANT_ATTRIBUTES) {
+    throw new ApiError('invalid_request', `a participant may hold at most ${MAX_PARTICIPANT_ATTRIBUTES} attributes`);
+  }
+  const bytes = entries.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (bytes > MAX_PARTICIPANT_ATTRIBUTES_BYTES) {
+    throw new ApiError('invalid_request', `a participant's attributes may hold at most ${MAX_PARTICIPANT_ATTRIBUTES_BYTES} bytes of keys and values`);
+  }
+}
+
+/** 503 while the bus may not reach the media nodes in time (a cluster cut off from Redis): nothing is done, retry. */
+function refuseWhileBusDown(deps: ServiceDeps<RoomServiceStore>, what: string): void {
+  if (deps.bus.live?.() === false) {
+    throw new ApiError('unavailable', `${what} cannot reach the media nodes right now; retry shortly`, { retryAfterSec: 1 });
+  }
+}
+
+const settingsEvent = (r: RoomRecord) => ({
+  type: 'room.updated' as const, projectId: r.projectId, roomId: r.roomId, metadata: r.metadata,
+  maxParticipants: r.maxParticipants, emptyTimeout: r.emptyTimeout,
+});
+
+/**
+ * `POST /v1/rtc/rooms`: stores a room's settings ahead of time; idempotent on the room id. When the
+ * room already has stored settings they are answered unchanged (`created` false); `PATCH` changes them.
+ */
+export async function createRoom(
+  deps: ServiceDeps<RoomServiceStore>, projectId: string, request: RoomCreateRequest,
+): Promise<{ readonly created: boolean; readonly room: RoomView }> {
+  const now = nowSec(deps.clock);
+  const participants = await live(deps, projectId, request.room_id);
+  if (participants.length > 0) refuseWhileBusDown(deps, 'room settings');
+  const { room, created } = await deps.store.createRoom({
+    projectId, roomId: request.room_id, metadata: request.metadata ?? '', maxParticipants: request.max_participants ?? 0,
+    emptyTimeout: request.empty_timeout ?? DEFAULT_EMPTY_TIMEOUT_SECONDS, createdAt: now,
+    // a room somebody is in already is occupied; otherwise it is kept empty_timeout seconds from now
+    emptiedAt: participants.length > 0 ? null : now,
+  }, now);
+  if (created && participants.length > 0) await deps.bus.publish(settingsEvent(room));
+  return { created, room: toRooms(participants, [room])[0]! };
+}
+
+/**
+ * `PATCH /v1/rtc/rooms/{room_id}`: changes a live room's metadata and settings; a room that arose
+ * from joins gets its settings stored now (empty_timeout 0 unless given). 404 when the room has
+ * neither participants nor stored settings.
+ */
+export async function updateRoom(
+  deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string, update: RoomUpdate,
+): Promise<RoomView> {
+  const now = nowSec(deps.clock);
+  const found = await findRoom(deps, projectId, roomId);
+  if (!found.view) throw roomNotFound();
+  refuseWhileBusDown(deps, 'room settings');
+  const patch = { metadata: update.metadata, maxParticipants: update.max_participants, emptyTimeout: update.empty_timeout };
+  let record = found.record && await deps.store.updateRoom(projectId, roomId, patch, now);
+  if (!record) {
+    const stored = await deps.store.createRoom({
+      projectId, roomId, metadata: update.metadata ?? '', maxParticipants: update.max_participants ?? 0,
+      emptyTimeout: update.empty_timeout ?? 0, createdAt: now, emptiedAt: found.participants.length > 0 ? null : now,
+    }, now);
+    record = stored.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
+    if (!record) throw roomNotFound();
+  }
+  await deps.bus.publish(settingsEvent(record));
+  return toRooms(found.participants, [record])[0]!;
+}
+
+/** Standard base64 (RFC 4648 section 4), padded: the bytes, or undefined when the text is not such base64. */
+function decodeBase64(text: string): Buffer | undefined {
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  // stray bits in the last character make another text of the same bytes: refused, as not canonical
+  return bytes.toString('base64') === text ? bytes : undefined;
+}
+
+/**
+ * `POST /v1/rtc/rooms/{room_id}/data`: a message to the room's participants (to those named, when
+ * destinations are given), carried by the bus to every media node, which sends it to its matching
+ * sessions as `server_data`. The answer counts the participants presence lists as addressed.
+ */
+export async function sendData(
+  deps: ServiceDeps<RoomServiceStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
+  roomId: string, request: DataMessageRequest,
+): Promise<DataMessageSent> {
+  const bytes = decodeBase64(request.data);
+  if (!bytes) throw new ApiError('invalid_request', 'data must be standard base64 (RFC 4648, with padding)');
+  if (bytes.length > MAX_SERVER_DATA_BYTES) throw new ApiError('invalid_request', `data must be at most ${MAX_SERVER_DATA_BYTES} bytes once decoded`);
+  if (!cred.scopes.publisher) throw new ApiError('scope_denied', 'sending data to a room needs the publisher scope on the credential');
+  const found = await findRoom(deps, cred.projectId, roomId);
+  if (!found.view) throw roomNotFound();
+  refuseWhileBusDown(deps, 'data messages');
+  const participantIds = [...new Set(request.destination_participant_ids ?? [])];
+  const userIds = [...new Set(request.destination_user_ids ?? [])];
+  const everyone = participantIds.length === 0 && userIds.length === 0;
+  const recipients = found.participants
+    .filter((p) => everyone || participantIds.includes(p.participantId) || userIds.includes(p.userId)).length;
+  await deps.bus.publish({
+    type: 'room.data', projectId: cred.projectId, roomId, data: request.data, topic: request.topic ?? null, participantIds, userIds,
+  });
+  return { sent: true, recipients };
 }

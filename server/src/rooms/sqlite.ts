@@ -1,23 +1,45 @@
 import type Database from 'better-sqlite3';
 import { EVERY_USER } from './cutoff.ts';
-import { toLiveParticipant, toRoomCutoff, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
-import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, RoomCutoffStore } from './store.ts';
+import {
+  mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
+} from './rows.ts';
+import type {
+  LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord, RoomSettingsStore,
+} from './store.ts';
+
+/** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied. */
+const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > @now)';
 
 /**
  * The room module's part of the SQLite store (participants live on the media nodes, the nodes'
  * heartbeats, and the cut-offs of removals and ended rooms), on its connection.
  */
-export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore {
+export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
-      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes)
       VALUES (@participantId, @projectId, @roomId, @userId, @role, @publishStreams, @subscribeStreams, @subscribeRoom,
-      @joinedAt, @roomStartedAt, @mediaNode, @grants) ON CONFLICT (participant_id) DO UPDATE SET
+      @joinedAt, @roomStartedAt, @mediaNode, @grants, @metadata, @attributes) ON CONFLICT (participant_id) DO UPDATE SET
       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
       subscribe_room = excluded.subscribe_room, grants = excluded.grants`),
     deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
     updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
       SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
+    setParticipantMetadata: db.prepare<{ id: string; metadata: string; attributes: string }>(`UPDATE live_participants
+      SET metadata = @metadata, attributes = @attributes WHERE participant_id = @id`),
+    roomRecord: db.prepare<{ projectId: string; roomId: string; now: number }, RoomSettingsRow>(`SELECT * FROM room_settings
+      WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
+    listRoomRecords: db.prepare<{ projectId: string; now: number }, RoomSettingsRow>(`SELECT * FROM room_settings
+      WHERE project_id = @projectId AND ${LIVE_ROOM} ORDER BY room_id`),
+    putRoom: db.prepare<RoomSettingsRow>(`INSERT OR REPLACE INTO room_settings (project_id, room_id, metadata, max_participants,
+      empty_timeout, created_at, emptied_at) VALUES (@project_id, @room_id, @metadata, @max_participants, @empty_timeout,
+      @created_at, @emptied_at)`),
+    updateRoom: db.prepare<{ projectId: string; roomId: string; now: number; metadata: string | null; max: number | null; timeout: number | null }>(
+      `UPDATE room_settings SET metadata = coalesce(@metadata, metadata), max_participants = coalesce(@max, max_participants),
+       empty_timeout = coalesce(@timeout, empty_timeout) WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
+    setRoomEmptiedAt: db.prepare<{ projectId: string; roomId: string; now: number; emptiedAt: number | null }>(`UPDATE room_settings
+      SET emptied_at = @emptiedAt WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
+    purgeRoomRecords: db.prepare<{ now: number }>(`DELETE FROM room_settings WHERE NOT ${LIVE_ROOM}`),
     liveParticipant: db.prepare<[string], LiveParticipantRow>('SELECT * FROM live_participants WHERE participant_id = ?'),
     listLiveParticipants: db.prepare<{ projectId: string; roomId: string | null; seenSince: number }, LiveParticipantRow>(
       `SELECT p.* FROM live_participants p JOIN media_node_heartbeats h ON h.node_id = p.media_node
@@ -49,7 +71,28 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
   });
   const liveParams = (p: LiveParticipantRecord) => ({
     ...p, publishStreams: JSON.stringify(p.publishStreams), subscribeStreams: JSON.stringify(p.subscribeStreams),
-    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants),
+    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants), attributes: JSON.stringify(p.attributes),
+  });
+  const updateMetadata = db.transaction((participantId: string, patch: ParticipantMetadataPatch): LiveParticipantRecord | undefined => {
+    const row = q.liveParticipant.get(participantId);
+    if (!row) return undefined;
+    const current = toLiveParticipant(row);
+    q.setParticipantMetadata.run({
+      id: participantId, metadata: patch.metadata ?? current.metadata,
+      attributes: JSON.stringify(mergeAttributes(current.attributes, patch.attributes)),
+    });
+    return toLiveParticipant(q.liveParticipant.get(participantId)!);
+  });
+  const roomRow = (r: RoomRecord): RoomSettingsRow => ({
+    project_id: r.projectId, room_id: r.roomId, metadata: r.metadata, max_participants: r.maxParticipants,
+    empty_timeout: r.emptyTimeout, created_at: r.createdAt, emptied_at: r.emptiedAt,
+  });
+  const createRoom = db.transaction((room: RoomRecord, now: number) => {
+    const stored = q.roomRecord.get({ projectId: room.projectId, roomId: room.roomId, now });
+    if (stored) return { room: toRoomRecord(stored), created: false };
+    // an expired record of the room is replaced: that room finished
+    q.putRoom.run(roomRow(room));
+    return { room, created: true };
   });
 
   return {
@@ -63,6 +106,25 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       const r = changes === 1 ? q.liveParticipant.get(participantId) : undefined;
       return r && toLiveParticipant(r);
     },
+    async updateLiveParticipantMetadata(participantId, patch) { return updateMetadata(participantId, patch); },
+    async createRoom(room, nowSec) { return createRoom(room, nowSec); },
+    async updateRoom(projectId, roomId, patch, now) {
+      const changes = q.updateRoom.run({
+        projectId, roomId, now, metadata: patch.metadata ?? null, max: patch.maxParticipants ?? null, timeout: patch.emptyTimeout ?? null,
+      }).changes;
+      const r = changes === 1 ? q.roomRecord.get({ projectId, roomId, now }) : undefined;
+      return r && toRoomRecord(r);
+    },
+    async getRoomRecord(projectId, roomId, now) {
+      const r = q.roomRecord.get({ projectId, roomId, now });
+      return r && toRoomRecord(r);
+    },
+    async listRoomRecords(projectId, roomIds, now) {
+      const all = q.listRoomRecords.all({ projectId, now }).map(toRoomRecord);
+      return roomIds === undefined ? all : all.filter((r) => roomIds.includes(r.roomId));
+    },
+    async setRoomEmptiedAt(projectId, roomId, emptiedAt, now) { q.setRoomEmptiedAt.run({ projectId, roomId, emptiedAt, now }); },
+    async purgeRoomRecords(now) { return q.purgeRoomRecords.run({ now }).changes; },
     async listLiveParticipants(projectId, roomId, seenSince) {
       return q.listLiveParticipants.all({ projectId, roomId: roomId ?? null, seenSince }).map(toLiveParticipant);
     },

@@ -22,6 +22,15 @@ export interface LiveParticipantRecord extends LiveParticipantPermissions {
   /** `host:port`, as the media node announces itself. */
   readonly mediaNode: string;
   readonly grants: readonly LiveGrant[];
+  /** Set through the room service API; a media node's upsert (join, renewal) never changes them once stored. */
+  readonly metadata: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+/** A change of a participant's metadata (replaced) and attributes (merged: a null value deletes its key). */
+export interface ParticipantMetadataPatch {
+  readonly metadata?: string | undefined;
+  readonly attributes?: Readonly<Record<string, string | null>> | undefined;
 }
 
 /** The streams a live participant may publish and receive. */
@@ -38,6 +47,11 @@ export interface LiveParticipantStore {
   deleteLiveParticipant(participantId: string): Promise<void>;
   /** Changes the permissions of a participant's row; undefined when there is none. */
   updateLiveParticipant(participantId: string, permissions: LiveParticipantPermissions): Promise<LiveParticipantRecord | undefined>;
+  /**
+   * Replaces a participant's metadata and merges its attributes in one step (concurrent changes of
+   * different keys all stay); undefined when there is no row.
+   */
+  updateLiveParticipantMetadata(participantId: string, patch: ParticipantMetadataPatch): Promise<LiveParticipantRecord | undefined>;
   /**
    * A project's participants (of one room when `roomId` is given) on media nodes seen at
    * `seenSince` or later, oldest join first.
@@ -82,4 +96,44 @@ export interface RoomCutoffStore {
   listRoomCutoffs(nowSec: number): Promise<RoomCutoffRecord[]>;
   /** Forgets cut-offs that expired before `nowSec`; how many. */
   purgeRoomCutoffs(nowSec: number): Promise<number>;
+}
+
+/**
+ * A room's settings, stored when the customer's server creates or configures the room through the
+ * room service API (docs/reference/room-api.md, "Room settings"); rooms that only arise from joins have none.
+ * The room is live while somebody is joined (`emptiedAt` null) and for `emptyTimeout` seconds after
+ * `emptiedAt`; after that the record is expired: never returned, replaced by a new one, then purged.
+ */
+export interface RoomRecord {
+  readonly projectId: string;
+  readonly roomId: string;
+  readonly metadata: string;
+  /** 0: no bound but the media node's own. */
+  readonly maxParticipants: number;
+  readonly emptyTimeout: number;
+  readonly createdAt: number;
+  /** When the room last became empty (its creation, when nobody joined yet); null while somebody is joined. */
+  readonly emptiedAt: number | null;
+}
+
+/** Settings a room service call changes; fields left out keep their value. */
+export interface RoomSettingsPatch {
+  readonly metadata?: string | undefined;
+  readonly maxParticipants?: number | undefined;
+  readonly emptyTimeout?: number | undefined;
+}
+
+/** Rooms' settings, readable by every node. Every read takes the time: an expired record is none. */
+export interface RoomSettingsStore {
+  /** Stores `room` unless a live record of the room is stored; the one stored and whether it is `room`. */
+  createRoom(room: RoomRecord, nowSec: number): Promise<{ readonly room: RoomRecord; readonly created: boolean }>;
+  /** Changes the settings of a live record; undefined when there is none. */
+  updateRoom(projectId: string, roomId: string, patch: RoomSettingsPatch, nowSec: number): Promise<RoomRecord | undefined>;
+  getRoomRecord(projectId: string, roomId: string, nowSec: number): Promise<RoomRecord | undefined>;
+  /** A project's live records (of these rooms when `roomIds` is given), by room id. */
+  listRoomRecords(projectId: string, roomIds: readonly string[] | undefined, nowSec: number): Promise<RoomRecord[]>;
+  /** The media node holding the room saw it empty at `emptiedAt`, or occupied again (null); nothing without a live record. */
+  setRoomEmptiedAt(projectId: string, roomId: string, emptiedAt: number | null, nowSec: number): Promise<void>;
+  /** Forgets the records expired at `nowSec`; how many. */
+  purgeRoomRecords(nowSec: number): Promise<number>;
 }

@@ -147,6 +147,20 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (project_id, room_id, user_id)
    );
    CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
+  // metadata and attributes of live participants, and the settings of rooms created or configured through the
+  // room service API (docs/reference/room-api.md, "Metadata and attributes", "Room settings")
+  `ALTER TABLE live_participants ADD COLUMN metadata TEXT NOT NULL DEFAULT '';
+   ALTER TABLE live_participants ADD COLUMN attributes TEXT NOT NULL DEFAULT '{}';
+   CREATE TABLE room_settings (
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     metadata TEXT NOT NULL,
+     max_participants INTEGER NOT NULL,
+     empty_timeout INTEGER NOT NULL,
+     created_at INTEGER NOT NULL,
+     emptied_at INTEGER,
+     PRIMARY KEY (project_id, room_id)
+   );`,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

@@ -27,11 +27,12 @@ const isJson = (contentType: string | undefined): boolean =>
 
 /**
  * Steps 1-3 of the token API's order of checks (docs/reference/token-api.md), run before the body is read:
- * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413).
+ * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413; the
+ * room service operations that carry metadata or data allow `bodyLimitBytes`, docs/reference/room-api.md).
  * In a cluster the same round trip to Redis confirms the credential this process cached and counts
  * its App ID (docs/decisions.md, "Credential cache"), when no check before authentication can fail any more.
  */
-export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>) {
+export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>, bodyLimitBytes = TOKEN_API_BODY_LIMIT_BYTES) {
   const admission = ctx.deps.tokenAdmission ?? limiterAdmission(ctx.deps.limiter);
   // one per route: each warms on its own first requests
   const cache = ctx.deps.tokenAdmission ? createCredentialCache() : undefined;
@@ -40,7 +41,7 @@ export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore 
     // browser: Node's own fetch sends it too.
     const fromBrowser = req.headers.origin !== undefined;
     const declared = req.headers['content-length'];
-    const tooLarge = Number(declared ?? 0) > TOKEN_API_BODY_LIMIT_BYTES;
+    const tooLarge = Number(declared ?? 0) > bodyLimitBytes;
     const mayCountApp = !fromBrowser && declared !== undefined && !tooLarge && isJson(req.headers['content-type']);
     const presented = presentedCredential(req.headers.authorization);
     const admitted = await admitTokenRequest(ctx.deps, admission, cache, req.clientAddress, ctx.limits, presented, mayCountApp);
@@ -48,7 +49,7 @@ export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore 
       throw new ApiError('server_side_only', 'the token API is for servers: requests from a browser are refused');
     }
     if (tooLarge) {
-      throw new ApiError('invalid_request', `the request body exceeds ${TOKEN_API_BODY_LIMIT_BYTES} bytes`, { status: 413 });
+      throw new ApiError('invalid_request', `the request body exceeds ${bodyLimitBytes} bytes`, { status: 413 });
     }
     gateStates.set(req, { admitted, cache });
   };

@@ -97,6 +97,15 @@ export class Receiving {
     this.events.emit('participantJoined', participant);
   }
 
+  /** The customer's server set a participant's metadata or attributes; the participant as it is now, if it is known. */
+  participantMetadata(participantId: string, metadata: string, attributes: Readonly<Record<string, string>>): RemoteParticipant | undefined {
+    const known = this.participantsById.get(participantId);
+    if (!known) return undefined;
+    const participant = { ...known, metadata, attributes: { ...attributes } };
+    this.participantsById.set(participantId, participant);
+    return participant;
+  }
+
   participantLeft(participantId: string): void {
     const participant = this.participantsById.get(participantId);
     if (!participant) return;
@@ -173,7 +182,7 @@ function sameStream(a: RemoteStream | undefined, b: RemoteStream): boolean {
 }
 
 function participantOf(p: ParticipantInfo): RemoteParticipant {
-  return { participantId: p.participant_id, userId: p.user_id, role: p.role };
+  return { participantId: p.participant_id, userId: p.user_id, role: p.role, metadata: p.metadata ?? '', attributes: { ...p.attributes } };
 }
 
 async function streamStateOf(s: StreamInfo): Promise<RemoteStreamState> {

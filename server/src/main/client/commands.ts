@@ -2,6 +2,7 @@
  * The `rtc` commands for people: they talk to a running platform over its public HTTP API only
  * (docs/reference/cli.md).
  */
+import { readFileSync } from 'node:fs';
 import type {
   Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, RevocationResult, RoomEnded, RoomList, RtcParticipant,
   RtcRoom, TokenRequest,
@@ -40,6 +41,10 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT [--ban S] | rooms end ROOM
                  [--url URL] [--app-id ID --app-secret S]
                  --ban keeps the removed user out of the room S seconds (up to 604800)
+                 list: [--limit N] [--cursor C] [--rooms ROOM,…] (one page; --all follows next_cursor)
+  rooms create ROOM | rooms update ROOM [--metadata TEXT] [--max-participants N] [--empty-timeout S]
+  rooms send-data ROOM (TEXT | --file F) [--topic T] [--to PARTICIPANT,…] [--to-user USER,…]
+                 sends a data message to the room's apps (to those named with --to/--to-user)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
 ${WEBHOOKS_USAGE}
@@ -259,7 +264,7 @@ function participantLine(p: RtcParticipant): string {
 function roomLines(room: RtcRoom, withParticipants: boolean): string[] {
   const people = room.participants;
   const started = new Date(room.started_at * 1000).toISOString();
-  const head = `${room.room_id}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${room.media_node}  started=${started}`;
+  const head = `${room.room_id}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${room.media_node ?? '-'}  started=${started}`;
   return withParticipants ? [head, ...people.map(participantLine)] : [head];
 }
 
@@ -269,12 +274,8 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
   const flags = { ...APP_FLAGS, ...JSON_FLAG } satisfies Options;
   const call = <T>(values: Values, run: (client: TokenClient) => Promise<T>): Promise<T> => viaAppClient(appClient(command, values, io), run);
   const room = (positionals: readonly string[]): string => positional(command, positionals, 0, 'ROOM');
-  if (sub === 'list') {
-    const { values } = parseCommand(command, rest, flags, 0);
-    const body: RoomList = { rooms: await call(values, (client) => client.listRooms()) };
-    print(io, values['json'] === true, body, () => (body.rooms.length === 0 ? ['no live rooms'] : body.rooms.flatMap((r) => roomLines(r, false))));
-    return 0;
-  }
+  if (sub === 'list') return listRoomsCommand(command, rest, io);
+  if (sub === 'create' || sub === 'update' || sub === 'send-data') return roomDataCommand(sub, rest, io);
   if (sub === 'show') {
     const { values, positionals } = parseCommand(command, rest, flags, 1);
     const roomId = room(positionals);
@@ -304,7 +305,76 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
     print(io, values['json'] === true, body, () => [`ended (${participants} participants disconnected)`]);
     return 0;
   }
-  throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end)`);
+  throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end, create, update, send-data)`);
+}
+
+/** `rooms list`: one page, or with --all every page (docs/reference/cli.md). */
+async function listRoomsCommand(command: string, rest: readonly string[], io: ClientIO): Promise<number> {
+  const flags = {
+    ...APP_FLAGS, ...JSON_FLAG, limit: { type: 'string' }, cursor: { type: 'string' }, rooms: { type: 'string' }, all: { type: 'boolean' },
+  } satisfies Options;
+  const { values } = parseCommand(command, rest, flags, 0);
+  const limit = str(values, 'limit');
+  if (limit !== undefined && !/^\d{1,3}$/.test(limit)) throw new UsageError(`${command}: --limit takes 1 to 100`);
+  const roomIds = str(values, 'rooms')?.split(',');
+  let cursor = str(values, 'cursor');
+  const rooms: RtcRoom[] = [];
+  let next: string | null = null;
+  await viaAppClient(appClient(command, values, io), async (client) => {
+    do {
+      const page = await client.listRooms({ limit: limit === undefined ? undefined : Number(limit), cursor, roomIds });
+      rooms.push(...page.rooms);
+      next = page.next_cursor;
+      cursor = next ?? undefined;
+    } while (values['all'] === true && next !== null);
+  });
+  const body: RoomList = { rooms, next_cursor: next };
+  print(io, values['json'] === true, body, () => [
+    ...(rooms.length === 0 ? ['no live rooms'] : rooms.flatMap((r) => roomLines(r, false))),
+    ...(next === null ? [] : [`more: --cursor ${next as string}`]),
+  ]);
+  return 0;
+}
+
+/** `rooms create|update|send-data` (docs/reference/cli.md, "Rooms"). */
+async function roomDataCommand(sub: 'create' | 'update' | 'send-data', rest: readonly string[], io: ClientIO): Promise<number> {
+  const command = `rooms ${sub}`;
+  const base = { ...APP_FLAGS, ...JSON_FLAG } satisfies Options;
+  if (sub === 'send-data') {
+    const flags = { ...base, topic: { type: 'string' }, to: { type: 'string' }, 'to-user': { type: 'string' }, file: { type: 'string' } } satisfies Options;
+    const { values, positionals } = parseCommand(command, rest, flags, 2);
+    const roomId = positional(command, positionals, 0, 'ROOM');
+    const file = str(values, 'file');
+    const text = positionals[1];
+    if ((file === undefined) === (text === undefined)) throw new UsageError(`${command}: give the message as TEXT or --file F, not both`);
+    let data: Uint8Array | string;
+    try {
+      data = file === undefined ? text! : readFileSync(file);
+    } catch (err) {
+      throw new CommandError(`${command}: cannot read ${file ?? ''}: ${(err as Error).message}`);
+    }
+    const list = (name: string): string[] | undefined => str(values, name)?.split(',').filter((v) => v !== '');
+    const body = await viaAppClient(appClient(command, values, io), (client) => client.sendData(roomId, data, {
+      topic: str(values, 'topic'), destinationParticipantIds: list('to'), destinationUserIds: list('to-user'),
+    }));
+    print(io, values['json'] === true, body, () => [`sent to ${body.recipients} participant${body.recipients === 1 ? '' : 's'}`]);
+    return 0;
+  }
+  const flags = { ...base, metadata: { type: 'string' }, 'max-participants': { type: 'string' }, 'empty-timeout': { type: 'string' } } satisfies Options;
+  const { values, positionals } = parseCommand(command, rest, flags, 1);
+  const roomId = positional(command, positionals, 0, 'ROOM');
+  const maxText = str(values, 'max-participants');
+  if (maxText !== undefined && !/^\d{1,3}$/.test(maxText)) throw new UsageError(`${command}: --max-participants takes 0 to 256`);
+  const settings = {
+    ...(str(values, 'metadata') !== undefined && { metadata: str(values, 'metadata') }),
+    ...(maxText !== undefined && { max_participants: Number(maxText) }),
+    ...(str(values, 'empty-timeout') !== undefined && { empty_timeout: integer(command, 'empty-timeout', str(values, 'empty-timeout')) }),
+  };
+  const body = await viaAppClient(appClient(command, values, io), (client) => (sub === 'create'
+    ? client.createRoom({ room_id: roomId, ...settings })
+    : client.updateRoom(roomId, settings)));
+  print(io, values['json'] === true, body, () => roomLines(body, true));
+  return 0;
 }
 
 async function grant(args: readonly string[], io: ClientIO): Promise<number> {
