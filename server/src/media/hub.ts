@@ -9,8 +9,9 @@ import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from
 import type { ProjectCutoffRecord } from '../customers/store.ts';
 import type { LiveParticipantRecord, RoomCutoffRecord } from '../rooms/store.ts';
 import type { LiveParticipantStore, MediaNodeStore } from '../rooms/store.ts';
+import type { MediaSessionStore } from '../sessions/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
+import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
@@ -18,7 +19,8 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore;
+  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore
+    & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -195,11 +197,13 @@ export class MediaHub implements SessionHost {
     this.participants.set(session.participantId, session);
     const room = this.roomFor(grant.projectId, grant.roomId);
     const record = this.presenceOf(session, room);
-    const firstOfRoom = room.members.size === 1;
+    const count = room.members.size;
+    const history = this.historyOf(session, grant);
     this.writePresence(session, async (store) => {
       if (record) await this.quietly(session, store.upsertLiveParticipant(record));
-      if (firstOfRoom) await this.record(session, 'room.started');
-      await this.record(session, 'participant.joined');
+      await this.quietly(session, store.openMediaSession(history));
+      if (count === 1) await this.record(session, 'room.started', { num_participants: count });
+      await this.record(session, 'participant.joined', { num_participants: count });
     });
   }
 
@@ -213,13 +217,24 @@ export class MediaHub implements SessionHost {
     this.dropIfEmpty(room);
     this.logger.debug({ participantId: session.participantId }, 'media: participant left');
     if (this.participants.get(session.participantId) === session) this.participants.delete(session.participantId);
-    const lastOfRoom = room.members.size === 0;
-    const reason = session.closeReason;
+    // the count after the leave, on this node (docs/reference/webhooks.md)
+    const count = room.members.size;
+    const reason = session.leftReason;
+    const leftAt = this.nowSec();
     this.writePresence(session, async (store) => {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
-      await this.record(session, 'participant.left', { reason });
-      if (lastOfRoom) await this.record(session, 'room.finished');
+      await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason));
+      await this.record(session, 'participant.left', { reason, num_participants: count });
+      if (count === 0) await this.record(session, 'room.finished', { num_participants: count });
     });
+  }
+
+  /** The session history's row of a session that joined (docs/reference/api.md, "Session history"). */
+  private historyOf(session: Session, grant: MediaGrant): Parameters<MediaSessionStore['openMediaSession']>[0] {
+    return {
+      participantId: session.participantId, projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId,
+      role: grant.role, mediaNode: this.nodeId ?? null, joinedAt: session.joinedAtSec,
+    };
   }
 
   /** The store row of a joined session (docs/reference/room-api.md, "Presence"). */
@@ -260,7 +275,7 @@ export class MediaHub implements SessionHost {
   }
 
   /** Records a webhook event of a session (docs/reference/webhooks.md); ids only, never a secret. */
-  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string> = {}): Promise<void> {
+  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string | number> = {}): Promise<void> {
     if (!this.events) return;
     const grant = session.currentGrant;
     if (!grant) return;
@@ -307,8 +322,18 @@ export class MediaHub implements SessionHost {
     const sessions = this.grantHolders.of(grantId);
     if (sessions.length === 0) return;
     const arrived = performance.now();
-    for (const session of sessions) session.close('revoked');
+    for (const session of sessions) session.close('revoked', this.removalOf(session) ?? 'revoked');
     this.onRevocationClose?.((performance.now() - arrived) / 1000);
+  }
+
+  /**
+   * Whether a removal or a room's end known here covers the session: a removal revokes the grants
+   * it closes as well, and a session those revocations reach first still left by the removal.
+   */
+  private removalOf(session: Session): ParticipantLeftReason | undefined {
+    const covering = this.guard.roomCutoffsOf(session.projectId, session.roomId, session.userId).filter((c) => session.isRoomCutOffBy(c));
+    if (covering.length === 0) return undefined;
+    return covering.some((c) => c.userId === null) ? 'room_ended' : 'removed';
   }
 
   /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
@@ -330,9 +355,11 @@ export class MediaHub implements SessionHost {
   private cutOffRoom(cutoff: RoomCutoffRecord): void {
     const arrived = performance.now();
     let closed = 0;
+    // the same close code for both (docs/protocol/media.md, "Close codes"); participant.left tells them apart
+    const reason = cutoff.userId === null ? 'room_ended' : 'removed';
     for (const session of [...this.sessions]) {
       if (!session.isRoomCutOffBy(cutoff)) continue;
-      session.close('revoked');
+      session.close('revoked', reason);
       closed += 1;
     }
     if (closed > 0) this.onRevocationClose?.((performance.now() - arrived) / 1000);
