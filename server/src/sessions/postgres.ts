@@ -55,8 +55,9 @@ export function postgresSessionStore(pool: pg.Pool): MediaSessionStore {
     },
     async mediaSecondsPerDay(projectId, fromSec, days, nowSec) {
       if (days <= 0) return [];
+      // GREATEST and LEAST skip NULLs: the row of a day without sessions is filtered out, not counted whole
       const found = await rows<{ d: number; seconds: number }>(`SELECT d, COALESCE(sum(GREATEST(0,
-          LEAST(COALESCE(s.left_at, $4), d + 86400) - GREATEST(s.joined_at, d))), 0)::bigint AS seconds
+          LEAST(COALESCE(s.left_at, $4), d + 86400) - GREATEST(s.joined_at, d))) FILTER (WHERE s.seq IS NOT NULL), 0)::bigint AS seconds
         FROM generate_series($2::bigint, $3::bigint, 86400) AS d
         LEFT JOIN media_sessions s ON s.project_id = $1 AND s.joined_at < d + 86400 AND COALESCE(s.left_at, $4) > d
         GROUP BY d ORDER BY d`, [projectId, fromSec, fromSec + (days - 1) * 86_400, nowSec]);
