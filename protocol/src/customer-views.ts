@@ -77,7 +77,7 @@ export interface TokenDayCount {
   readonly tokens: number;
 }
 
-/** Participant minutes of a project on one UTC day (not priced: docs/reference/api.md, "Usage"). */
+/** Participant minutes of a project on one UTC day (not priced: docs/console.md, "Usage"). */
 export interface ParticipantDayMinutes {
   /** `YYYY-MM-DD`. */
   readonly day: string;

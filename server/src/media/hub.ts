@@ -229,7 +229,7 @@ export class MediaHub implements SessionHost {
     });
   }
 
-  /** The session history's row of a session that joined (docs/reference/api.md, "Session history"). */
+  /** The session history's row of a session that joined (docs/console.md, "Session history"). */
   private historyOf(session: Session, grant: MediaGrant): Parameters<MediaSessionStore['openMediaSession']>[0] {
     return {
       participantId: session.participantId, projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId,

@@ -40,7 +40,7 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
       await pool.query(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES ($1, $2) ON CONFLICT (node_id)
         DO UPDATE SET seen_at = GREATEST(media_node_heartbeats.seen_at, EXCLUDED.seen_at)`, [nodeId, nowSec]);
     },
-    // the node's open sessions end at its last heartbeat (docs/reference/api.md, "Session history")
+    // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
     async clearMediaNode(nodeId) {
       await pool.query(`WITH nodes AS (SELECT $1::text AS node_id, (SELECT seen_at FROM media_node_heartbeats WHERE node_id = $1) AS seen_at),
         closed AS (${POSTGRES_CLOSE_NODE_SESSIONS}),

@@ -40,7 +40,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
   };
 
-  // the node's open sessions end at its last heartbeat (docs/reference/api.md, "Session history")
+  // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
   const clearMediaNode = db.transaction((nodeId: string): void => {
     q.closeNodeSessions.run({ nodeId });
     q.clearNodeParticipants.run(nodeId);

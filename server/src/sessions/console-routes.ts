@@ -7,7 +7,7 @@ import { listSessions } from './history.ts';
 import { SESSION_CONSOLE_API } from './operations.ts';
 import type { MediaSessionStore } from './store.ts';
 
-/** The console's session history (docs/reference/api.md, "Session history"), on its session. */
+/** The console's session history (docs/console.md, "Session history"), on its session. */
 export function registerSessionConsoleRoutes(app: FastifyInstance, ctx: HttpContext<MediaSessionStore & ProjectStore & AccountStore>): void {
   const session = { onRequest: requireSession(ctx) };
   registerOperation(app, SESSION_CONSOLE_API.listProjectSessions, async (req, reply, input) =>

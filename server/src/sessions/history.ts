@@ -5,7 +5,7 @@ import type { ProjectStore } from '../customers/store.ts';
 import type { MediaSessionRecord, MediaSessionStore } from './store.ts';
 import type { MediaSession, ParticipantDayMinutes } from '@rtc/protocol';
 
-/** A media session as the session history shows it (docs/reference/api.md, "Session history"). */
+/** A media session as the session history shows it (docs/console.md, "Session history"). */
 export type SessionView = MediaSession;
 
 export const sessionView = (s: MediaSessionRecord, now: number): SessionView => ({

@@ -4,7 +4,7 @@ import { sessionListSchema } from './responses.ts';
 import { sessionsQuerySchema } from './schemas.ts';
 import { SESSION_RETENTION_DAYS } from './store.ts';
 
-/** The console's session history (docs/reference/api.md, "Session history"), on its session. */
+/** The console's session history (docs/console.md, "Session history"), on its session. */
 export const SESSION_CONSOLE_API = {
   listProjectSessions: consoleOperation({
     id: 'listProjectSessions', method: 'GET', path: '/v1/projects/{id}/sessions', tag: 'Projects',

@@ -3,7 +3,7 @@ import { pgQueries } from '../sql/postgres.ts';
 import { SESSION_COLUMNS, toMediaSession, type MediaSessionRow } from './rows.ts';
 import type { MediaSessionStore } from './store.ts';
 
-/** The session history (docs/reference/api.md, "Session history"): a migration of postgres.ts. */
+/** The session history (docs/console.md, "Session history"): a migration of postgres.ts. */
 export const POSTGRES_SESSION_MIGRATION = `CREATE TABLE media_sessions (
      seq BIGSERIAL PRIMARY KEY,
      participant_id TEXT NOT NULL UNIQUE,

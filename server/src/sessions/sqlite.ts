@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { SESSION_COLUMNS, toMediaSession, type MediaSessionRow } from './rows.ts';
 import type { MediaSessionStore } from './store.ts';
 
-/** The session history (docs/reference/api.md, "Session history"): a migration of sqlite.ts. */
+/** The session history (docs/console.md, "Session history"): a migration of sqlite.ts. */
 export const SQLITE_SESSION_MIGRATION = `CREATE TABLE media_sessions (
      seq INTEGER PRIMARY KEY,
      participant_id TEXT NOT NULL UNIQUE,

@@ -1,5 +1,5 @@
 /**
- * The session history (docs/reference/api.md, "Session history"): every media session a media node
+ * The session history (docs/console.md, "Session history"): every media session a media node
  * admitted, from its join to its leave, kept for `SESSION_RETENTION_DAYS` days after it ended.
  */
 import type { ParticipantLeftReason } from '@rtc/protocol';

@@ -148,7 +148,7 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (project_id, room_id, user_id)
    );
    CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
-  // every media session from join to leave, for the session history and participant minutes (docs/reference/api.md)
+  // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
   SQLITE_SESSION_MIGRATION,
 ];
 

@@ -70,7 +70,7 @@ export interface DayCount {
 
 /**
  * The project's tokens and participant minutes per day over the last `USAGE_DAYS` days, oldest first,
- * days without any as 0 (docs/reference/api.md, "Usage").
+ * days without any as 0 (docs/console.md, "Usage").
  */
 export async function projectUsage(
   deps: ServiceDeps<TokenCountStore & ProjectStore & MediaSessionStore>, accountId: string, projectId: string,
