@@ -6,6 +6,7 @@ import type { WebhookEvent } from '../../sdk/server/src/index.ts';
 import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
+import { freeTcpPort } from '../helpers/ports.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { join, nextEvent, sleep, startMediaServer, TcpProxy, TokenIssuer } from './media-helpers.ts';
@@ -62,7 +63,11 @@ describe('participant.left reasons, participant counts and the session history',
   before(async () => {
     const tls = makeCertificate(tempDir());
     receiver = await startWebhookReceiver(tls);
-    env = { RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100' };
+    // one media port across restarts: the node is the same `host:port`, and clears what a crash left
+    env = {
+      RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100',
+      RTC_MEDIA_PORT: String(await freeTcpPort()),
+    };
     server = await startMediaServer({ dataDir: tempDir(), env });
     issuer = await TokenIssuer.create(() => server.api);
     const created = await request(`${server.api}/v1/projects/${issuer.customer.projectId}/webhooks`, {
@@ -197,5 +202,20 @@ describe('participant.left reasons, participant counts and the session history',
     const seconds = usage.participant_minutes_per_day.reduce((sum, d) => sum + d.participant_seconds, 0);
     assert.equal(seconds, sessions.reduce((sum, s) => sum + s.duration_seconds, 0));
     for (const d of usage.participant_minutes_per_day) assert.equal(d.participant_minutes, Math.ceil(d.participant_seconds / 60));
+  });
+
+  it('ends, as node_lost at its last heartbeat, a session left open by a media node killed and started again on its address', async () => {
+    const jack = await enter(await token('jack', 'reasons-crash'));
+    const listed = async (): Promise<MediaSessionView | undefined> =>
+      (await consoleGet<MediaSessionList>('/sessions?room_id=reasons-crash')).sessions.find((s) => s.participant_id === jack.participantId);
+    while ((await listed()) === undefined) await sleep(20);
+    assert.equal((await listed())!.left_at, null);
+    server.process.kill('SIGKILL');
+    await server.stop();
+    server = await startMediaServer({ dataDir: server.dataDir, env });
+    const ended = (await listed())!;
+    assert.equal(ended.reason, 'node_lost');
+    assert.ok(ended.left_at !== null && ended.left_at >= ended.joined_at);
+    assert.equal(ended.duration_seconds, ended.left_at - ended.joined_at);
   });
 });
