@@ -26,7 +26,7 @@ describe('participant.left reasons', () => {
   });
 
   it('name, for each, close codes and names of the media protocol', () => {
-    const names = new Map(Object.values(MEDIA_CLOSE).map((c) => [c.code, c.reason]));
+    const names = new Map<number, string>(Object.values(MEDIA_CLOSE).map((c) => [c.code, c.reason]));
     for (const [reason, closes] of documentedReasons()) {
       for (const [, code, name] of closes.matchAll(/(\d{4}) `([a-z_]+)`/g)) {
         assert.equal(names.get(Number(code)), name, `${reason}: ${code} ${name}`);
