@@ -3,6 +3,7 @@
  * "Schemas"). Field names are the wire's, snake_case; times are seconds since the Unix epoch.
  */
 import type { RtcRoom } from './wire.ts';
+import type { ParticipantLeftReason } from './webhooks.ts';
 
 /** A signed-in account (`Account`). */
 export interface Account {
@@ -76,9 +77,39 @@ export interface TokenDayCount {
   readonly tokens: number;
 }
 
+/** Participant minutes of a project on one UTC day (not priced: docs/console.md, "Usage"). */
+export interface ParticipantDayMinutes {
+  /** `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly participant_seconds: number;
+  /** `participant_seconds` in minutes, rounded up. */
+  readonly participant_minutes: number;
+}
+
 /** `GET /v1/projects/{id}/usage` (`ProjectUsage`): the last 14 days. */
 export interface ProjectUsage {
   readonly tokens_per_day: readonly TokenDayCount[];
+  readonly participant_minutes_per_day: readonly ParticipantDayMinutes[];
+}
+
+/** One media session of the history (`MediaSession`); `left_at` and `reason` are null while it is open. */
+export interface MediaSession {
+  readonly participant_id: string;
+  readonly room_id: string;
+  readonly user_id: string;
+  readonly role: string;
+  readonly media_node: string | null;
+  readonly joined_at: number;
+  readonly left_at: number | null;
+  /** As `participant.left` says, or `node_lost` when the media node stopped without closing the session. */
+  readonly reason: ParticipantLeftReason | 'node_lost' | null;
+  readonly duration_seconds: number;
+}
+
+/** `GET /v1/projects/{id}/sessions` (`MediaSessionList`): newest first. */
+export interface MediaSessionList {
+  readonly sessions: readonly MediaSession[];
+  readonly next_cursor: string | null;
 }
 
 /** `GET /v1/rtc/rooms` and `GET /v1/projects/{id}/rooms` (`RoomList`): one page of the live rooms, by room id. */

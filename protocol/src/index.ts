@@ -42,12 +42,15 @@ export { E2EE_TRAILER_BYTES, E2EE_MARKER, E2EE_TAG_BYTES, clearBytes, encodeTrai
 export type { E2eeTrailer } from './e2ee-frame.ts';
 export {
   WEBHOOK_HEADERS, WEBHOOK_USER_AGENT, WEBHOOK_SIGNATURE_VERSION, WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_EVENT_TYPES,
-  webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
+  PARTICIPANT_LEFT_REASONS, webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
 } from './webhooks.ts';
-export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
+export type {
+  RoomEventData, ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, WebhookEventData, WebhookEventType, WebhookEvent,
+} from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
   ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RemovalRequest, PricingPlan, RevocationResult,
+  ParticipantDayMinutes, MediaSession, MediaSessionList,
 } from './customer-views.ts';
 export {
   GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,

@@ -57,8 +57,21 @@ export function parseWebhookTimestamp(text: string): number | undefined {
 export interface RoomEventData {
   readonly room_id: string;
   readonly media_node: string | null;
+  /** Participants in the room on that media node once the event happened. */
+  readonly num_participants: number;
   readonly [key: string]: unknown;
 }
+
+/**
+ * Why a participant left its media room (docs/reference/webhooks.md, "Why a participant left"): a
+ * closed list; `replaced` is a newer session of the same user in the same room taking over.
+ */
+export const PARTICIPANT_LEFT_REASONS = [
+  'left', 'removed', 'room_ended', 'revoked', 'expired', 'replaced', 'timeout', 'disconnected',
+  'going_away', 'slow_consumer', 'protocol_error', 'rate_limited',
+] as const;
+
+export type ParticipantLeftReason = (typeof PARTICIPANT_LEFT_REASONS)[number];
 
 /** A participant's event: the room's fields and who joined or left. */
 export interface ParticipantEventData extends RoomEventData {
@@ -67,10 +80,15 @@ export interface ParticipantEventData extends RoomEventData {
   readonly role: string;
 }
 
+/** `participant.left`: the participant's fields and why it left. */
+export interface ParticipantLeftData extends ParticipantEventData {
+  readonly reason: ParticipantLeftReason;
+}
+
 /** The data of each event type (docs/reference/webhooks.md, "Events"). */
 export interface WebhookEventData {
   'participant.joined': ParticipantEventData;
-  'participant.left': ParticipantEventData;
+  'participant.left': ParticipantLeftData;
   'room.started': RoomEventData;
   'room.finished': RoomEventData;
   'token.revoked': { readonly grant_id: string; readonly expires_at: number };

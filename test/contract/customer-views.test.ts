@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type {
   Account, Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, ProjectUsage, RevocationResult,
-  RoomEnded, RoomList, SessionTokens,
+  RoomEnded, RoomList, SessionTokens, MediaSessionList,
 } from '@rtc/protocol';
 import type { z } from 'zod';
 import type {
@@ -10,6 +10,7 @@ import type {
 } from '../../server/src/customers/responses.ts';
 import type { participantRemovedSchema, roomEndedSchema, roomListSchema } from '../../server/src/rooms/responses.ts';
 import type { projectUsageSchema, revocationResultSchema } from '../../server/src/tokens/responses.ts';
+import type { sessionListSchema } from '../../server/src/sessions/responses.ts';
 
 /**
  * What a response schema produces fits the view clients read (protocol/src/customer-views.ts), and
@@ -35,6 +36,7 @@ const CHECKS = {
   RoomEnded: holds<Matches<typeof roomEndedSchema, RoomEnded>>(),
   ParticipantRemoved: holds<Matches<typeof participantRemovedSchema, ParticipantRemoved>>(),
   RevocationResult: holds<Matches<typeof revocationResultSchema, RevocationResult>>(),
+  MediaSessionList: holds<Matches<typeof sessionListSchema, MediaSessionList>>(),
 };
 
 describe('customer API views', () => {

@@ -80,18 +80,19 @@ for (const cluster of [false, true]) describe(`media role presence and project e
     await settle(() => eventsOf(second.participantId, 'participant.joined').length === 1);
     // events name the node only where there are several (docs/reference/webhooks.md)
     const node = cluster ? `localhost:${new URL(media.url).port}` : null;
-    assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node }]);
+    assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node, num_participants: 1 }]);
     const joined = eventsOf(first.participantId, 'participant.joined')[0]!;
     assert.equal(joined.projectId, customer.projectId);
-    assert.deepEqual(joined.data, { room_id: 'events-room', participant_id: first.participantId, user_id: 'u1', role: 'speaker', media_node: node });
+    assert.deepEqual(joined.data, { room_id: 'events-room', participant_id: first.participantId, user_id: 'u1', role: 'speaker', media_node: node, num_participants: 1 });
 
     await first.close();
     await settle(() => eventsOf(first.participantId, 'participant.left').length === 1);
-    assert.equal(eventsOf(first.participantId, 'participant.left')[0]!.data['reason'], 'normal');
+    assert.equal(eventsOf(first.participantId, 'participant.left')[0]!.data['reason'], 'left');
+    assert.equal(eventsOf(first.participantId, 'participant.left')[0]!.data['num_participants'], 1);
     assert.equal(eventsOf(undefined, 'room.finished').length, 0);
     await second.close();
     await settle(() => eventsOf(undefined, 'room.finished').length === 1);
-    assert.deepEqual(eventsOf(undefined, 'room.finished')[0]!.data, { room_id: 'events-room', media_node: node });
+    assert.deepEqual(eventsOf(undefined, 'room.finished')[0]!.data, { room_id: 'events-room', media_node: node, num_participants: 0 });
     await settle(async () => (await listedCount()) === 0);
   });
 

@@ -5,6 +5,7 @@ import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/bi
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
 import type { RoomRecord } from '../../server/src/rooms/store.ts';
+import { describeSessionStoreContract } from './session-store-contract.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
 /** Where a store under test keeps its data: each call gives a new, empty database. */
@@ -548,6 +549,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
     });
 
     describeWebhookStoreContract(() => ({ store, other }));
+    describeSessionStoreContract(() => ({ store, other }));
 
     describe('subscription requests', () => {
       it('allows one pending request per project, and a new one once it is decided', async () => {

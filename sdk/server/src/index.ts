@@ -18,4 +18,6 @@ export type {
 export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
 export type { VerifyWebhookOptions, WebhookErrorCode, WebhookHeaders } from './webhook.ts';
-export type { ParticipantEventData, RoomEventData, WebhookEvent, WebhookEventData, WebhookEventType } from '@rtc/protocol';
+export type {
+  ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, RoomEventData, WebhookEvent, WebhookEventData, WebhookEventType,
+} from '@rtc/protocol';

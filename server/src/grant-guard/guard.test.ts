@@ -60,4 +60,35 @@ describe('grant guard: reading the store again when the bus may have missed even
       guard.close();
     }
   });
+
+  it('reads a removal\'s revocations before its cut-off and applies the cut-off first, so the session leaves as removed', async () => {
+    const order: string[] = [];
+    const removal = { projectId: 'p1', roomId: 'r1', userId: 'u1', cutAt: 1_000_000_000, expiresAt: 2_000_000_000 };
+    const store: GuardStore = {
+      isRevoked: async () => false,
+      listRevocations: async () => {
+        order.push('read revocations');
+        return [{ grantId: 'g1', projectId: 'p1', expiresAt: 2_000_000_000 }];
+      },
+      projectCutoff: async () => undefined,
+      listProjectCutoffs: async () => [],
+      roomCutoff: async () => undefined,
+      listRoomCutoffs: async () => {
+        order.push('read cut-offs');
+        return [removal];
+      },
+    };
+    const guard = GrantGuard.watch({
+      store, bus: resyncingBus(), clock: { nowMs: () => 1_000_000_000_000 },
+      onRevoked: () => order.push('revoked'), onCutOff: () => {}, onRoomCutOff: () => order.push('cut off'),
+    });
+    try {
+      await guard.load();
+      // a store that took the cut-off first, then the revocations, shows both to this order of reads
+      assert.deepEqual(order, ['read revocations', 'read cut-offs', 'cut off', 'revoked']);
+      assert.deepEqual(guard.roomCutoffsOf('p1', 'r1', 'u1'), [removal]);
+    } finally {
+      guard.close();
+    }
+  });
 });

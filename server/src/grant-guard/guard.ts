@@ -132,6 +132,11 @@ export class GrantGuard {
     return revoked || isCutOff(cutoff?.cutAt, grant.issuedAt) || isCutOff(roomCutAt, grant.issuedAt) || this.isRefusedInMemory(grant);
   }
 
+  /** The removal and room-end cut-offs this process knows for a user in a room (why a revoked session ended). */
+  roomCutoffsOf(projectId: string, roomId: string, userId: string): RoomCutoffRecord[] {
+    return this.roomCutoffs.of(projectId, roomId, userId);
+  }
+
   /** Stops listening to the bus and the store. */
   close(): void {
     this.closed = true;
@@ -191,17 +196,21 @@ export class GrantGuard {
    * Reads the stored revocations and cut-offs and applies them as if they came over the bus. One
    * read at a time: a call made during a read waits for it and then reads again (the read in
    * flight may predate what the caller must see).
+   *
+   * A removal stores its cut-off before the grants it revokes, and publishes it first: the
+   * revocations are read first and the cut-offs after, then applied cut-offs first, so a session a
+   * removal or a room's end closes says so (`removed`, `room_ended`) rather than `revoked`
+   * (docs/reference/webhooks.md, "Why a participant left").
    */
   load(): Promise<void> {
     const read = async (): Promise<void> => {
       const now = this.nowSec();
       const { store } = this.options;
-      const [revocations, cutoffs, roomCutoffs] = await Promise.all([
-        store.listRevocations(now), store.listProjectCutoffs(now), store.listRoomCutoffs(now),
-      ]);
-      for (const r of revocations) this.revoke(r.grantId, r.expiresAt);
-      for (const c of cutoffs) this.cutOff(c);
+      const revocations = await store.listRevocations(now);
+      const [cutoffs, roomCutoffs] = await Promise.all([store.listProjectCutoffs(now), store.listRoomCutoffs(now)]);
       for (const c of roomCutoffs) this.cutOffRoom(c);
+      for (const c of cutoffs) this.cutOff(c);
+      for (const r of revocations) this.revoke(r.grantId, r.expiresAt);
     };
     const next = (this.reading ?? Promise.resolve()).catch(() => {}).then(read);
     const current = next.finally(() => {

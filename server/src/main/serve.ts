@@ -13,6 +13,7 @@ import { nowSec } from '../core/deps.ts';
 import { startAdminListener } from './admin.ts';
 import { startWebhookWorker } from '../webhooks/worker.ts';
 import { startSignaling } from '../signaling/role.ts';
+import { SESSION_RETENTION_DAYS } from '../sessions/store.ts';
 import { composeServices, httpContext, systemClock } from './compose.ts';
 import type { RoleContext, RoleServer, RoleStarter } from '../role.ts';
 
@@ -106,6 +107,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     store.purgeRoomCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room cut-off purge failed'));
     store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
       .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
+    store.purgeMediaSessions(nowSec(systemClock) - SESSION_RETENTION_DAYS * 86_400)
+      .catch((err: unknown) => logger.warn({ err }, 'session history purge failed'));
   }, REVOCATION_PURGE_INTERVAL_MS);
   purge.unref();
 

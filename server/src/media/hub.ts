@@ -9,8 +9,9 @@ import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from
 import type { ProjectCutoffRecord } from '../customers/store.ts';
 import type { LiveParticipantRecord, RoomCutoffRecord } from '../rooms/store.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
+import type { MediaSessionStore } from '../sessions/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits } from '@rtc/protocol';
+import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room, roomKey, type RoomSettings } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
@@ -19,7 +20,8 @@ import type { RtcOptions } from './webrtc/options.ts';
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
   readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore
-    & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>;
+    & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>
+    & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -222,10 +224,13 @@ export class MediaHub implements SessionHost {
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
     if (room.members.size === 1) this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, null, this.nowSec()));
+    const count = room.members.size;
+    const history = this.historyOf(session, grant);
     this.writePresence(session, async (store) => {
       if (record) await this.quietly(session, store.upsertLiveParticipant(record));
-      if (firstOfRoom) await this.record(session, 'room.started');
-      await this.record(session, 'participant.joined');
+      await this.quietly(session, store.openMediaSession(history));
+      if (firstOfRoom) await this.record(session, 'room.started', { num_participants: count });
+      await this.record(session, 'participant.joined', { num_participants: count });
     });
   }
 
@@ -254,12 +259,24 @@ export class MediaHub implements SessionHost {
         this.rooms.delete(room.key);
       }
     }
-    const reason = session.closeReason;
+    // the count after the leave, on this node (docs/reference/webhooks.md)
+    const count = room.members.size;
+    const reason = session.leftReason;
+    const leftAt = this.nowSec();
     this.writePresence(session, async (store) => {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
-      await this.record(session, 'participant.left', { reason });
-      if (lastOfRoom && !keep) await this.record(session, 'room.finished');
+      await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason));
+      await this.record(session, 'participant.left', { reason, num_participants: count });
+      if (lastOfRoom && !keep) await this.record(session, 'room.finished', { num_participants: 0 });
     });
+  }
+
+  /** The session history's row of a session that joined (docs/console.md, "Session history"). */
+  private historyOf(session: Session, grant: MediaGrant): Parameters<MediaSessionStore['openMediaSession']>[0] {
+    return {
+      participantId: session.participantId, projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId,
+      role: grant.role, mediaNode: this.nodeId ?? null, joinedAt: session.joinedAtSec,
+    };
   }
 
   /** The empty_timeout of a room nobody joined again ran out: it finishes. */
@@ -268,7 +285,7 @@ export class MediaHub implements SessionHost {
     if (room.members.size > 0 || this.rooms.get(room.key) !== room) return;
     this.rooms.delete(room.key);
     this.logger.debug({ projectId: room.projectId, roomId: room.roomId }, 'media: room finished after its empty timeout');
-    this.writeRoom(room, () => this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId }));
+    this.writeRoom(room, () => this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId, num_participants: 0 }));
   }
 
   /** Runs a room's store writes one after the other; a failure is logged. */
@@ -322,7 +339,7 @@ export class MediaHub implements SessionHost {
   }
 
   /** Records a webhook event of a session (docs/reference/webhooks.md); ids only, never a secret. */
-  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string> = {}): Promise<void> {
+  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string | number> = {}): Promise<void> {
     if (!this.events) return;
     const grant = session.currentGrant;
     if (!grant) return;
@@ -334,7 +351,7 @@ export class MediaHub implements SessionHost {
     });
   }
 
-  private async recordEvent(projectId: string, type: ProjectEventInput['type'], data: Record<string, string>): Promise<void> {
+  private async recordEvent(projectId: string, type: ProjectEventInput['type'], data: Record<string, string | number>): Promise<void> {
     if (!this.events) return;
     try {
       await this.events.record({
@@ -404,8 +421,18 @@ export class MediaHub implements SessionHost {
     const sessions = this.grantHolders.of(grantId);
     if (sessions.length === 0) return;
     const arrived = performance.now();
-    for (const session of sessions) session.close('revoked');
+    for (const session of sessions) session.close('revoked', this.removalOf(session) ?? 'revoked');
     this.onRevocationClose?.((performance.now() - arrived) / 1000);
+  }
+
+  /**
+   * Whether a removal or a room's end known here covers the session: a removal revokes the grants
+   * it closes as well, and a session those revocations reach first still left by the removal.
+   */
+  private removalOf(session: Session): ParticipantLeftReason | undefined {
+    const covering = this.guard.roomCutoffsOf(session.projectId, session.roomId, session.userId).filter((c) => session.isRoomCutOffBy(c));
+    if (covering.length === 0) return undefined;
+    return covering.some((c) => c.userId === null) ? 'room_ended' : 'removed';
   }
 
   /** An archive ends the project's sessions like a revocation of their grants (docs/decisions.md, "Archiving ends live sessions"). */
@@ -427,9 +454,11 @@ export class MediaHub implements SessionHost {
   private cutOffRoom(cutoff: RoomCutoffRecord): void {
     const arrived = performance.now();
     let closed = 0;
+    // the same close code for both (docs/protocol/media.md, "Close codes"); participant.left tells them apart
+    const reason = cutoff.userId === null ? 'room_ended' : 'removed';
     for (const session of [...this.sessions]) {
       if (!session.isRoomCutOffBy(cutoff)) continue;
-      session.close('revoked');
+      session.close('revoked', reason);
       closed += 1;
     }
     if (closed > 0) this.onRevocationClose?.((performance.now() - arrived) / 1000);

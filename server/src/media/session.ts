@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import {
   KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, PROTOCOL_VERSION,
-  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type Role, type RtcVideoPreference, type ServerControl,
+  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type ParticipantLeftReason, type Role, type RtcVideoPreference,
+  type ServerControl,
 } from '@rtc/protocol';
 import { b64u } from '../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
@@ -86,8 +87,11 @@ export class Session implements Member, PeerOwner, RenewingSession {
   private readonly queue: SendQueue;
   /** The session's WebRTC peer connection, from its first `rtc_offer` to the session's end. */
   private peer: RtcPeer | undefined;
-  /** Why the session ended: the close name, or `disconnected` when the client went away. */
-  closeReason: MediaCloseName | 'disconnected' = 'disconnected';
+  /**
+   * Why the session ended, as `participant.left` says (docs/reference/webhooks.md, "Why a participant
+   * left"): set by the server's close, or by the client's own close frame; `disconnected` otherwise.
+   */
+  leftReason: ParticipantLeftReason = 'disconnected';
   participantId = '';
   /** Set by the customer's server through the room service API; '' and {} at join. */
   metadata = '';
@@ -116,8 +120,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
     );
     socket.on('drain', () => this.queue.flush());
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('close', () => {
+    ws.on('close', (code: number) => {
       clearTimeout(this.closeTimer);
+      // the client closed first: a normal close (1000, or 1001 from a page going away) is leaving
+      if (this.state !== 'closed' && (code === 1000 || code === 1001)) this.leftReason = 'left';
       this.teardown();
     });
     // protocol errors of the ws library (bad framing, 1009 too big) close the socket themselves
@@ -265,11 +271,14 @@ export class Session implements Member, PeerOwner, RenewingSession {
     stream.publisher.requestKeyFrame(streamId, layer);
   }
 
-  /** Closes with a documented code; the session leaves its room at once. */
-  close(name: MediaCloseName): void {
+  /**
+   * Closes with a documented code; the session leaves its room at once. `why` is the reason
+   * `participant.left` gives when it differs from the close name (a removal closes with `revoked`).
+   */
+  close(name: MediaCloseName, why: ParticipantLeftReason = leftReasonOf(name)): void {
     if (this.state === 'closed') return;
     const { code, reason } = MEDIA_CLOSE[name];
-    this.closeReason = name;
+    this.leftReason = why;
     this.teardown();
     if (this.ws.readyState === this.ws.OPEN) {
       this.ws.close(code, reason);
@@ -424,5 +433,22 @@ export class Session implements Member, PeerOwner, RenewingSession {
         this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer could not be answered'));
       },
     );
+  }
+}
+
+/** The reason `participant.left` gives for a close by the server (docs/reference/webhooks.md, "Why a participant left"). */
+function leftReasonOf(name: MediaCloseName): ParticipantLeftReason {
+  switch (name) {
+    case 'normal': return 'left';
+    case 'going_away': return 'going_away';
+    case 'expired': return 'expired';
+    case 'replaced': return 'replaced';
+    case 'timeout': return 'timeout';
+    case 'slow_consumer': return 'slow_consumer';
+    case 'rate_limited': return 'rate_limited';
+    case 'revoked': return 'revoked';
+    case 'protocol_error': case 'message_too_big': case 'unauthorized': return 'protocol_error';
+    // only before the join, when no participant event is sent
+    case 'room_full': case 'internal_error': return 'disconnected';
   }
 }

@@ -3,6 +3,7 @@ import { CUSTOMER_API_OPERATIONS } from '../customers/operations.ts';
 import { MEDIA_OPERATIONS } from '../media/operations.ts';
 import { ROOM_API_OPERATIONS, ROOM_CONSOLE_API } from '../rooms/operations.ts';
 import { PUBLIC_API_OPERATIONS } from '../billing/public-operations.ts';
+import { SESSION_CONSOLE_API } from '../sessions/operations.ts';
 import { SIGNALING_OPERATIONS } from '../signaling/operations.ts';
 import { TOKEN_API_OPERATIONS, TOKEN_CONSOLE_API } from '../tokens/operations.ts';
 import { WEBHOOKS_API_OPERATIONS } from '../webhooks/operations.ts';
@@ -22,6 +23,7 @@ export const OPERATIONS: readonly Operation[] = [
   TOKEN_CONSOLE_API.createTemporaryToken,
   ...Object.values(ROOM_CONSOLE_API),
   TOKEN_CONSOLE_API.getProjectUsage,
+  ...Object.values(SESSION_CONSOLE_API),
   ...CUSTOMER_API_OPERATIONS.slice(FIRST_CREDENTIAL),
   ...WEBHOOKS_API_OPERATIONS,
   ...PUBLIC_API_OPERATIONS,

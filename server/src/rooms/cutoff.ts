@@ -53,6 +53,12 @@ export class RoomCutoffs {
     return (own !== undefined && grant.issuedAt <= own.cutAt) || (room !== undefined && grant.issuedAt <= room.cutAt);
   }
 
+  /** The cut-offs known for `userId` in the room: its own removal's and the room's end's, either of which may be missing. */
+  of(projectId: string, roomId: string, userId: string): RoomCutoffRecord[] {
+    return [this.byKey.get(key(projectId, roomId, userId)), this.byKey.get(key(projectId, roomId, null))]
+      .filter((c): c is RoomCutoffRecord => c !== undefined);
+  }
+
   /** Forgets cut-offs that expired before `nowSec` (every grant they cover has expired, and any ban has ended). */
   purge(nowSec: number): void {
     for (const [k, cutoff] of this.byKey) if (cutoff.expiresAt < nowSec) this.byKey.delete(k);

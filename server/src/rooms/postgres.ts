@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { pgQueries } from '../sql/postgres.ts';
+import { POSTGRES_CLOSE_NODE_SESSIONS } from '../sessions/postgres.ts';
 import { EVERY_USER } from './cutoff.ts';
 import { toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow } from './rows.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
@@ -86,13 +87,17 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
       await pool.query(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES ($1, $2) ON CONFLICT (node_id)
         DO UPDATE SET seen_at = GREATEST(media_node_heartbeats.seen_at, EXCLUDED.seen_at)`, [nodeId, nowSec]);
     },
+    // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
     async clearMediaNode(nodeId) {
-      await pool.query(`WITH gone AS (DELETE FROM live_participants WHERE media_node = $1)
+      await pool.query(`WITH nodes AS (SELECT $1::text AS node_id, (SELECT seen_at FROM media_node_heartbeats WHERE node_id = $1) AS seen_at),
+        closed AS (${POSTGRES_CLOSE_NODE_SESSIONS}),
+        gone AS (DELETE FROM live_participants WHERE media_node = $1)
         DELETE FROM media_node_heartbeats WHERE node_id = $1`, [nodeId]);
     },
     async purgeMediaNodes(seenBefore) {
-      const stale = await rows<{ node_id: string }>(`WITH stale AS (DELETE FROM media_node_heartbeats WHERE seen_at < $1 RETURNING node_id),
-        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM stale)) SELECT node_id FROM stale`, [seenBefore]);
+      const stale = await rows<{ node_id: string }>(`WITH nodes AS (DELETE FROM media_node_heartbeats WHERE seen_at < $1 RETURNING node_id, seen_at),
+        closed AS (${POSTGRES_CLOSE_NODE_SESSIONS}),
+        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM nodes)) SELECT node_id FROM nodes`, [seenBefore]);
       return stale.length;
     },
     async insertRoomCutoff(c) {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { SQLITE_CLOSE_NODE_SESSIONS } from '../sessions/sqlite.ts';
 import { EVERY_USER } from './cutoff.ts';
 import {
   mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
@@ -47,6 +48,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
        ORDER BY p.joined_at, p.rowid`),
     heartbeatMediaNode: db.prepare<[string, number]>(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES (?, ?)
       ON CONFLICT (node_id) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`),
+    closeNodeSessions: db.prepare<{ nodeId: string }>(SQLITE_CLOSE_NODE_SESSIONS),
     clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
     clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
     staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
@@ -60,7 +62,9 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
   };
 
+  // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
   const clearMediaNode = db.transaction((nodeId: string): void => {
+    q.closeNodeSessions.run({ nodeId });
     q.clearNodeParticipants.run(nodeId);
     q.clearNodeHeartbeat.run(nodeId);
   });

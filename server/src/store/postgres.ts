@@ -8,6 +8,7 @@ import { postgresRoomStore } from '../rooms/postgres.ts';
 import { postgresTokenStore } from '../tokens/postgres.ts';
 import type { Store } from './port.ts';
 import { POSTGRES_WEBHOOK_MIGRATION, postgresWebhookStore } from '../webhooks/postgres.ts';
+import { POSTGRES_SESSION_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
 
 /**
  * The schema history of the one database every module's adapter shares (each module's queries live in
@@ -164,6 +165,8 @@ const MIGRATIONS: readonly string[] = [
      emptied_at BIGINT,
      PRIMARY KEY (project_id, room_id)
    );`,
+  // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
+  POSTGRES_SESSION_MIGRATION,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
@@ -221,6 +224,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     ...postgresRoomStore(pool),
     ...postgresBillingStore(pool),
     ...postgresWebhookStore(pool),
+    ...postgresSessionStore(pool),
     async ping() { await pool.query('SELECT 1'); },
     // a second close does nothing, as with SQLite (pg's pool refuses a second end)
     async close() {

@@ -8,6 +8,7 @@ import { sqliteRoomStore } from '../rooms/sqlite.ts';
 import { sqliteTokenStore } from '../tokens/sqlite.ts';
 import type { Store } from './port.ts';
 import { SQLITE_WEBHOOK_MIGRATION, sqliteWebhookStore } from '../webhooks/sqlite.ts';
+import { SQLITE_SESSION_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
 
 // The schema history of the one database file every module's adapter shares (each module's queries
 // live in its own sqlite.ts). Each entry moves the schema one version forward; PRAGMA user_version
@@ -161,6 +162,8 @@ const MIGRATIONS: readonly string[] = [
      emptied_at INTEGER,
      PRIMARY KEY (project_id, room_id)
    );`,
+  // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
+  SQLITE_SESSION_MIGRATION,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
@@ -184,6 +187,7 @@ export function createSqliteStore(path: string): Store {
     ...sqliteRoomStore(db),
     ...sqliteBillingStore(db),
     ...sqliteWebhookStore(db),
+    ...sqliteSessionStore(db),
     async ping() { ping.get(); },
     async close() { db.close(); },
   };

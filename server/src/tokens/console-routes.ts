@@ -4,12 +4,15 @@ import type { AccountStore, ProjectStore } from '../customers/store.ts';
 import type { HttpContext } from '../http/context.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { TOKEN_CONSOLE_API } from './operations.ts';
+import type { MediaSessionStore } from '../sessions/store.ts';
 import type { TokenCountStore } from './store.ts';
 import { issueTemporaryToken } from './temporary.ts';
 import { projectUsage } from './usage.ts';
 
 /** The console's token routes (docs/console.md), on its session: temporary test tokens and the project's token counts. */
-export function registerTokenConsoleRoutes(app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore>): void {
+export function registerTokenConsoleRoutes(
+  app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore & MediaSessionStore>,
+): void {
   const session = { onRequest: requireSession(ctx) };
 
   registerOperation(app, TOKEN_CONSOLE_API.getProjectUsage, async (req, reply, input) =>

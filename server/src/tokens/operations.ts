@@ -108,8 +108,10 @@ export const TOKEN_CONSOLE_API = {
   }),
   getProjectUsage: consoleOperation({
     id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', tag: 'Projects',
-    summary: 'Tokens issued per day for the project, for the console',
-    description: 'Counted per UTC day; each process writes its counts every 5 seconds, so a token issued elsewhere shows within that time.',
+    summary: 'Tokens issued and participant minutes per day for the project, for the console',
+    description: 'Counted per UTC day; each process writes its token counts every 5 seconds, so a token issued elsewhere shows '
+      + 'within that time. Participant minutes come from the session history (GET /v1/projects/{id}/sessions), as media '
+      + 'nodes record each join and leave.',
     pathParams: projectId,
     responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
     errors: ['rate_limited'],

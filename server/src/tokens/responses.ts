@@ -43,6 +43,11 @@ export const projectUsageSchema = responseComponent(z.strictObject({
     day: z.string().meta({ description: 'UTC day, YYYY-MM-DD' }),
     tokens: z.int().min(0).meta({ description: 'tokens issued for the project that day (token API and temporary tokens)' }),
   })).meta({ description: 'the last 14 days, oldest first, today last' }),
+  participant_minutes_per_day: z.array(z.strictObject({
+    day: z.string().meta({ description: 'UTC day, YYYY-MM-DD' }),
+    participant_seconds: z.int().min(0).meta({ description: 'seconds spent in media sessions of the project that day, summed over participants' }),
+    participant_minutes: z.int().min(0).meta({ description: 'participant_seconds in minutes, rounded up' }),
+  })).meta({ description: 'the same days; a session counts on each day it overlaps, an open one up to now. Not priced: see docs/console.md, "Usage"' }),
 }), 'ProjectUsage');
 
 export const revocationResultSchema = responseComponent(z.strictObject({ revoked: z.literal(true) }), 'RevocationResult');

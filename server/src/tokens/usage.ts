@@ -9,6 +9,8 @@ import type { ServiceDeps } from '../core/deps.ts';
 import { nowSec } from '../core/deps.ts';
 import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
 import type { ProjectStore } from '../customers/store.ts';
+import { participantMinutesPerDay, type DayMinutes } from '../sessions/history.ts';
+import type { MediaSessionStore } from '../sessions/store.ts';
 
 /** How many days the usage view shows, today included. */
 export const USAGE_DAYS = 14;
@@ -66,8 +68,13 @@ export interface DayCount {
   readonly tokens: number;
 }
 
-/** The project's tokens per day over the last `USAGE_DAYS` days, oldest first, days without tokens as 0. */
-export async function projectUsage(deps: ServiceDeps<TokenCountStore & ProjectStore>, accountId: string, projectId: string): Promise<{ tokens_per_day: DayCount[] }> {
+/**
+ * The project's tokens and participant minutes per day over the last `USAGE_DAYS` days, oldest first,
+ * days without any as 0 (docs/console.md, "Usage").
+ */
+export async function projectUsage(
+  deps: ServiceDeps<TokenCountStore & ProjectStore & MediaSessionStore>, accountId: string, projectId: string,
+): Promise<{ tokens_per_day: DayCount[]; participant_minutes_per_day: DayMinutes[] }> {
   const project = await getOwnProject(deps, accountId, projectId);
   await admitConsoleRead(deps, accountId);
   // this process's own counts are current; other processes' arrive within their flush interval
@@ -75,5 +82,9 @@ export async function projectUsage(deps: ServiceDeps<TokenCountStore & ProjectSt
   const today = nowSec(deps.clock);
   const days = Array.from({ length: USAGE_DAYS }, (_, i) => dayOf(today - (USAGE_DAYS - 1 - i) * 86_400));
   const counts = new Map((await deps.store.listTokenCounts(project.id, days[0]!)).map((c) => [c.day, c.count]));
-  return { tokens_per_day: days.map((day) => ({ day, tokens: counts.get(day) ?? 0 })) };
+  const firstDayStart = Math.floor(today / 86_400) * 86_400 - (USAGE_DAYS - 1) * 86_400;
+  return {
+    tokens_per_day: days.map((day) => ({ day, tokens: counts.get(day) ?? 0 })),
+    participant_minutes_per_day: await participantMinutesPerDay(deps, project.id, firstDayStart, days),
+  };
 }

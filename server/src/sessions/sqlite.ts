@@ -1,0 +1,66 @@
+import type Database from 'better-sqlite3';
+import { SESSION_COLUMNS, toMediaSession, type MediaSessionRow } from './rows.ts';
+import type { MediaSessionStore } from './store.ts';
+
+/** The session history (docs/console.md, "Session history"): a migration of sqlite.ts. */
+export const SQLITE_SESSION_MIGRATION = `CREATE TABLE media_sessions (
+     seq INTEGER PRIMARY KEY,
+     participant_id TEXT NOT NULL UNIQUE,
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     role TEXT NOT NULL,
+     media_node TEXT,
+     joined_at INTEGER NOT NULL,
+     left_at INTEGER,
+     reason TEXT
+   );
+   CREATE INDEX media_sessions_project ON media_sessions(project_id, seq);
+   CREATE INDEX media_sessions_room ON media_sessions(project_id, room_id, seq);
+   CREATE INDEX media_sessions_joined ON media_sessions(project_id, joined_at);
+   CREATE INDEX media_sessions_open ON media_sessions(media_node) WHERE left_at IS NULL;
+   CREATE INDEX media_sessions_left ON media_sessions(left_at);`;
+
+/**
+ * Ends the open sessions of a media node that is cleared (restarted after a crash) or purged as
+ * stale, at the node's last heartbeat (not before their join): run before the heartbeat is deleted.
+ */
+export const SQLITE_CLOSE_NODE_SESSIONS = `UPDATE media_sessions SET reason = 'node_lost',
+  left_at = max(joined_at, coalesce((SELECT seen_at FROM media_node_heartbeats WHERE node_id = @nodeId), joined_at))
+  WHERE media_node = @nodeId AND left_at IS NULL`;
+
+export function sqliteSessionStore(db: Database.Database): MediaSessionStore {
+  const q = {
+    open: db.prepare(`INSERT INTO media_sessions (participant_id, project_id, room_id, user_id, role, media_node, joined_at)
+      VALUES (@participantId, @projectId, @roomId, @userId, @role, @mediaNode, @joinedAt) ON CONFLICT (participant_id) DO NOTHING`),
+    close: db.prepare<[number, string, string]>('UPDATE media_sessions SET left_at = max(joined_at, ?), reason = ? WHERE participant_id = ? AND left_at IS NULL'),
+    get: db.prepare<[string, string], MediaSessionRow>(`SELECT ${SESSION_COLUMNS} FROM media_sessions WHERE project_id = ? AND participant_id = ?`),
+    list: db.prepare<{ projectId: string; roomId: string | null; afterId: string | null; limit: number }, MediaSessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM media_sessions WHERE project_id = @projectId AND (@roomId IS NULL OR room_id = @roomId)
+       AND (@afterId IS NULL OR seq < (SELECT seq FROM media_sessions WHERE participant_id = @afterId))
+       ORDER BY seq DESC LIMIT @limit`),
+    perDay: db.prepare<{ projectId: string; from: number; to: number; now: number }, { d: number; seconds: number }>(
+      `WITH RECURSIVE days(d) AS (SELECT @from UNION ALL SELECT d + 86400 FROM days WHERE d + 86400 < @to)
+       SELECT d, coalesce(sum(max(0, min(coalesce(s.left_at, @now), d + 86400) - max(s.joined_at, d))), 0) AS seconds
+       FROM days LEFT JOIN media_sessions s ON s.project_id = @projectId AND s.joined_at < d + 86400
+         AND coalesce(s.left_at, @now) > d
+       GROUP BY d ORDER BY d`),
+    purge: db.prepare<[number]>('DELETE FROM media_sessions WHERE left_at < ?'),
+  };
+  return {
+    async openMediaSession(s) { q.open.run(s); },
+    async closeMediaSession(participantId, leftAt, reason) { q.close.run(leftAt, reason, participantId); },
+    async getMediaSession(projectId, participantId) {
+      const r = q.get.get(projectId, participantId);
+      return r && toMediaSession(r);
+    },
+    async listMediaSessions(projectId, page) {
+      return q.list.all({ projectId, roomId: page.roomId ?? null, afterId: page.afterId ?? null, limit: page.limit }).map(toMediaSession);
+    },
+    async mediaSecondsPerDay(projectId, fromSec, days, nowSec) {
+      if (days <= 0) return [];
+      return q.perDay.all({ projectId, from: fromSec, to: fromSec + days * 86_400, now: nowSec }).map((r) => r.seconds);
+    },
+    async purgeMediaSessions(leftBefore) { return q.purge.run(leftBefore).changes; },
+  };
+}
