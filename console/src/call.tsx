@@ -26,16 +26,16 @@ export function useDevices(active: boolean): {
 } {
   const [media, setMedia] = useState<MediaStream | undefined>(undefined);
   const [devices, setDevices] = useState<MediaDeviceInfo[]>([]);
-  const [camera, setCamera] = useState('');
-  const [microphone, setMicrophone] = useState('');
+  // what the person chose (empty: the browser's default), and what the stream really uses
+  const [wanted, setWanted] = useState<{ camera: string; microphone: string }>({ camera: '', microphone: '' });
   const [error, setError] = useState<unknown>(undefined);
   useEffect(() => {
     if (!active) return;
     let stream: MediaStream | undefined;
     let current = true;
     void navigator.mediaDevices.getUserMedia({
-      audio: microphone ? { deviceId: { exact: microphone } } : true,
-      video: { width: 640, height: 480, ...(camera ? { deviceId: { exact: camera } } : {}) },
+      audio: wanted.microphone ? { deviceId: { exact: wanted.microphone } } : true,
+      video: { width: 640, height: 480, ...(wanted.camera ? { deviceId: { exact: wanted.camera } } : {}) },
     }).then(async (s) => {
       stream = s;
       if (!current) return s.getTracks().forEach((t) => t.stop());
@@ -43,16 +43,19 @@ export function useDevices(active: boolean): {
       setMedia(s);
       // labels are there once a device is in use
       setDevices(await navigator.mediaDevices.enumerateDevices());
-      setCamera(s.getVideoTracks()[0]?.getSettings().deviceId ?? '');
-      setMicrophone(s.getAudioTracks()[0]?.getSettings().deviceId ?? '');
     }, setError);
     return () => {
       current = false;
       stream?.getTracks().forEach((t) => t.stop());
+      setMedia(undefined);
     };
-  }, [active, camera, microphone]);
+  }, [active, wanted]);
   return {
-    media, camera, microphone, setCamera, setMicrophone, error,
+    media, error,
+    camera: media?.getVideoTracks()[0]?.getSettings().deviceId ?? wanted.camera,
+    microphone: media?.getAudioTracks()[0]?.getSettings().deviceId ?? wanted.microphone,
+    setCamera: (camera) => setWanted((w) => ({ ...w, camera })),
+    setMicrophone: (microphone) => setWanted((w) => ({ ...w, microphone })),
     cameras: devices.filter((d) => d.kind === 'videoinput'), microphones: devices.filter((d) => d.kind === 'audioinput'),
   };
 }
@@ -74,7 +77,9 @@ function useLevel(stream: MediaStream | undefined): number {
       for (const s of samples) sum += s * s;
       // RMS on a rough log scale: speech sits in the middle
       const rms = Math.sqrt(sum / samples.length);
-      setLevel(Math.min(1, Math.max(0, 1 + Math.log10(rms + 1e-6) / 3)));
+      const now = Math.min(1, Math.max(0, 1 + Math.log10(rms + 1e-6) / 3));
+      // falls back slowly, as level meters do, so that a short sound can be seen
+      setLevel((shown) => (now >= shown ? now : Math.max(now, shown * 0.9 - 0.005)));
       if (context.state === 'suspended') void context.resume();
     }, 100);
     return () => {

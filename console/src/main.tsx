@@ -9,7 +9,7 @@ import { JoinPage } from './pages/join.tsx';
 import { PricingPage } from './pages/pricing.tsx';
 import { ProjectPages } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
-import { isProjectPage, navigate, PROJECT_ID, PROJECT_PAGES, signInPath, useRoute, type ProjectPageId } from './router.ts';
+import { isProjectPage, navigate, PROJECT_ID, PROJECT_PAGES, returnPath, signInPath, useRoute, type ProjectPageId } from './router.ts';
 import { Logo, PRODUCT } from './ui.tsx';
 import './styles.css';
 
@@ -92,7 +92,7 @@ function App() {
   useEffect(() => {
     // a tab whose session ended goes to sign in, and comes back here after it
     if (!session && !publicPage && !authPage) location.replace(`#${signInPath(route.path)}`);
-    else if (session && authPage) navigate('/projects');
+    else if (session && authPage) navigate(returnPath(route.query));
   }, [session, route.path]);
   let content: ComponentChildren;
   let title: string;
