@@ -107,9 +107,9 @@ export function RoomsPage({ projectId }: { projectId: string }) {
               {room.participants.map((p) => (
                 <tr key={p.participant_id}>
                   <td><strong>{p.user_id}</strong>{p.participant_id === me && <span class="badge you">you</span>}<br /><small><code>{p.participant_id}</code></small></td>
-                  <td>{p.role}</td>
-                  <td>{p.publish_streams.length > 0 ? p.publish_streams.join(', ') : 'nothing'}</td>
-                  <td>{p.subscribe_room ? 'the whole room' : p.subscribe_streams.length > 0 ? p.subscribe_streams.join(', ') : 'nothing'}</td>
+                  <td data-label="Role">{p.role}</td>
+                  <td data-label="May publish">{p.publish_streams.length > 0 ? p.publish_streams.join(', ') : 'nothing'}</td>
+                  <td data-label="Receives">{p.subscribe_room ? 'the whole room' : p.subscribe_streams.length > 0 ? p.subscribe_streams.join(', ') : 'nothing'}</td>
                   <td class="actions">
                     <button type="button" class="secondary" aria-label={`Permissions of ${p.user_id}`} onClick={() => permissions(room, p)}>Permissions</button>
                     <button type="button" class="danger" aria-label={`Remove ${p.user_id}`} onClick={() => remove(room, p)}>Remove</button>
