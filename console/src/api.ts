@@ -66,6 +66,12 @@ export async function signOut(): Promise<void> {
   }
 }
 
+/** Ends every session of the account, this tab's included (`POST /v1/auth/logout-all`). */
+export async function signOutEverywhere(): Promise<void> {
+  await api<undefined>('POST', '/v1/auth/logout-all');
+  forget();
+}
+
 async function failure(res: Response): Promise<ApiError> {
   let code: ErrorCode = 'internal_error';
   let message = `the server answered ${res.status}`;
@@ -121,12 +127,21 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   // refreshed meanwhile by another call: retry with the new token rather than rotate it again
   if (res.status === 401 && (access !== sentWith || (await refresh()))) res = await send();
   if (!res.ok) throw await failure(res);
-  return (await res.json()) as T;
+  // 204 No Content and other empty answers
+  const text = await res.text();
+  return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
 /** A public endpoint (pricing, JWKS): no session. */
 export async function publicApi<T>(path: string): Promise<T> {
   const res = await fetch(path);
+  if (!res.ok) throw await failure(res);
+  return (await res.json()) as T;
+}
+
+/** A public POST (redeeming a test-room invitation): no session. */
+export async function publicPost<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!res.ok) throw await failure(res);
   return (await res.json()) as T;
 }

@@ -28,7 +28,7 @@ import { DEFAULT_BODY_LIMIT, errorSchema, type Host, type Operation } from '../.
 import { createSignalingApp } from '../../server/src/signaling/app.ts';
 import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings } from '../../server/src/signaling/settings.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { createCustomer, newLogin, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
 import { issueSignalingToken } from '../helpers/signaling.ts';
@@ -197,6 +197,11 @@ interface Fixtures {
   readonly revocationHandle: string;
   readonly spareRefreshToken: string;
   readonly spareAccessToken: string;
+  /** Accounts of their own for signing out everywhere and for changing the password. */
+  readonly everywhereAccessToken: string;
+  readonly passwordAccount: { readonly accessToken: string; readonly password: string };
+  /** A test-room invitation of the customer's project, redeemed by the redeem example. */
+  readonly invitation: string;
   readonly quoteId: string;
   readonly requestId: string;
   readonly freeProjectId: string;
@@ -266,7 +271,16 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       const res = await request(`${server.api}/v1/rtc/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
       listed = res.json<{ rooms: { participants: unknown[] }[] }>().rooms.reduce((n, r) => n + r.participants.length, 0);
     }
+    const account = async (): Promise<{ accessToken: string; password: string }> => {
+      const { email, password } = newLogin();
+      const res = await request(`${server.api}/v1/auth/register`, { body: { email, password } });
+      return { accessToken: res.json<{ access_token: string }>().access_token, password };
+    };
     f = {
+      everywhereAccessToken: (await account()).accessToken,
+      passwordAccount: await account(),
+      invitation: (await request(`${server.api}/v1/projects/${customer.projectId}/invitations`, { headers: bearer, body: { room_id: LIVE_ROOM } }))
+        .json<{ invitation: string }>().invitation,
       removable,
       liveParticipantId,
       mediaSessions,
@@ -381,7 +395,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     const host = extra.host ?? op.hosts[0]!;
     const params: Record<string, string> = {
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
-      room_id: op.id === 'endRtcRoom' ? endRoomOf(host) : LIVE_ROOM,
+      room_id: op.id === 'endRtcRoom' || op.id === 'endProjectRoom' ? endRoomOf(host) : LIVE_ROOM,
       participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : f.liveParticipantId) ?? '',
       webhook_id: f.webhookId,
     };
@@ -391,7 +405,9 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     });
     const headers: Record<string, string> = { ...extra.headers };
     if (op.auth === 'basic') headers['authorization'] = f.customer.auth;
-    if (op.auth === 'bearer') headers['authorization'] = `Bearer ${op.id === 'logout' ? f.spareAccessToken : f.customer.accessToken}`;
+    const bearer = op.id === 'logout' ? f.spareAccessToken : op.id === 'logoutEverywhere' ? f.everywhereAccessToken
+      : op.id === 'changePassword' ? f.passwordAccount.accessToken : f.customer.accessToken;
+    if (op.auth === 'bearer') headers['authorization'] = `Bearer ${bearer}`;
     if (op.auth === 'signaling') headers['authorization'] = `Bearer ${f.signaling.reader}`;
     const url = `${hostUrl(host)}${path}${extra.query === undefined ? '' : `?${extra.query}`}`;
     return request(url, { method: op.method, headers, ...(body !== undefined && { body }) });
@@ -404,6 +420,8 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       case 'revokeRtcToken': return { revocation_handle: f.revocationHandle };
       case 'issueServiceToken': return { ...example, app_id: f.customer.appId };
       case 'refreshSession': return { refresh_token: f.spareRefreshToken };
+      case 'changePassword': return { ...example, current_password: f.passwordAccount.password };
+      case 'redeemInvitation': return { ...example, invitation: f.invitation };
       case 'createSubscriptionRequest': return { ...example, project_id: f.freeProjectId };
       case 'joinSignalingRoom': return { token: f.signaling.joiner };
       case 'leaveSignalingRoom': return { token: f.signaling.leaver };

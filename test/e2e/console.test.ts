@@ -1,25 +1,34 @@
 /**
  * The console web page (docs/console.md) in headless Chromium, against a real `rtc serve`: what a
- * developer does in it, checked through the public API it drives. Screenshots of every page go to
- * .tmp/console-screenshots for review.
+ * developer does in it, page by page, found the way a person finds things (roles, labels, text) and
+ * checked through the public API it drives. Every page is photographed at desktop (1280 px) and
+ * phone (390 px) width into test-output/console (not committed), and at 390 px no page scrolls sideways.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { startMediaServer } from './media-helpers.ts';
 
-const SHOTS = join(ROOT, '.tmp', 'console-screenshots');
-const PASSWORD = 'a long console password';
+const SHOTS = join(ROOT, 'test-output', 'console');
+/** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */
+const PROJECT = 'acme_video_prod_eu_west_1';
+const HOOK = 'https://203.0.113.10/rtc-webhooks';
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
 
 describe('console web page (Chromium)', () => {
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   const email = `console-${Date.now()}@example.test`;
+  let password = 'a long console password';
+  let projectUrl = '';
+  let appId = '';
+  let secret = '';
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -32,176 +41,284 @@ describe('console web page (Chromium)', () => {
     await server?.stop();
   });
 
-  const shot = (page: Page, name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const newPage = async (): Promise<{ context: BrowserContext; page: Page }> => {
-    const context = await browser!.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    const context = await browser!.newContext({ permissions: ['clipboard-read', 'clipboard-write'], viewport: DESKTOP });
     const page = await context.newPage();
-    page.on('dialog', (dialog) => void dialog.accept());
+    // the console asks nothing through window.confirm any more
+    page.on('dialog', (dialog) => void dialog.dismiss().then(() => assert.fail(`a browser dialog: ${dialog.message()}`)));
     return { context, page };
   };
-  const signInAs = async (page: Page, kind: 'register' | 'login'): Promise<void> => {
-    await page.goto(`${server!.api}/`);
-    if (kind === 'register') await page.getByRole('link', { name: 'Create an account' }).click();
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: kind === 'register' ? 'Create account' : 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  /** A screenshot at both widths; at the phone's, the page must not be wider than the screen. */
+  const shots = async (page: Page, name: string): Promise<void> => {
+    await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    try {
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+      assert.ok(width <= PHONE.width, `${name}: ${width} px wide at ${PHONE.width} px`);
+      await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
   };
-  const tokenWith = (appId: string, secret: string, body: Record<string, unknown> = {}) => request(`${server!.urls['token']}/v1/rtc/tokens`, {
-    headers: { authorization: `Basic ${Buffer.from(`${appId}:${secret}`).toString('base64')}` },
-    body: { room_id: 'console-check', user_id: 'u', role: 'speaker', publish_streams: [1], ...body },
+  const nav = (page: Page, name: string): Promise<void> =>
+    page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click();
+  const heading = (page: Page, name: string): Promise<void> => page.getByRole('heading', { name, level: 1 }).waitFor();
+  const signIn = async (page: Page, path = '/'): Promise<void> => {
+    await page.goto(`${server!.api}${path}`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  };
+  const dialog = (page: Page, name: string): Locator => page.getByRole('alertdialog', { name, exact: true });
+  const tokenWith = (id: string, key: string) => request(`${server!.urls['token']}/v1/rtc/tokens`, {
+    headers: { authorization: `Basic ${Buffer.from(`${id}:${key}`).toString('base64')}` },
+    body: { room_id: 'console-check', user_id: 'u', role: 'speaker', publish_streams: [1] },
   });
-  let projectUrl = '';
-  let appId = '';
-  let secret = '';
 
-  it('signs up, creates a project and a credential, rotates it and archives the project', async () => {
+  it('serves the page, its assets and an icon with the promised headers', async () => {
+    const page = await request(`${server!.api}/`, { method: 'GET' });
+    assert.equal(page.status, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    const csp = String(page.headers['content-security-policy']);
+    for (const rule of ["script-src 'self'", "frame-ancestors 'none'", 'worker-src blob:']) assert.ok(csp.includes(rule), csp);
+    assert.match(page.text, /<link rel="icon" type="image\/svg\+xml" href="\/favicon.svg">/);
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page.text)?.[1];
+    assert.ok(script, page.text);
+    const asset = await request(`${server!.api}${script}`, { method: 'GET' });
+    assert.equal(asset.status, 200);
+    assert.match(String(asset.headers['cache-control']), /immutable/);
+    // docs/console.md promises these on /assets/* too
+    assert.equal(asset.headers['referrer-policy'], 'no-referrer');
+    assert.equal(asset.headers['x-content-type-options'], 'nosniff');
+    assert.ok(String(asset.headers['content-security-policy']).includes("default-src 'self'"));
+    // what browsers ask for by themselves is there, not a 404
+    for (const icon of ['/favicon.ico', '/favicon.svg']) {
+      const res = await request(`${server!.api}${icon}`, { method: 'GET' });
+      assert.equal(res.status, 200, icon);
+      assert.equal(res.headers['content-type'], 'image/svg+xml');
+      assert.equal(res.headers['referrer-policy'], 'no-referrer');
+    }
+    assert.equal((await request(`${server!.urls['token']}/`, { method: 'GET' })).status, 404, 'the token host serves no console');
+  });
+
+  it('walks through every page: sign up, project, credentials, overview, inspector, webhooks, rooms, usage, test room, account', async () => {
     const { context, page } = await newPage();
+    const missing: string[] = [];
+    page.on('response', (res) => {
+      if (res.status() === 404) missing.push(res.url());
+    });
     try {
       await page.goto(`${server!.api}/`);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-      await shot(page, '01-sign-in');
+      await heading(page, 'Sign in');
+      await shots(page, '01-sign-in');
+      // a failed sign-up's error is for the sign-up page only
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await heading(page, 'Create your account');
+      await page.getByText('At least 10 characters.').waitFor();
+      await page.getByLabel('E-mail').fill('someone@localhost');
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByRole('alert').filter({ hasText: 'invalid_request' }).waitFor();
+      await shots(page, '02-sign-up-error');
+      await page.getByRole('link', { name: 'Sign in' }).last().click();
+      await heading(page, 'Sign in');
+      assert.equal(await page.getByRole('alert').count(), 0, 'the sign-up error is not on the sign-in page');
       // a wrong password is answered in the API's words
       await page.getByLabel('E-mail').fill(email);
       await page.getByLabel('Password').fill('not the password at all');
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
 
-      await signInAs(page, 'register');
-      await page.getByLabel('New project name').fill('Demo app');
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await heading(page, 'Projects');
+      await page.getByText('No project yet').waitFor();
+      await shots(page, '03-projects-empty');
+      await page.getByLabel('New project name').fill(PROJECT);
       await page.getByRole('button', { name: 'Create project' }).click();
-      await page.getByRole('heading', { name: 'Demo app' }).waitFor();
-      projectUrl = page.url();
+      await heading(page, 'Overview');
+      projectUrl = page.url().replace(/#.*/, '') + `#/projects/${/#\/projects\/(prj_[^/]+)/.exec(page.url())![1]}`;
 
-      await page.getByText('New credential').click();
+      // no credential: the overview says what to do, and the credentials page does it
+      await page.getByText('No credential yet').waitFor();
+      await page.getByRole('link', { name: 'Create a credential' }).click();
+      await heading(page, 'Credentials');
+      await shots(page, '04-credentials-empty');
+      await page.getByRole('button', { name: 'Create your first credential' }).click();
       await page.getByLabel('Name', { exact: true }).fill('backend');
       await page.getByRole('button', { name: 'Create credential' }).click();
-      const notice = page.getByRole('alertdialog');
+      const notice = dialog(page, 'App Secret of backend');
       await notice.waitFor();
       assert.match(await notice.textContent() ?? '', /shown only this once/);
       appId = (await page.getByTestId('app-id').textContent())!;
       secret = (await page.getByTestId('app-secret').textContent())!;
       await page.getByRole('button', { name: 'Copy App Secret' }).click();
       assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
-      await shot(page, '02-project-with-new-secret');
+      await shots(page, '05-credential-secret');
       await page.getByRole('button', { name: 'I have stored it' }).click();
       assert.equal((await tokenWith(appId, secret)).status, 200);
 
-      // edit: a lifetime limit of 600 s is enforced by the token API
-      await page.getByRole('button', { name: 'Edit backend' }).click();
-      const edit = page.getByRole('region', { name: 'Edit credential' });
-      await edit.getByLabel('Token lifetime limit (seconds)').fill('600');
-      await edit.getByRole('button', { name: 'Save changes' }).click();
-      await page.getByRole('heading', { name: 'Edit credential' }).waitFor({ state: 'detached' });
-      assert.equal((await tokenWith(appId, secret, { ttl_seconds: 900 })).status, 400);
-
-      // rotate: the old secret stops working at once, the new one works
+      // rotate, confirmed in the page: the old secret stops working at once
       await page.getByRole('button', { name: 'Rotate backend' }).click();
-      await page.getByRole('alertdialog').waitFor();
+      const rotate = dialog(page, 'Rotate the App Secret of backend?');
+      await shots(page, '06-credential-rotate-dialog');
+      await rotate.getByRole('button', { name: 'Cancel' }).click();
+      await rotate.waitFor({ state: 'detached' });
+      assert.equal((await tokenWith(appId, secret)).status, 200, 'cancelled: nothing rotated');
+      await page.getByRole('button', { name: 'Rotate backend' }).click();
+      await dialog(page, 'Rotate the App Secret of backend?').getByRole('button', { name: 'Rotate secret' }).click();
+      await dialog(page, 'App Secret of backend').waitFor();
       const rotated = (await page.getByTestId('app-secret').textContent())!;
       assert.notEqual(rotated, secret);
       assert.equal((await tokenWith(appId, secret)).status, 401);
-      assert.equal((await tokenWith(appId, rotated)).status, 200);
       secret = rotated;
       await page.getByRole('button', { name: 'I have stored it' }).click();
+      await shots(page, '07-credentials');
 
-      // archive, then unarchive
-      await page.getByRole('button', { name: 'Archive project', exact: true }).click();
-      await page.getByRole('button', { name: 'Unarchive project', exact: true }).waitFor();
-      const archived = await tokenWith(appId, secret);
-      assert.equal(archived.status, 403);
-      assert.equal(archived.json<{ error: string }>().error, 'project_archived');
-      await shot(page, '03-project-archived');
-      await page.getByRole('button', { name: 'Unarchive project', exact: true }).click();
-      await page.getByRole('button', { name: 'Archive project', exact: true }).waitFor();
-      assert.equal((await tokenWith(appId, secret)).status, 200);
-
-      // the projects list, on a phone-sized screen too
-      await page.goto(`${server!.api}/#/projects`);
-      await page.getByRole('link', { name: 'Demo app' }).waitFor();
-      await shot(page, '04-projects');
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.goto(projectUrl);
-      await page.getByRole('heading', { name: 'Credentials' }).waitFor();
-      assert.ok(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), 'no sideways scrolling on a phone');
-      await shot(page, '05-project-phone');
-      // nothing is kept in the browser's storage while the page is open (the refresh token only while it is hidden away)
-      const stored = await page.evaluate<string[]>('[...Object.keys(localStorage), ...Object.keys(sessionStorage)]');
-      assert.deepEqual(stored, []);
-      // and a reload keeps the tab signed in
-      await page.reload();
-      await page.getByRole('heading', { name: 'Credentials' }).waitFor();
-    } finally {
-      await context.close();
-    }
-  });
-
-  it('serves the page at / with a strict content security policy, and its assets for good', async () => {
-    const page = await request(`${server!.api}/`, { method: 'GET' });
-    assert.equal(page.status, 200);
-    assert.match(String(page.headers['content-type']), /^text\/html/);
-    const csp = String(page.headers['content-security-policy']);
-    for (const rule of ["script-src 'self'", "frame-ancestors 'none'", 'worker-src blob:']) assert.ok(csp.includes(rule), csp);
-    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page.text)?.[1];
-    assert.ok(script, page.text);
-    const asset = await request(`${server!.api}${script}`, { method: 'GET' });
-    assert.equal(asset.status, 200);
-    assert.match(String(asset.headers['cache-control']), /immutable/);
-    // the token host serves no console
-    assert.equal((await request(`${server!.urls['token']}/`, { method: 'GET' })).status, 404);
-  });
-
-  it('refuses the console\'s session token on the token API', async () => {
-    const login = await request(`${server!.api}/v1/auth/login`, { body: { email, password: PASSWORD } });
-    assert.equal(login.status, 200);
-    const access = login.json<{ access_token: string }>().access_token;
-    const refused = await request(`${server!.urls['token']}/v1/rtc/tokens`, {
-      headers: { authorization: `Bearer ${access}` }, body: { room_id: 'r', user_id: 'u', role: 'speaker' },
-    });
-    assert.equal(refused.status, 401);
-    assert.equal(refused.json<{ error: string }>().error, 'invalid_credentials');
-  });
-
-  it('prices a month of usage and inspects a grant against the JWKS', async () => {
-    const { context, page } = await newPage();
-    try {
-      await signInAs(page, 'login');
-      await page.getByRole('link', { name: 'Pricing' }).click();
-      await page.getByRole('heading', { name: 'Quote calculator' }).waitFor();
-      await page.getByLabel(/minutes a month/).first().fill('20000');
-      await page.getByRole('button', { name: 'Get a quote' }).click();
-      await page.getByTestId('quote-total').waitFor();
-      assert.match(await page.getByTestId('quote-total').textContent() ?? '', /^\d+(\.\d+)? [A-Z]{3}$/);
-      await shot(page, '06-pricing');
-
-      const token = (await tokenWith(appId, secret)).json<{ media: { grant: string } }>();
-      await page.getByRole('link', { name: 'Grant inspector' }).click();
-      await page.getByLabel('Media grant').fill(token.media.grant);
+      // overview: the App ID and snippets with it, never the secret; a test token opened in the inspector
+      await nav(page, 'Overview');
+      await heading(page, 'Overview');
+      assert.equal(await page.getByTestId('overview-app-id').textContent(), appId);
+      await page.getByRole('button', { name: 'Copy App ID' }).click();
+      assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), appId);
+      for (const snippet of ['Token request (curl)', 'Server SDK (Node.js)', 'App SDK (browser)']) await page.getByText(snippet).waitFor();
+      const curl = await page.locator('pre', { hasText: 'curl -X POST' }).textContent();
+      assert.ok(curl?.includes(`-u "${appId}:$RTC_APP_SECRET"`), curl ?? '');
+      assert.ok((await page.locator('pre', { hasText: 'TokenClient' }).textContent())?.includes(`appId: '${appId}'`));
+      assert.ok(!(await page.content()).includes(secret), 'the App Secret is nowhere in the page');
+      await page.getByRole('button', { name: 'Create test token' }).click();
+      await page.getByRole('status').filter({ hasText: 'Token issued for alice in my-room' }).waitFor();
+      const response = await page.getByLabel('Token response').textContent() ?? '';
+      assert.match(response, /"grant": "ey/);
+      assert.match(response, /"key": "\(hidden/);
+      await shots(page, '08-overview');
+      await page.getByRole('button', { name: 'Open in grant inspector' }).click();
+      await heading(page, 'Grant inspector');
+      assert.match(page.url(), /\/inspect$/);
       await page.getByTestId('verdict').filter({ hasText: 'Valid signature' }).waitFor();
-      assert.match(await page.locator('dl').textContent() ?? '', /console-check/);
-      await shot(page, '07-grant-inspector');
-      // one character changed in the signature: not valid
-      const grant = token.media.grant;
-      const tampered = `${grant.slice(0, -2)}${grant.at(-2) === 'A' ? 'B' : 'A'}${grant.slice(-1)}`;
-      await page.getByLabel('Media grant').fill(tampered);
-      await page.getByTestId('verdict').filter({ hasText: 'Not valid' }).waitFor();
+      await page.locator('dd', { hasText: 'my-room' }).waitFor();
+      await shots(page, '09-inspector');
+
+      // webhooks: create (secret once), test event and its delivery, edit, disable, rotate, delete
+      await nav(page, 'Webhooks');
+      await heading(page, 'Webhooks');
+      await page.getByText('No endpoint yet').waitFor();
+      await shots(page, '10-webhooks-empty');
+      await page.getByRole('button', { name: 'Add your first endpoint' }).click();
+      await page.getByLabel('Endpoint URL').fill(HOOK);
+      await page.getByLabel('Description').fill('backend receiver');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await dialog(page, `Signing secret of ${HOOK}`).waitFor();
+      const hookSecret = (await page.getByTestId('webhook-secret').textContent())!;
+      assert.match(hookSecret, /^whsec_/);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await page.getByRole('button', { name: `Send test event to ${HOOK}` }).click();
+      await page.getByRole('status').filter({ hasText: /Test event evt_\S+ sent/ }).waitFor();
+      await page.getByRole('region', { name: `Delivery log of ${HOOK}` }).getByText('webhook.test').waitFor({ timeout: 15_000 });
+      await page.getByRole('button', { name: `Edit ${HOOK}` }).click();
+      const edit = page.getByRole('region', { name: 'Edit endpoint' });
+      await edit.getByLabel('Description').fill('renamed receiver');
+      await edit.getByRole('button', { name: 'Save endpoint' }).click();
+      await page.getByRole('cell', { name: /renamed receiver/ }).waitFor();
+      await page.getByRole('button', { name: `Disable ${HOOK}` }).click();
+      await page.getByRole('button', { name: `Enable ${HOOK}` }).waitFor();
+      await page.getByRole('button', { name: `Rotate secret of ${HOOK}` }).click();
+      await dialog(page, `Rotate the signing secret of ${HOOK}?`).getByRole('button', { name: 'Rotate secret' }).click();
+      await dialog(page, `Signing secret of ${HOOK}`).waitFor();
+      assert.notEqual(await page.getByTestId('webhook-secret').textContent(), hookSecret);
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await page.getByText(/old secret until/).waitFor();
+      await shots(page, '11-webhooks');
+      await page.getByRole('button', { name: `Delete ${HOOK}` }).click();
+      await dialog(page, `Delete ${HOOK}?`).getByRole('button', { name: 'Delete endpoint' }).click();
+      await page.getByText('No endpoint yet').waitFor();
+      // a reload stays on the page
+      await page.reload();
+      await heading(page, 'Webhooks');
+
+      await nav(page, 'Rooms');
+      await heading(page, 'Rooms');
+      await page.getByText('No live room').waitFor();
+      await shots(page, '12-rooms-empty');
+      await nav(page, 'Sessions and usage');
+      await heading(page, 'Sessions and usage');
+      await page.getByTestId('live-summary').filter({ hasText: '0 rooms, 0 participants' }).waitFor();
+      await shots(page, '13-usage');
+      await nav(page, 'Test room');
+      await heading(page, 'Test room');
+      // the devices are listed once the browser lets the page use them
+      await page.getByRole('combobox', { name: /^Camera/ }).locator('option').first().waitFor({ state: 'attached' });
+      await page.getByRole('combobox', { name: /^Microphone/ }).locator('option').first().waitFor({ state: 'attached' });
+      // the fake microphone's beep moves the meter
+      await page.locator('meter:not([data-level="0.00"])').waitFor({ timeout: 15_000 });
+      await shots(page, '14-test-room');
+
+      // the account: who is signed in, a new password
+      await nav(page, 'Account');
+      await heading(page, 'Account');
+      assert.equal(await page.getByTestId('account-email').textContent(), email);
+      await page.getByLabel('Current password').fill('not my password');
+      await page.getByLabel('New password').fill('a newer console password');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
+      await page.getByLabel('Current password').fill(password);
+      await page.getByLabel('New password').fill('a newer console password');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByRole('status').filter({ hasText: 'Password changed' }).waitFor();
+      password = 'a newer console password';
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await shots(page, '15-account-sign-out-dialog');
+      await dialog(page, 'Sign out everywhere?').getByRole('button', { name: 'Cancel' }).click();
+      await shots(page, '16-account');
+      await page.getByRole('link', { name: 'Pricing' }).click();
+      await heading(page, 'Pricing');
+      await shots(page, '17-pricing');
+
+      // at a phone's width the navigation is a menu
+      await page.setViewportSize(PHONE);
+      await page.goto(projectUrl);
+      await heading(page, 'Overview');
+      assert.equal(await page.getByRole('link', { name: 'Rooms', exact: true }).isVisible(), false, 'the side navigation is folded away');
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await nav(page, 'Rooms');
+      await heading(page, 'Rooms');
+      await page.getByRole('button', { name: 'Menu', expanded: false }).waitFor();
+      await page.setViewportSize(DESKTOP);
+      // the project switcher keeps the page
+      await page.getByRole('combobox', { name: /^Project/ }).selectOption({ label: 'All projects' });
+      await heading(page, 'Projects');
+      await page.getByRole('combobox', { name: /^Project/ }).selectOption({ label: PROJECT });
+      await heading(page, 'Overview');
+      assert.deepEqual(missing, [], 'nothing the page asked for was missing (favicon included)');
     } finally {
       await context.close();
     }
   });
 
-  it('joins two pages to the test room, each shows the other\'s video, and one removes the other within a second', async () => {
-    const [a, b] = [await newPage(), await newPage()];
+  it('joins the test room, lets a second device in with a one-use share link, and removes, re-permits and ends from the Rooms page', async () => {
+    const host = await newPage();
+    const guest = await newPage();
+    const late = await newPage();
     try {
-      const join = async (page: Page, user: string): Promise<void> => {
-        await signInAs(page, 'login');
-        await page.goto(projectUrl);
-        await page.getByLabel('Your user id').fill(user);
-        await page.getByRole('button', { name: 'Join test room' }).click();
-        await page.getByRole('status').filter({ hasText: `In test-room as ${user}.` }).waitFor();
-      };
-      await join(a.page, 'alice');
-      await join(b.page, 'bob');
+      await signIn(host.page, `/${new URL(projectUrl).hash}/test-room`);
+      await heading(host.page, 'Test room');
+      await host.page.getByLabel('Your user id').fill('alice');
+      await host.page.getByRole('button', { name: 'Join test room' }).click();
+      await host.page.getByRole('status').filter({ hasText: 'In test-room as alice.' }).waitFor();
+      await host.page.getByText('Nobody else is here yet').waitFor();
+      await host.page.getByRole('button', { name: 'Create share link' }).click();
+      const link = await host.page.getByRole('textbox', { name: /^Share link/ }).inputValue();
+      assert.match(link, /\/#\/join\/inv_[A-Za-z0-9_.-]+$/);
+      assert.ok(!link.includes(secret), 'no App Secret in the link');
+
+      // the second device: no account, no session
+      await guest.page.goto(link);
+      await heading(guest.page, 'Join a test room');
+      await guest.page.getByLabel('Your name').fill('bob');
+      await guest.page.getByRole('button', { name: 'Join', exact: true }).click();
+      await guest.page.getByRole('status').filter({ hasText: 'In test-room as bob.' }).waitFor();
       // frames really decoded in each page's <video> of the other (polled: the page's CSP forbids eval)
       const decodes = async (page: Page, user: string): Promise<void> => {
         const frames = `document.querySelector('video[data-user="${user}"]')?.getVideoPlaybackQuality().totalVideoFrames ?? 0`;
@@ -211,29 +328,138 @@ describe('console web page (Chromium)', () => {
           await page.waitForTimeout(100);
         }
       };
-      await decodes(a.page, 'bob');
-      await decodes(b.page, 'alice');
-      // and the page's own camera preview plays
-      await decodes(a.page, 'alice (you)');
-      await a.page.getByTestId('live-summary').filter({ hasText: '1 room, 2 participants' }).waitFor({ timeout: 15_000 });
-      // the tokens of today: those of the first test, and the test room's temporary tokens
-      const today = new Date().toISOString().slice(0, 10);
-      const issuedToday = Number(await a.page.getByTestId(`tokens-${today}`).textContent());
-      assert.ok(issuedToday >= 5, `${issuedToday} tokens today`);
-      await shot(a.page, '08-test-room');
+      await decodes(host.page, 'bob');
+      await decodes(guest.page, 'alice');
+      await shots(host.page, '18-test-room-call');
+      await shots(guest.page, '19-join-page');
 
-      await a.page.getByRole('button', { name: 'Remove bob' }).click();
-      await b.page.getByRole('status').filter({ hasText: 'You were removed from the room.' }).waitFor();
-      // from the API's answer to the removed page's revocation, as the room service API is held to
-      // (both pages share this machine's clock; the revocation may even arrive first)
-      await a.page.locator('body[data-remove-answered-at]').waitFor({ state: 'attached' });
-      const answeredAt = Number(await a.page.evaluate<string | undefined>('document.body.dataset.removeAnsweredAt'));
-      const removedAt = Number(await b.page.evaluate<string | undefined>('document.body.dataset.removedAt'));
+      // the link worked once
+      await late.page.goto(link);
+      await late.page.getByRole('button', { name: 'Join', exact: true }).click();
+      await late.page.getByRole('alert').filter({ hasText: 'already used' }).waitFor();
+
+      // the Rooms page: both, yourself marked; the call goes on meanwhile
+      await nav(host.page, 'Rooms');
+      await heading(host.page, 'Rooms');
+      const room = host.page.getByRole('region', { name: 'Room test-room' });
+      await room.getByRole('row', { name: /bob/ }).waitFor({ timeout: 15_000 });
+      assert.match(await room.getByRole('row', { name: /alice/ }).textContent() ?? '', /you/);
+      assert.doesNotMatch(await room.getByRole('row', { name: /bob/ }).textContent() ?? '', /you/);
+      await shots(host.page, '20-rooms');
+
+      await room.getByRole('button', { name: 'Permissions of bob' }).click();
+      const permit = dialog(host.page, 'Permissions of bob');
+      await permit.getByLabel('May publish streams').fill('');
+      await permit.getByRole('button', { name: 'Save permissions' }).click();
+      await host.page.getByRole('status').filter({ hasText: 'The permissions of bob were changed.' }).waitFor();
+      await room.getByRole('row', { name: /bob/ }).getByRole('cell', { name: 'nothing', exact: true }).waitFor();
+
+      await room.getByRole('button', { name: 'Remove bob' }).click();
+      const removal = dialog(host.page, 'Remove bob from test-room?');
+      await removal.getByLabel('Ban').selectOption({ label: '10 minutes' });
+      await shots(host.page, '21-rooms-remove-dialog');
+      await removal.getByRole('button', { name: 'Remove bob' }).click();
+      await guest.page.getByRole('status').filter({ hasText: 'You were removed from the room.' }).waitFor();
+      await host.page.getByRole('status').filter({ hasText: /bob was removed, banned until/ }).waitFor();
+      // from the API's answer to the removed page's revocation (both pages share this machine's clock)
+      const answeredAt = Number(await host.page.evaluate<string | undefined>('document.body.dataset.removeAnsweredAt'));
+      const removedAt = Number(await guest.page.evaluate<string | undefined>('document.body.dataset.removedAt'));
       assert.ok(removedAt - answeredAt < 1000, `removed ${removedAt - answeredAt} ms after the answer`);
-      await a.page.locator('video[data-user="bob"]').waitFor({ state: 'detached' });
+
+      await room.getByRole('button', { name: 'End room' }).click();
+      await dialog(host.page, 'End test-room?').getByRole('button', { name: 'End room' }).click();
+      await host.page.getByRole('status').filter({ hasText: /test-room was ended \(1 participant disconnected\)/ }).waitFor();
+      await host.page.getByText('No live room').waitFor({ timeout: 15_000 });
+      await nav(host.page, 'Test room');
+      await host.page.getByRole('status').filter({ hasText: 'You were removed from the room.' }).waitFor();
     } finally {
-      await a.context.close();
-      await b.context.close();
+      for (const p of [host, guest, late]) await p.context.close();
     }
+  });
+
+  it('inspects a grant only once the keys are there, says when they cannot be fetched, and explains garbage', async () => {
+    const token = (await tokenWith(appId, secret)).json<{ media: { grant: string } }>().media.grant;
+    const { context, page } = await newPage();
+    try {
+      // the keys held back until the grant is pasted: the verdict waits for them
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route('**/.well-known/jwks.json', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goto(`${server!.api}/#/inspect`);
+      await page.getByLabel('Media grant').fill(token);
+      await page.getByTestId('verdict').filter({ hasText: 'Checking the signature' }).waitFor();
+      assert.doesNotMatch(await page.getByTestId('verdict').textContent() ?? '', /Not valid/);
+      release();
+      await page.getByTestId('verdict').filter({ hasText: 'Valid signature' }).waitFor();
+      // one character changed in the signature: not valid
+      const tampered = `${token.slice(0, -2)}${token.at(-2) === 'A' ? 'B' : 'A'}${token.slice(-1)}`;
+      await page.getByLabel('Media grant').fill(tampered);
+      await page.getByTestId('verdict').filter({ hasText: 'Not valid' }).waitFor();
+      // a grant with long ids fits a phone's screen
+      await page.getByLabel('Media grant').fill(token);
+      await page.getByTestId('verdict').filter({ hasText: 'Valid signature' }).waitFor();
+      await page.setViewportSize(PHONE);
+      assert.ok(await page.evaluate<boolean>(`document.documentElement.scrollWidth <= ${PHONE.width}`), 'the claims wrap');
+      await page.setViewportSize(DESKTOP);
+      for (const garbage of ['hello there', '{"room":"r"}', 'aaa.bbb.ccc', 'eyJhbGciOiJFZERTQSJ9.e30x.sig']) {
+        await page.getByLabel('Media grant').fill(garbage);
+        const alert = page.getByRole('alert');
+        await alert.filter({ hasText: 'This is not a media grant' }).waitFor();
+        assert.doesNotMatch(await alert.textContent() ?? '', /JSON|Unexpected token/);
+      }
+      await shots(page, '22-inspector-garbage');
+      await page.unroute('**/.well-known/jwks.json');
+
+      // the keys cannot be fetched: could not check, not "not valid"
+      await page.route('**/.well-known/jwks.json', (route) => route.abort());
+      await page.reload();
+      await page.getByLabel('Media grant').fill(token);
+      await page.getByTestId('verdict').filter({ hasText: 'Could not check the signature' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('brings a tab whose session ended back to its page after signing in again', async () => {
+    const { context, page } = await newPage();
+    try {
+      await signIn(page);
+      await heading(page, 'Projects');
+      const webhooks = `${projectUrl}/webhooks`;
+      await page.goto(webhooks);
+      await heading(page, 'Webhooks');
+      // signed out everywhere, from elsewhere
+      const login = await request(`${server!.api}/v1/auth/login`, { body: { email, password } });
+      const everywhere = await request(`${server!.api}/v1/auth/logout-all`, {
+        method: 'POST', headers: { authorization: `Bearer ${login.json<{ access_token: string }>().access_token}` },
+      });
+      assert.equal(everywhere.status, 204);
+      await page.reload();
+      await heading(page, 'Sign in');
+      await page.getByText('Your session ended').waitFor();
+      await page.getByLabel('E-mail').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await heading(page, 'Webhooks');
+      assert.equal(page.url(), webhooks);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('refuses the console\'s session token on the token API', async () => {
+    const login = await request(`${server!.api}/v1/auth/login`, { body: { email, password } });
+    assert.equal(login.status, 200);
+    const access = login.json<{ access_token: string }>().access_token;
+    const refused = await request(`${server!.urls['token']}/v1/rtc/tokens`, {
+      headers: { authorization: `Bearer ${access}` }, body: { room_id: 'r', user_id: 'u', role: 'speaker' },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.json<{ error: string }>().error, 'invalid_credentials');
   });
 });

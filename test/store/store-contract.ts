@@ -169,6 +169,22 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         assert.equal((await store.findSessionByAccessHash(c.accessHash))?.status, 'active');
         assert.equal(await store.markSessionRotated(b.id), false, 'an ended session cannot rotate');
       });
+
+      it('ends every session of an account but the family kept, and changes its password', async () => {
+        const accountId = await account();
+        const keep = uid('fam');
+        const kept = await session(accountId, keep);
+        const ended = await session(accountId);
+        const stranger = await session(await account());
+        await other.endAccountSessions(accountId, keep);
+        assert.equal((await store.findSessionByAccessHash(kept.accessHash))?.status, 'active');
+        assert.equal((await store.findSessionByAccessHash(ended.accessHash))?.status, 'ended');
+        assert.equal((await store.findSessionByAccessHash(stranger.accessHash))?.status, 'active');
+        await other.endAccountSessions(accountId);
+        assert.equal((await store.findSessionByAccessHash(kept.accessHash))?.status, 'ended');
+        await other.updateAccountPassword(accountId, 'new-hash');
+        assert.equal((await store.getAccount(accountId))?.passwordHash, 'new-hash');
+      });
     });
 
     describe('projects', () => {

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Credential, CredentialList, CredentialScope, CredentialWithSecret } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { ErrorText, Field, formatTime, useAction } from '../ui.tsx';
+import { EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
 interface Draft {
   name: string;
@@ -68,15 +68,30 @@ export function CredentialsSection({ projectId }: { projectId: string }) {
   const [editing, setEditing] = useState<{ appId: string; draft: Draft } | undefined>(undefined);
   const [secret, setSecret] = useState<CredentialWithSecret | undefined>(undefined);
   const action = useAction();
+  const confirm = useConfirm();
+  const [loaded, setLoaded] = useState(false);
+  const [creating, setCreating] = useState(false);
   const base = `/v1/projects/${projectId}/credentials`;
-  const reload = async (): Promise<void> => setCredentials((await api<CredentialList>('GET', base)).credentials);
+  const reload = async (): Promise<void> => {
+    setCredentials((await api<CredentialList>('GET', base)).credentials);
+    setLoaded(true);
+  };
   useEffect(() => void action.run(reload), [projectId]);
   return (
     <section aria-labelledby="credentials-title">
-      <h2 id="credentials-title">Credentials</h2>
+      <h1 id="credentials-title">Credentials</h1>
+      <p class="lead">An App ID and App Secret let your server ask the token API for tokens. Keep one per service, rotate a
+        secret that may have leaked, revoke what you no longer use.</p>
       {secret && <SecretNotice credential={secret} onDone={() => setSecret(undefined)} />}
       <ErrorText error={action.error} />
-      <table>
+      {confirm.dialog}
+      {loaded && credentials.length === 0 && (
+        <EmptyState title="No credential yet">
+          <p>Create one to get the App ID and App Secret your server asks for tokens with.</p>
+          <button type="button" onClick={() => setCreating(true)}>Create your first credential</button>
+        </EmptyState>
+      )}
+      {credentials.length > 0 && <table>
         <thead><tr><th scope="col">Name</th><th scope="col">App ID</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
         <tbody>
           {credentials.map((c) => (
@@ -90,26 +105,29 @@ export function CredentialsSection({ projectId }: { projectId: string }) {
                   <button type="button" aria-label={`Edit ${c.name}`} onClick={() => setEditing({
                     appId: c.app_id, draft: { name: c.name, scopes: [...c.scopes], allowlist: c.ip_allowlist.join(' '), ttl: String(c.max_ttl_seconds) },
                   })}>Edit</button>
-                  <button type="button" aria-label={`Rotate ${c.name}`} disabled={action.busy} onClick={() => {
-                    if (!confirm('Rotate the App Secret? The current one stops working at once.')) return;
-                    void action.run(async () => {
+                  <button type="button" aria-label={`Rotate ${c.name}`} disabled={action.busy} onClick={() => confirm.ask({
+                    title: `Rotate the App Secret of ${c.name}?`, confirm: 'Rotate secret', danger: true,
+                    message: <p>The current App Secret stops working at once: servers still using it get 401 until they
+                      have the new one, which is shown once.</p>,
+                    onConfirm: async () => {
                       setSecret(await api<CredentialWithSecret>('POST', `${base}/${c.app_id}/rotate`));
                       await reload();
-                    });
-                  }}>Rotate</button>
-                  <button type="button" class="danger" aria-label={`Revoke ${c.name}`} disabled={action.busy} onClick={() => {
-                    if (!confirm('Revoke this credential for good?')) return;
-                    void action.run(async () => {
+                    },
+                  })}>Rotate</button>
+                  <button type="button" class="danger" aria-label={`Revoke ${c.name}`} disabled={action.busy} onClick={() => confirm.ask({
+                    title: `Revoke ${c.name}?`, confirm: 'Revoke credential', danger: true,
+                    message: <p>Its App Secret stops working at once, for good: this cannot be undone.</p>,
+                    onConfirm: async () => {
                       await api('POST', `${base}/${c.app_id}/revoke`);
                       await reload();
-                    });
-                  }}>Revoke</button>
+                    },
+                  })}>Revoke</button>
                 </>}
               </td>
             </tr>
           ))}
         </tbody>
-      </table>
+      </table>}
       {editing && (
         <section class="panel" aria-labelledby="edit-title">
           <h3 id="edit-title">Edit credential</h3>
@@ -122,7 +140,7 @@ export function CredentialsSection({ projectId }: { projectId: string }) {
           <button type="button" class="link" onClick={() => setEditing(undefined)}>Cancel</button>
         </section>
       )}
-      <details class="panel">
+      <details class="panel" open={creating} onToggle={(e) => setCreating(e.currentTarget.open)}>
         <summary>New credential</summary>
         <CredentialForm draft={draft} submit="Create credential" busy={action.busy} onChange={setDraft} onSubmit={() => void action.run(async () => {
           setSecret(await api<CredentialWithSecret>('POST', base, bodyOf(draft)));

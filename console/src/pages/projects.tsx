@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Project, ProjectList } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { ErrorText, Field, formatTime, useAction } from '../ui.tsx';
+import { EmptyState, ErrorText, Field, formatTime, useAction } from '../ui.tsx';
 
 export function ProjectsPage() {
   const [projects, setProjects] = useState<readonly Project[] | undefined>(undefined);
@@ -25,11 +25,15 @@ export function ProjectsPage() {
         <button type="submit" disabled={create.busy}>Create project</button>
       </form>
       <ErrorText error={create.error ?? load.error} />
-      {projects && projects.length === 0 && <p>No project yet: create one to get credentials and a test room.</p>}
+      {projects && projects.length === 0 && (
+        <EmptyState title="No project yet">
+          <p>Name your first project above: it gets its own credentials, rooms, webhooks and a test room.</p>
+        </EmptyState>
+      )}
       <ul class="cards">
         {projects?.map((p) => (
           <li key={p.id}>
-            <a href={`#/projects/${p.id}`}>{p.name}</a>
+            <a class="project-link" href={`#/projects/${p.id}`}>{p.name}</a>
             {p.archived && <span class="badge">archived</span>}
             <small>{p.id} · created {formatTime(p.created_at)}</small>
           </li>

@@ -1,94 +1,58 @@
-import { connect, type MediaSession, type MediaToken, type RemoteParticipant, type RemoteTrack } from '@rtc/app-sdk';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import type { TokenResponse } from '@rtc/protocol';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorText, Field, useAction } from '../ui.tsx';
+import { DevicePicker, ownStreams, useCall, useDevices, Video } from '../call.tsx';
+import { CopyButton, EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
 
-interface Tile {
-  readonly participantId: string;
-  readonly userId: string;
-  readonly stream: MediaStream;
+interface Invitation {
+  readonly invitation: string;
+  readonly room_id: string;
+  readonly expires_at: number;
 }
 
-function Video({ stream, muted, label }: { stream: MediaStream; muted: boolean; label: string }) {
-  const ref = useRef<HTMLVideoElement>(null);
-  useEffect(() => {
-    if (ref.current && ref.current.srcObject !== stream) ref.current.srcObject = stream;
-    void ref.current?.play().catch(() => undefined);
-  }, [stream]);
-  return <video ref={ref} autoplay playsInline muted={muted} aria-label={label} data-user={label} />;
+/** Who this page is in the test room, for the Rooms page to mark as "you". */
+let me: { readonly projectId: string; readonly participantId: string } | undefined;
+
+export function myParticipant(projectId: string): string | undefined {
+  return me?.projectId === projectId ? me.participantId : undefined;
 }
 
 /**
- * Joins a room of the project with a temporary token (no App Secret) and the app SDK: camera and
- * microphone published, every other participant's video and sound, and a button that removes one.
+ * Joins a room of the project with a temporary token (no App Secret) and the app SDK: the camera and
+ * microphone chosen, every other participant's video and sound, and a share link that lets another
+ * device join with a one-use invitation (docs/console.md, "Test room").
  */
-export function TestRoom({ projectId, archived }: { projectId: string; archived: boolean }) {
+export function TestRoom({ projectId, archived, visible }: { projectId: string; archived: boolean; visible: boolean }) {
   const [room, setRoom] = useState('test-room');
   const [user, setUser] = useState(() => `console-${Math.random().toString(36).slice(2, 8)}`);
-  const [session, setSession] = useState<MediaSession | undefined>(undefined);
-  const [local, setLocal] = useState<MediaStream | undefined>(undefined);
-  const [tiles, setTiles] = useState<readonly Tile[]>([]);
-  const [people, setPeople] = useState<readonly RemoteParticipant[]>([]);
-  const [status, setStatus] = useState('');
+  const [invitation, setInvitation] = useState<Invitation | undefined>(undefined);
+  const call = useCall();
+  const devices = useDevices(visible || call.session !== undefined);
   const action = useAction();
-  useEffect(() => () => void session?.close(), [session]);
+  const share = useAction();
+  useEffect(() => {
+    me = call.session ? { projectId, participantId: call.session.participantId } : undefined;
+  }, [call.session]);
 
   const join = (): Promise<void> => action.run(async () => {
-    // stream ids are room-wide: each console tab publishes a pair of its own
-    const base = 2 * Math.floor(Math.random() * 1_000_000) + 1;
-    const getToken = (): Promise<MediaToken> => api<MediaToken>('POST', `/v1/projects/${projectId}/temporary-token`, {
-      room_id: room, user_id: user, role: 'host', publish_streams: [base, base + 1], subscribe_room: true, ttl_seconds: 600,
+    const media = devices.media;
+    if (!media) throw new Error('The camera and microphone are not available yet: allow them in the browser and try again.');
+    const streams = ownStreams();
+    const getToken = (): Promise<TokenResponse> => api<TokenResponse>('POST', `/v1/projects/${projectId}/temporary-token`, {
+      room_id: room, user_id: user, role: 'host', publish_streams: streams, subscribe_room: true, ttl_seconds: 600,
     });
-    const media = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
-    const s = await connect({ token: await getToken(), getToken, secure: location.protocol === 'https:' });
-    const refreshPeople = (): void => setPeople(s.participants());
-    const add = (t: RemoteTrack): void => setTiles((all) => {
-      const existing = all.find((x) => x.participantId === t.participantId);
-      if (existing) {
-        existing.stream.addTrack(t.track as MediaStreamTrack);
-        return [...all];
-      }
-      return [...all, { participantId: t.participantId, userId: t.userId, stream: new MediaStream([t.track as MediaStreamTrack]) }];
-    });
-    const remove = (t: RemoteTrack): void => setTiles((all) => all.flatMap((x) => {
-      if (x.participantId !== t.participantId) return [x];
-      x.stream.removeTrack(t.track as MediaStreamTrack);
-      return x.stream.getTracks().length > 0 ? [x] : [];
-    }));
-    s.on('trackSubscribed', add);
-    s.on('trackUnsubscribed', remove);
-    s.on('participantJoined', refreshPeople);
-    s.on('participantLeft', (p) => {
-      refreshPeople();
-      setTiles((all) => all.filter((x) => x.participantId !== p.participantId));
-    });
-    s.on('revoked', () => {
-      document.body.dataset['removedAt'] = String(Date.now());
-      setStatus('You were removed from the room.');
-    });
-    s.on('disconnected', (d) => {
-      if (!d.willReconnect) {
-        setSession(undefined);
-        setTiles([]);
-        setPeople([]);
-        media.getTracks().forEach((t) => t.stop());
-        setLocal(undefined);
-        if (d.error.code !== 'revoked' && d.error.code !== 'closed') setStatus(`Disconnected: ${d.error.message} (${d.error.code})`);
-      }
-    });
-    for (const track of media.getTracks()) await s.publishTrack(track);
-    setLocal(media);
-    setSession(s);
-    refreshPeople();
-    setStatus(`In ${room} as ${user}.`);
+    await call.join(await getToken(), media, getToken);
   });
+  const link = invitation && `${location.origin}/#/join/${invitation.invitation}`;
 
   return (
     <section aria-labelledby="room-title">
-      <h2 id="room-title">Test room</h2>
-      <p>Join a room of this project from this browser with a temporary token: no App Secret needed. Open the console in a
-        second tab or on your phone and join the same room to see a call work.</p>
-      {!session && (
+      <h1 id="room-title">Test room</h1>
+      <p class="lead">Join a room of this project from this browser with a temporary token: no App Secret needed. Then bring a
+        second device in with a share link to see a call work.</p>
+      <DevicePicker devices={devices} disabled={call.session !== undefined} />
+      <ErrorText error={devices.error} />
+      {!call.session && (
         <form class="inline" onSubmit={(e) => { e.preventDefault(); void join(); }}>
           <Field label="Room"><input required maxLength={64} value={room} onInput={(e) => setRoom(e.currentTarget.value)} /></Field>
           <Field label="Your user id"><input required maxLength={64} value={user} onInput={(e) => setUser(e.currentTarget.value)} /></Field>
@@ -96,28 +60,49 @@ export function TestRoom({ projectId, archived }: { projectId: string; archived:
         </form>
       )}
       <ErrorText error={action.error} />
-      <p role="status" class="status">{status}</p>
-      {session && (
+      <p role="status" class="status">{call.status}</p>
+      <div class="tiles">
+        {devices.media && <figure><Video stream={devices.media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
+        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
+      </div>
+      {call.session && (
         <>
-          <button type="button" onClick={() => { void session.close(); setStatus('You left the room.'); }}>Leave room</button>
-          <div class="tiles">
-            {local && <figure><Video stream={local} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
-            {tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
-          </div>
-          <h3>Participants</h3>
-          <ul class="people">
-            {people.map((p) => (
-              <li key={p.participantId}>
-                {p.userId} <small>{p.role} · {p.participantId}</small>
-                <button type="button" class="danger" aria-label={`Remove ${p.userId}`} onClick={() => void action.run(async () => {
-                  await api('POST', `/v1/projects/${projectId}/rooms/${encodeURIComponent(room)}/participants/${encodeURIComponent(p.participantId)}/remove`);
-                  document.body.dataset['removeAnsweredAt'] = String(Date.now());
-                })}>Remove</button>
-              </li>
-            ))}
-          </ul>
+          <button type="button" class="secondary" onClick={call.leave}>Leave room</button>
+          {call.people.length === 0 && (
+            <EmptyState title="Nobody else is here yet">
+              <p>Open the share link below on your phone or another computer, or open this console in a second tab and join
+                the room <strong>{room}</strong>.</p>
+            </EmptyState>
+          )}
+          {call.people.length > 0 && (
+            <>
+              <h2>In the room</h2>
+              <ul class="people">
+                {call.people.map((p) => <li key={p.participantId}>{p.userId} <small>{p.role}</small></li>)}
+              </ul>
+              <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
+            </>
+          )}
         </>
       )}
+      <section aria-labelledby="share-title" class="card">
+        <h2 id="share-title">Share link</h2>
+        <p>A link that lets one other device join <strong>{room}</strong> with a temporary token of its own. It works once,
+          for ten minutes, and carries no secret of the project.</p>
+        <button type="button" disabled={share.busy || archived} onClick={() => void share.run(async () => {
+          setInvitation(await api<Invitation>('POST', `/v1/projects/${projectId}/invitations`, { room_id: room }));
+        })}>Create share link</button>
+        <ErrorText error={share.error} />
+        {link && invitation && (
+          <div class="share">
+            <Field label="Share link" hint={`Works once, until ${new Date(invitation.expires_at * 1000).toLocaleTimeString()}.`}>
+              <input readOnly value={link} onFocus={(e) => e.currentTarget.select()} />
+            </Field>
+            <CopyButton text={link} label="Copy share link" />
+            <a href={link} target="_blank" rel="noopener noreferrer">Open in a new tab</a>
+          </div>
+        )}
+      </section>
     </section>
   );
 }

@@ -25,14 +25,15 @@ export function UsageSection({ projectId }: { projectId: string }) {
   const most = Math.max(1, ...days.map((d) => d.tokens));
   return (
     <section aria-labelledby="usage-title">
-      <h2 id="usage-title">Usage</h2>
+      <h1 id="usage-title">Sessions and usage</h1>
+      <p class="lead">What is live in the project now and the tokens it issued per day.</p>
       <ErrorText error={load.error} />
-      <h3>Live now</h3>
+      <h2>Live now</h2>
       {rooms && <p data-testid="live-summary">{rooms.length} room{rooms.length === 1 ? '' : 's'}, {participants} participant{participants === 1 ? '' : 's'}</p>}
       <ul>
         {rooms?.map((r) => <li key={r.room_id}><strong>{r.room_id}</strong>: {r.participants.map((p) => p.user_id).join(', ')}</li>)}
       </ul>
-      <h3>Tokens issued per day (UTC)</h3>
+      <h2>Tokens issued per day (UTC)</h2>
       <table class="usage" aria-label="Tokens issued per day">
         <thead><tr><th scope="col">Day</th><th scope="col">Tokens</th></tr></thead>
         <tbody>

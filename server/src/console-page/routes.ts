@@ -10,7 +10,7 @@ import type { Host } from '../http/registry.ts';
  * role at `/`. It is a client of the public customer API on the same origin, nothing more; these
  * routes are pages, not API operations, so the OpenAPI document leaves them out.
  */
-export const CONSOLE_ROUTES = ['GET /', 'GET /assets/*'] as const;
+export const CONSOLE_ROUTES = ['GET /', 'GET /assets/*', 'GET /favicon.svg', 'GET /favicon.ico'] as const;
 
 /** The hosts that serve the console page. */
 export const CONSOLE_HOSTS: readonly Host[] = ['api'];
@@ -51,12 +51,22 @@ export function registerConsoleRoutes(app: FastifyInstance): void {
     headers(reply);
     return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
   });
+  // the page links /favicon.svg; /favicon.ico is what browsers and tools ask for when nothing says
+  const icon = existsSync(`${dir}favicon.svg`) ? readFileSync(`${dir}favicon.svg`) : undefined;
+  for (const path of ['/favicon.svg', '/favicon.ico']) {
+    app.get(path, async (_req, reply) => {
+      headers(reply);
+      if (!icon) return reply.code(404).type('text/plain; charset=utf-8').send('no icon\n');
+      return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(icon);
+    });
+  }
   // file names carry a content hash: cached for good
   void app.register(fastifyStatic, {
     root: `${dir}assets`, prefix: '/assets/', index: false, list: false, dotfiles: 'deny', immutable: true, maxAge: '365d',
     setHeaders: (res) => {
       res.header('content-security-policy', CONTENT_SECURITY_POLICY);
       res.header('x-content-type-options', 'nosniff');
+      res.header('referrer-policy', 'no-referrer');
     },
   });
 }

@@ -136,3 +136,29 @@ export async function authenticateSession(deps: ServiceDeps<AccountStore>, autho
 export async function logout(deps: ServiceDeps<AccountStore>, session: SessionRecord): Promise<void> {
   await deps.store.endSessionFamily(session.familyId);
 }
+
+/** Ends every session of the account, this one included: every tab and device signed in must sign in again. */
+export async function logoutEverywhere(deps: ServiceDeps<AccountStore>, session: SessionRecord): Promise<void> {
+  await deps.store.endAccountSessions(session.accountId);
+}
+
+/**
+ * Replaces the account's password after checking the current one (its failures count like failed
+ * logins of the account's e-mail address), then ends every other session of the account: a password
+ * changed because it leaked also signs out whoever used it. The calling session stays signed in.
+ */
+export async function changePassword(
+  deps: ServiceDeps<AccountStore>, session: SessionRecord, currentPassword: string, newPassword: string,
+): Promise<void> {
+  const account = await deps.store.getAccount(session.accountId);
+  if (!account) throw new ApiError('unauthenticated', SESSION_INVALID);
+  const key = `loginfail:email:${account.email}`;
+  const blocked = await deps.limiter.peek(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+  if (!blocked.ok) throw rateLimited(blocked.retryAfterSec);
+  if (!(await deps.passwords.verify(currentPassword, account.passwordHash))) {
+    await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
+    throw new ApiError('invalid_credentials', 'the current password is not right');
+  }
+  await deps.store.updateAccountPassword(account.id, await deps.passwords.hash(newPassword));
+  await deps.store.endAccountSessions(account.id, session.familyId);
+}

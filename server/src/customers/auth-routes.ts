@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { accountView, authenticateSession, login, logout, refresh, register } from './accounts.ts';
+import { accountView, authenticateSession, changePassword, login, logout, logoutEverywhere, refresh, register } from './accounts.ts';
 import type { HttpContext } from '../http/context.ts';
 import { CUSTOMER_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
@@ -32,6 +32,18 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: HttpContext<Accoun
   registerOperation(app, CUSTOMER_API.logout, async (req, reply) => {
     const session = await authenticateSession(ctx.deps, req.headers.authorization);
     await logout(ctx.deps, session);
+    return reply.code(204).send();
+  });
+
+  registerOperation(app, CUSTOMER_API.logoutEverywhere, async (req, reply) => {
+    await logoutEverywhere(ctx.deps, await authenticateSession(ctx.deps, req.headers.authorization));
+    return reply.code(204).send();
+  });
+
+  registerOperation(app, CUSTOMER_API.changePassword, async (req, reply, input) => {
+    const session = await authenticateSession(ctx.deps, req.headers.authorization);
+    const body = input.body();
+    await changePassword(ctx.deps, session, body.current_password, body.new_password);
     return reply.code(204).send();
   });
 

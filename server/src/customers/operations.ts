@@ -1,5 +1,5 @@
 import {
-  credentialCreateSchema, credentialPatchSchema, loginSchema, projectCreateSchema, projectPatchSchema, refreshSchema,
+  credentialCreateSchema, credentialPatchSchema, loginSchema, passwordChangeSchema, projectCreateSchema, projectPatchSchema, refreshSchema,
   registerSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
@@ -47,6 +47,22 @@ export const CUSTOMER_API = {
     id: 'logout', method: 'POST', path: '/v1/auth/logout', tag: 'Accounts',
     summary: 'End the session',
     responses: { 204: { description: 'ended' } },
+  }),
+  logoutEverywhere: consoleOperation({
+    id: 'logoutEverywhere', method: 'POST', path: '/v1/auth/logout-all', tag: 'Accounts',
+    summary: 'End every session of the account, this one included',
+    description: 'Every tab and device signed in to the account must sign in again.',
+    responses: { 204: { description: 'ended' } },
+  }),
+  changePassword: consoleOperation({
+    id: 'changePassword', method: 'POST', path: '/v1/account/password', tag: 'Accounts',
+    summary: 'Change the password; every other session of the account ends',
+    description: 'The current password is checked first: a wrong one is 401 invalid_credentials and counts as a failed '
+      + 'login of the account\'s e-mail address (20 within five minutes block it, 429). The calling session stays signed in.',
+    body: requestComponent(passwordChangeSchema, 'PasswordChange'),
+    example: { current_password: 'a long passphrase', new_password: 'another long passphrase' },
+    responses: { 204: { description: 'changed' } },
+    errors: ['invalid_credentials', 'rate_limited'],
   }),
   getAccount: consoleOperation({
     id: 'getAccount', method: 'GET', path: '/v1/account', tag: 'Accounts',

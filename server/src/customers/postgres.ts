@@ -58,6 +58,12 @@ export function postgresCustomerStore(pool: pg.Pool): AccountStore & ProjectStor
     async endSessionFamily(familyId) {
       await pool.query(`UPDATE sessions SET status = 'ended' WHERE family_id = $1`, [familyId]);
     },
+    async endAccountSessions(accountId, keepFamilyId) {
+      await pool.query(`UPDATE sessions SET status = 'ended' WHERE account_id = $1 AND family_id <> $2`, [accountId, keepFamilyId ?? '']);
+    },
+    async updateAccountPassword(accountId, hash) {
+      await pool.query('UPDATE accounts SET password_hash = $1 WHERE id = $2', [hash, accountId]);
+    },
     async insertProject(p) {
       await pool.query(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at, updated_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7)`, [p.id, p.accountId, p.name, p.consoleAppId, p.archivedAt, p.createdAt, p.updatedAt]);

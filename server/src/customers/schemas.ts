@@ -21,6 +21,12 @@ export const loginSchema = z.strictObject({
   email,
   password: z.string(typeError('password', 'a string')).max(MAX_PASSWORD_LENGTH, { error: 'password is too long' }),
 });
+export const passwordChangeSchema = z.strictObject({
+  current_password: z.string(typeError('current_password', 'a string')).max(MAX_PASSWORD_LENGTH, { error: 'current_password is too long' }),
+  new_password: z.string(typeError('new_password', 'a string'))
+    .min(MIN_PASSWORD_LENGTH, { error: `new_password must be at least ${MIN_PASSWORD_LENGTH} characters` })
+    .max(MAX_PASSWORD_LENGTH, { error: `new_password must be at most ${MAX_PASSWORD_LENGTH} characters` }),
+});
 export const refreshSchema = z.strictObject({
   refresh_token: z.string(typeError('refresh_token', 'a string')).max(256, { error: 'refresh_token is too long' }),
 });

@@ -36,6 +36,8 @@ export function sqliteCustomerStore(db: Database.Database): AccountStore & Proje
     sessionByRefresh: db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE refresh_hash = ?'),
     rotateSession: db.prepare(`UPDATE sessions SET status = 'rotated' WHERE id = ? AND status = 'active'`),
     endFamily: db.prepare(`UPDATE sessions SET status = 'ended' WHERE family_id = ?`),
+    endAccount: db.prepare<[string, string]>(`UPDATE sessions SET status = 'ended' WHERE account_id = ? AND family_id <> ?`),
+    setPassword: db.prepare<[string, string]>('UPDATE accounts SET password_hash = ? WHERE id = ?'),
     insertProject: db.prepare(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at,
       updated_at) VALUES (@id, @accountId, @name, @consoleAppId, @archivedAt, @createdAt, @updatedAt)`),
     listProjects: db.prepare<[string], ProjectRow>(
@@ -121,6 +123,8 @@ export function sqliteCustomerStore(db: Database.Database): AccountStore & Proje
     async findSessionByRefreshHash(h) { const r = q.sessionByRefresh.get(h); return r && toSession(r); },
     async markSessionRotated(id) { return q.rotateSession.run(id).changes === 1; },
     async endSessionFamily(familyId) { q.endFamily.run(familyId); },
+    async endAccountSessions(accountId, keepFamilyId) { q.endAccount.run(accountId, keepFamilyId ?? ''); },
+    async updateAccountPassword(accountId, hash) { q.setPassword.run(hash, accountId); },
     async insertProject(p) { q.insertProject.run(p); },
     async listProjects(accountId) { return q.listProjects.all(accountId).map(toProject); },
     async getProject(accountId, id) { const r = q.getProject.get(accountId, id); return r && toProject(r); },

@@ -97,6 +97,9 @@ export interface AccountStore {
   /** Moves an active session to `rotated`; false when it was not active (a race lost). */
   markSessionRotated(id: string): Promise<boolean>;
   endSessionFamily(familyId: string): Promise<void>;
+  /** Ends every session of the account, but those of `keepFamilyId` when given. */
+  endAccountSessions(accountId: string, keepFamilyId?: string): Promise<void>;
+  updateAccountPassword(accountId: string, passwordHash: string): Promise<void>;
 }
 
 /** Projects and their archive cut-offs. */

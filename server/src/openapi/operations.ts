@@ -21,6 +21,8 @@ export const OPERATIONS: readonly Operation[] = [
   ...ROOM_API_OPERATIONS,
   ...CUSTOMER_API_OPERATIONS.slice(0, FIRST_CREDENTIAL),
   TOKEN_CONSOLE_API.createTemporaryToken,
+  TOKEN_CONSOLE_API.createInvitation,
+  TOKEN_CONSOLE_API.redeemInvitation,
   ...Object.values(ROOM_CONSOLE_API),
   TOKEN_CONSOLE_API.getProjectUsage,
   ...Object.values(SESSION_CONSOLE_API),

@@ -164,13 +164,32 @@ export const ROOM_CONSOLE_API = {
     summary: 'One live room of the project and its participants, for the console',
     description: 'What GET /v1/rtc/rooms/{room_id} answers, with the console session.',
   }),
+  updateProjectParticipant: onConsole(ROOM_API.updateRtcParticipant, {
+    id: 'updateProjectParticipant', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}',
+    pathParams: projectParticipant,
+    summary: 'Change what a live participant may publish and receive, for the console',
+    description: 'What PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id} does, with the console session and '
+      + 'both scopes (as the console\'s temporary tokens have).',
+    body: requestComponent(participantPatchSchema, 'ParticipantPatch'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { publish_streams: [], subscribe_room: true },
+    errors: [[503, 'unavailable']],
+  }),
   removeProjectParticipant: onConsole(ROOM_API.removeRtcParticipant, {
     id: 'removeProjectParticipant', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/remove',
     pathParams: projectParticipant,
-    summary: 'Remove a participant from a live room, for the console',
+    summary: 'Remove a participant from a live room, optionally banning its user for a while, for the console',
     description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/remove does, with the console session: '
-      + 'the user\'s tokens for the room issued up to now are refused and its sessions close within about a second (no ban).',
+      + 'the user\'s tokens for the room issued up to now (with ban_seconds, up to the ban\'s end) are refused and its '
+      + 'sessions close within about a second. The body may be left out.',
+    body: requestComponent(removalRequestSchema, 'RemovalRequest'), bodyOptional: true, bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { ban_seconds: 600 },
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
+    errors: [[503, 'unavailable']],
+  }),
+  endProjectRoom: onConsole(ROOM_API.endRtcRoom, {
+    id: 'endProjectRoom', path: '/v1/projects/{id}/rooms/{room_id}/end', pathParams: projectRoom,
+    summary: 'End a room of the project, for the console',
+    description: 'What POST /v1/rtc/rooms/{room_id}/end does, with the console session.',
     errors: [[503, 'unavailable']],
   }),
 } satisfies Record<string, Operation>;

@@ -6,6 +6,7 @@ import { registerOperation } from '../http/operation-route.ts';
 import { TOKEN_CONSOLE_API } from './operations.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
 import type { TokenCountStore } from './store.ts';
+import { createInvitation, redeemInvitation } from './invitations.ts';
 import { issueTemporaryToken } from './temporary.ts';
 import { projectUsage } from './usage.ts';
 
@@ -20,4 +21,10 @@ export function registerTokenConsoleRoutes(
 
   registerOperation(app, TOKEN_CONSOLE_API.createTemporaryToken, async (req, reply, input) =>
     reply.code(200).send(await issueTemporaryToken(ctx.deps, ctx.issuer, req.accountId, input.params.id, input.body)), session);
+
+  registerOperation(app, TOKEN_CONSOLE_API.createInvitation, async (req, reply, input) =>
+    reply.code(201).send(await createInvitation(ctx.deps, req.accountId, input.params.id, input.body().room_id)), session);
+
+  registerOperation(app, TOKEN_CONSOLE_API.redeemInvitation, async (req, reply, input) =>
+    reply.code(200).send(await redeemInvitation(ctx.deps, ctx.issuer, req.clientAddress, input.body())));
 }

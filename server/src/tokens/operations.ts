@@ -1,7 +1,8 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from './schemas.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { consoleOperation, projectId } from '../customers/console-operation.ts';
+import { BODY_ERRORS, consoleOperation, projectId } from '../customers/console-operation.ts';
+import { invitationCreateSchema, invitationRedeemSchema, invitationSchema } from './invitations.ts';
 import {
   healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, projectUsageSchema, readySchema, revocationResultSchema,
   tokenResponseSchema,
@@ -106,6 +107,28 @@ export const TOKEN_CONSOLE_API = {
     responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
     errors: ['project_archived', 'rate_limited', 'issuer_unavailable', 'turn_unavailable', 'signaling_unavailable', [503, 'unavailable']],
   }),
+  createInvitation: consoleOperation({
+    id: 'createInvitation', method: 'POST', path: '/v1/projects/{id}/invitations', tag: 'Projects',
+    summary: 'An invitation to a test room, for a share link of the console',
+    description: 'Works once, for ten minutes, for the room named: POST /v1/invitations/redeem trades it for a temporary '
+      + 'token. It holds no secret of the project (neither the App Secret nor a media key). 20 a minute per account.',
+    pathParams: projectId, body: requestComponent(invitationCreateSchema, 'InvitationCreate'),
+    example: { room_id: 'test-room' },
+    responses: { 201: { description: 'the invitation', schema: invitationSchema } },
+    errors: ['project_archived', 'rate_limited'],
+  }),
+  redeemInvitation: {
+    id: 'redeemInvitation', method: 'POST', path: '/v1/invitations/redeem', hosts: ['api'], tag: 'Projects',
+    summary: 'Trade a test-room invitation for a temporary token (once)',
+    description: 'No session needed: the invitation is the authorisation. The token is a speaker\'s for the invitation\'s '
+      + 'room, receiving the whole room, for ten minutes. An invitation altered, expired or already used is 401 '
+      + 'unauthenticated; 30 attempts a minute per address.',
+    auth: 'none', body: requestComponent(invitationRedeemSchema, 'InvitationRedeem'),
+    example: { invitation: 'inv_example', user_id: 'guest-1', publish_streams: [11, 12] },
+    responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
+    errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'rate_limited', 'issuer_unavailable',
+      [503, 'unavailable']],
+  },
   getProjectUsage: consoleOperation({
     id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', tag: 'Projects',
     summary: 'Tokens issued and participant minutes per day for the project, for the console',

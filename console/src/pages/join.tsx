@@ -1,0 +1,52 @@
+import type { TokenResponse } from '@rtc/protocol';
+import { useState } from 'preact/hooks';
+import { publicPost } from '../api.ts';
+import { DevicePicker, ownStreams, useCall, useDevices, Video } from '../call.tsx';
+import { EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
+
+/**
+ * The page a share link opens (`#/join/inv_…`), on any device and without an account: it trades the
+ * one-use invitation for a temporary token of its own (`POST /v1/invitations/redeem`) and joins.
+ * The invitation is in the URL's fragment, which browsers never send to a server.
+ */
+export function JoinPage({ invitation }: { invitation: string }) {
+  const [user, setUser] = useState(() => `guest-${Math.random().toString(36).slice(2, 8)}`);
+  const call = useCall();
+  const devices = useDevices(true);
+  const action = useAction();
+  const [used, setUsed] = useState(false);
+  return (
+    <section aria-labelledby="join-title">
+      <h1 id="join-title">Join a test room</h1>
+      <p class="lead">You were invited to a test call. Choose your camera and microphone, then join.</p>
+      <DevicePicker devices={devices} disabled={call.session !== undefined} />
+      <ErrorText error={devices.error} />
+      {!call.session && !used && (
+        <form class="inline" onSubmit={(e) => {
+          e.preventDefault();
+          void action.run(async () => {
+            const media = devices.media;
+            if (!media) throw new Error('The camera and microphone are not available yet: allow them in the browser and try again.');
+            const token = await publicPost<TokenResponse>('/v1/invitations/redeem', { invitation, user_id: user, publish_streams: ownStreams() });
+            // the invitation works once: this page does not renew its ten-minute token
+            setUsed(true);
+            await call.join(token, media);
+          });
+        }}>
+          <Field label="Your name"><input required maxLength={64} pattern="[!-~]+" title="Letters, digits and signs, without spaces"
+            value={user} onInput={(e) => setUser(e.currentTarget.value)} /></Field>
+          <button type="submit" disabled={action.busy}>Join</button>
+        </form>
+      )}
+      <ErrorText error={action.error} />
+      <p role="status" class="status">{call.status}</p>
+      <div class="tiles">
+        {devices.media && <figure><Video stream={devices.media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
+        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
+      </div>
+      {call.session && <button type="button" class="secondary" onClick={call.leave}>Leave</button>}
+      {call.session && call.people.length === 0 && <EmptyState title="Nobody else is here yet"><p>The person who shared the link joins from their console.</p></EmptyState>}
+      {used && !call.session && <p>This link has been used: ask for a new one to join again.</p>}
+    </section>
+  );
+}
