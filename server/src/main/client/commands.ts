@@ -12,6 +12,7 @@ import { MAX_BAN_SECONDS } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
 import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
+import { LOAD_TEST_USAGE, loadTestSettings, runLoadTest } from './load-test.ts';
 
 export interface ClientIO {
   readonly env: NodeJS.ProcessEnv;
@@ -24,7 +25,7 @@ export interface ClientIO {
 
 const SESSION_NOTE = `Session commands (logout, projects, credentials) act as the stored session of rtc login;
   --url, if given, must name the platform it was made on.`;
-const APP_NOTE = `App commands (token, rooms) authenticate with --app-id/--app-secret (or
+const APP_NOTE = `App commands (token, rooms, load-test) authenticate with --app-id/--app-secret (or
   RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL).`;
 
 export const CLIENT_USAGE = `  login --url URL --email E [--register]
@@ -45,6 +46,7 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  --ban keeps the removed user out of the room S seconds (up to 604800)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
+${LOAD_TEST_USAGE}
   ${SESSION_NOTE}
   ${APP_NOTE}
   Every client command takes --json for machine-readable output.`;
@@ -56,6 +58,7 @@ export const CLIENT_NOTES: Readonly<Record<string, string>> = {
   credentials: SESSION_NOTE,
   token: APP_NOTE,
   rooms: APP_NOTE,
+  'load-test': APP_NOTE,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -418,6 +421,15 @@ async function grant(args: readonly string[], io: ClientIO): Promise<number> {
   return 0;
 }
 
+async function loadTest(args: readonly string[], io: ClientIO): Promise<number> {
+  const { values } = parseCommand('load-test', args, {
+    ...APP_FLAGS, ...JSON_FLAG, room: { type: 'string' }, publishers: { type: 'string' }, subscribers: { type: 'string' },
+    duration: { type: 'string' }, 'video-bitrate': { type: 'string' }, audio: { type: 'string' }, simulcast: { type: 'boolean' },
+  }, 0);
+  const settings = loadTestSettings(values);
+  return runLoadTest(settings, io, appClient('load-test', values, io));
+}
+
 export const CLIENT_COMMANDS: Readonly<Record<string, (args: readonly string[], io: ClientIO) => Promise<number>>> = {
-  login, logout, projects, credentials, token, rooms, grant,
+  login, logout, projects, credentials, token, rooms, grant, 'load-test': loadTest,
 };

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import {
-  CipherContext, HashAlgorithm, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtpHeader, RtpPacket,
+  CipherContext, HashAlgorithm, RTP_EXTENSION_URI, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtpHeader, RtpPacket,
   type DtlsKeys, type PeerConfig, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from './wire-client.ts';
@@ -19,6 +19,12 @@ export interface RtcTrackSpec {
   readonly streamId: number;
   readonly kind: RtcKind;
   readonly direction: RtcDirection;
+  /**
+   * send, video: the rids of simulcast layers, smallest first (docs/protocol/media.md, section
+   * 10.5); their RTP goes out with `sendLayerRtp`. Needs the RID header extension in the client's
+   * werift settings.
+   */
+  readonly rids?: readonly string[];
 }
 
 /** One m-line of `tracks` as the protocol names it. */
@@ -26,6 +32,12 @@ export interface RtcOfferTrack {
   readonly mid: string;
   readonly stream_id: number;
   readonly direction: RtcDirection;
+  /**
+   * send, video: the rids of simulcast layers, smallest first (docs/protocol/media.md, section
+   * 10.5); their RTP goes out with `sendLayerRtp`. Needs the RID header extension in the client's
+   * werift settings.
+   */
+  readonly rids?: readonly string[];
 }
 
 export const VP8_PAYLOAD_TYPE = 96;
@@ -130,6 +142,8 @@ interface Entry {
   remoteSsrc: number | undefined;
   /** send: picture loss indications the server sent. */
   plis: number;
+  /** send with rids: each layer's own SSRC, sequence and picture loss indications. */
+  readonly layers: Map<string, { readonly ssrc: number; sequenceNumber: number; timestamp: number; plis: number }>;
 }
 
 export interface JoinOptions {
@@ -237,6 +251,43 @@ export class RtcClient {
     entry.track!.writeRtp(new RtpPacket(header, Buffer.from(payload)));
   }
 
+  /**
+   * Writes one RTP packet of a simulcast layer of a stream (a send m-line with `rids`): on the
+   * layer's own SSRC, with the MID, RID and transport-wide sequence extensions the answer
+   * negotiated, as a browser's sender does. werift's own sender sends one SSRC per m-line only.
+   */
+  sendLayerRtp(streamId: number, rid: string, payload: Buffer, marker = true, timestampStep = 3000): void {
+    const entry = this.entry('send', streamId);
+    const layer = entry.layers.get(rid);
+    const transport = this.pc.dtlsTransports[0];
+    const mid = entry.transceiver.mid;
+    if (!layer) throw new Error(`stream ${streamId} has no layer ${rid}`);
+    if (!transport || transport.state !== 'connected' || mid === undefined) return;
+    layer.sequenceNumber = (layer.sequenceNumber + 1) & 0xffff;
+    layer.timestamp = (layer.timestamp + timestampStep) >>> 0;
+    const extensions: { id: number; payload: Buffer }[] = [];
+    for (const ext of entry.transceiver.headerExtensions) {
+      if (ext.uri === RTP_EXTENSION_URI.sdesMid) extensions.push({ id: ext.id, payload: Buffer.from(mid) });
+      else if (ext.uri === RTP_EXTENSION_URI.sdesRTPStreamID) extensions.push({ id: ext.id, payload: Buffer.from(rid) });
+      else if (ext.uri === RTP_EXTENSION_URI.transportWideCC) {
+        transport.transportSequenceNumber = (transport.transportSequenceNumber + 1) & 0xffff;
+        const seq = Buffer.alloc(2);
+        seq.writeUInt16BE(transport.transportSequenceNumber);
+        extensions.push({ id: ext.id, payload: seq });
+      }
+    }
+    const header = new RtpHeader({
+      payloadType: VP8_PAYLOAD_TYPE, sequenceNumber: layer.sequenceNumber, timestamp: layer.timestamp, ssrc: layer.ssrc, marker,
+      extension: extensions.length > 0, extensions: extensions.sort((a, b) => a.id - b.id),
+    });
+    transport.sendRtp(payload, header).catch(() => undefined);
+  }
+
+  /** Picture loss indications the server sent for one simulcast layer of a stream this client sends. */
+  layerPliReceived(streamId: number, rid: string): number {
+    return this.entry('send', streamId).layers.get(rid)?.plis ?? 0;
+  }
+
   /** Payloads received so far on the receive m-line of a stream. */
   received(streamId: number): Buffer[] {
     return this.entry('recv', streamId).received;
@@ -292,6 +343,22 @@ export class RtcClient {
     }
   }
 
+  /** Counts, per layer, the PLIs naming a layer's SSRC: werift knows nothing of these SSRCs, so they are read off the transport. */
+  private countLayerPlis(entry: Entry): void {
+    let watched: unknown;
+    const watch = (): void => {
+      const transport = this.pc.dtlsTransports[0];
+      if (!transport || transport === watched) return;
+      watched = transport;
+      transport.onRtcp.subscribe((packet) => {
+        const ssrc = pliMediaSsrc(packet);
+        for (const layer of entry.layers.values()) if (layer.ssrc === ssrc) layer.plis += 1;
+      });
+    };
+    watch();
+    this.pc.connectionStateChange.subscribe(watch);
+  }
+
   private entry(direction: RtcDirection, streamId: number): Entry {
     const entry = this.entries.get(entryKey(direction, streamId));
     if (!entry) throw new Error(`no ${direction} m-line for stream ${streamId}`);
@@ -301,13 +368,18 @@ export class RtcClient {
   private addEntry(spec: RtcTrackSpec): Entry {
     const track = spec.direction === 'send' ? new MediaStreamTrack({ kind: spec.kind }) : undefined;
     const transceiver = track
-      ? this.pc.addTransceiver(track, { direction: 'sendonly' })
+      ? this.pc.addTransceiver(track, {
+        direction: 'sendonly', ...(spec.rids ? { simulcast: spec.rids.map((rid) => ({ direction: 'send' as const, rid })) } : {}),
+      })
       : this.pc.addTransceiver(spec.kind, { direction: 'recvonly' });
     const entry: Entry = {
       spec, transceiver, track,
       rtp: { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: randomInt(0, 2 ** 32 - 1) },
-      received: [], count: 0, remoteSsrc: undefined, plis: 0,
+      received: [], count: 0, remoteSsrc: undefined, plis: 0, layers: new Map(),
     };
+    for (const rid of spec.rids ?? []) {
+      entry.layers.set(rid, { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: entry.rtp.timestamp, plis: 0 });
+    }
     if (spec.direction === 'recv') {
       // werift announces the remote track while it applies the answer: listen before
       transceiver.onTrack.subscribe((remote) => {
@@ -326,9 +398,16 @@ export class RtcClient {
       };
       transceiver.receiver.onRtcp.subscribe(count);
       transceiver.sender.onRtcp.subscribe(count);
+      if (entry.layers.size > 0) this.countLayerPlis(entry);
     }
     return entry;
   }
+}
+
+function pliMediaSsrc(packet: RtcpPacket): number | undefined {
+  if (!isPli(packet) || packet.type !== RtcpPayloadSpecificFeedback.type) return undefined;
+  const { feedback } = packet;
+  return 'mediaSsrc' in feedback ? feedback.mediaSsrc : undefined;
 }
 
 function entryKey(direction: RtcDirection, streamId: number): string {

@@ -4,7 +4,7 @@
  * which the server's estimate of a subscriber's downlink never grows past its start.
  */
 import { randomBytes } from 'node:crypto';
-import { RTP_EXTENSION_URI, useSdesMid, useTransportWideCC, type PeerConfig } from 'werift';
+import { RTP_EXTENSION_URI, useSdesMid, useSdesRTPStreamId, useTransportWideCC, type PeerConfig } from 'werift';
 import { TwccRecorder } from '../../../media/rtp/twcc-feedback.ts';
 import type { RtcClient } from './rtc-client.ts';
 
@@ -14,12 +14,14 @@ export const FEEDBACK_MS = 50;
 /**
  * werift settings: the MID and transport-wide sequence number extensions on both kinds, as browsers
  * offer them. One instance of each for both kinds: werift numbers the instances it is given, and a
- * bundle's m-lines must give an extension one id.
+ * bundle's m-lines must give an extension one id. With `simulcast`, the RID extension on video too,
+ * which simulcast layers carry (docs/protocol/media.md, section 10.4).
  */
-export function feedbackPeerConfig(): Partial<PeerConfig> {
+export function feedbackPeerConfig(options: { readonly simulcast?: boolean } = {}): Partial<PeerConfig> {
   const mid = useSdesMid();
   const transportSeq = useTransportWideCC();
-  return { headerExtensions: { video: [mid, transportSeq], audio: [mid, transportSeq] } };
+  const video = options.simulcast ? [mid, useSdesRTPStreamId(), transportSeq] : [mid, transportSeq];
+  return { headerExtensions: { video, audio: [mid, transportSeq] } };
 }
 
 /**
