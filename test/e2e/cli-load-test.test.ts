@@ -50,12 +50,17 @@ describe('rtc load-test against a live platform', () => {
     assert.match(res.stderr, /^joined 4\/4 {2}\d+ s {2}out .+ {2}in .+$/m);
   });
 
-  it('prints a table without --json', async () => {
-    const res = await runCli(['load-test', '--url', server.token, '--subscribers', '1', '--publishers', '1', '--duration', '1s', '--audio', 'off'], env);
+  it('sends simulcast layers and prints a table without --json', async () => {
+    const res = await runCli([
+      'load-test', '--url', server.token, '--subscribers', '1', '--publishers', '1', '--duration', '2s', '--audio', 'off', '--simulcast',
+      '--video-bitrate', '300k',
+    ], env);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^load test of room load-test-[0-9a-f]{8} at /m);
     assert.match(res.stdout, /^join time: p50 \d+ ms, p95 \d+ ms, max \d+ ms$/m);
     assert.match(res.stdout, /^ {2}joined +1\/1 +1\/1$/m);
+    const frames = /^ {2}video frames\/s \(each\) +([\d.]+) +([\d.]+)$/m.exec(res.stdout);
+    assert.ok(frames && Number(frames[1]) > 20 && Number(frames[2]) > 0, res.stdout);
     assert.match(res.stdout, /^cpu of this process: /m);
   });
 
