@@ -12,7 +12,6 @@ import { MAX_BAN_SECONDS } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
 import { callApi, CommandError, isRecord, readSession, removeSession, sessionFile, UsageError, writeSession, type StoredSession } from './http.ts';
 import { verifyGrant } from './grant-verify.ts';
-import { LOAD_TEST_USAGE, loadTestSettings, runLoadTest } from './load-test.ts';
 
 export interface ClientIO {
   readonly env: NodeJS.ProcessEnv;
@@ -46,7 +45,11 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  --ban keeps the removed user out of the room S seconds (up to 604800)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
-${LOAD_TEST_USAGE}
+  load-test [--room R] [--publishers N] [--subscribers N] [--duration 30s] [--video-bitrate 1M]
+            [--audio on|off] [--simulcast] [--url URL] [--app-id ID --app-secret S]
+                 join N synthetic publishers (VP8 video, Opus audio) and subscribers (everything in
+                 the room) over WebRTC, then report join time, bitrate, packet loss, frames/s and
+                 this process's CPU; exit 1 when a participant failed to join
   ${SESSION_NOTE}
   ${APP_NOTE}
   Every client command takes --json for machine-readable output.`;
@@ -426,6 +429,8 @@ async function loadTest(args: readonly string[], io: ClientIO): Promise<number> 
     ...APP_FLAGS, ...JSON_FLAG, room: { type: 'string' }, publishers: { type: 'string' }, subscribers: { type: 'string' },
     duration: { type: 'string' }, 'video-bitrate': { type: 'string' }, audio: { type: 'string' }, simulcast: { type: 'boolean' },
   }, 0);
+  // werift and the media client load only for this command: the others start quickly
+  const { loadTestSettings, runLoadTest } = await import('./load-test.ts');
   const settings = loadTestSettings(values);
   return runLoadTest(settings, io, appClient('load-test', values, io));
 }

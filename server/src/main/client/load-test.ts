@@ -21,12 +21,6 @@ import {
 } from './media/synthetic-media.ts';
 import { feedbackPeerConfig, sendTransportFeedback } from './media/transport-feedback.ts';
 
-export const LOAD_TEST_USAGE = `  load-test [--room R] [--publishers N] [--subscribers N] [--duration 30s] [--video-bitrate 1M]
-            [--audio on|off] [--simulcast] [--url URL] [--app-id ID --app-secret S]
-                 join N synthetic publishers (VP8 video, Opus audio) and subscribers (everything in
-                 the room) over WebRTC, then report join time, bitrate, packet loss, frames/s and
-                 this process's CPU; exit 1 when a participant failed to join`;
-
 /** Joins in flight at once: DTLS handshakes cost CPU on both ends. */
 const JOIN_CONCURRENCY = 10;
 /** From the token request to a connected peer connection. */
@@ -169,7 +163,9 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
     wake();
   };
   const onSignal = (signal: NodeJS.Signals): void => {
-    interrupted ??= signal;
+    // a second signal does not wait for the sessions to leave
+    if (interrupted !== undefined) process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    interrupted = signal;
     stop();
   };
   process.on('SIGINT', onSignal);
