@@ -188,6 +188,16 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   const layers = videoLayers(settings.videoBps, settings.simulcast);
 
   const join = async (p: Participant): Promise<void> => {
+    try {
+      await joinSteps(p);
+    } catch (err) {
+      // a join that fails after its timeout leaves here: the attempt is over
+      if (p.failure !== undefined) await leave(p);
+      throw err;
+    }
+  };
+
+  const joinSteps = async (p: Participant): Promise<void> => {
     const began = performance.now();
     const token = await viaAppClient(client, (c) => c.issue(tokenRequest(p)));
     const keys = await generateDtlsKeys();
@@ -206,7 +216,10 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
       },
     });
     p.client = rtc;
-    if (p.failure !== undefined) return;
+    if (p.failure !== undefined) {
+      await leave(p);
+      return;
+    }
     void rtc.closed().then((info) => {
       if (!leaving && p.joinMs !== undefined) p.dropped ??= `media session closed: ${info.code}${info.reason ? ` ${info.reason}` : ''}`;
     });
@@ -231,15 +244,18 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
     } else {
       specs = receiveSpecs;
     }
-    const negotiated = await rtc.negotiate(specs);
-    if (negotiated.refused.length > 0) throw new Error(`the server refused m-lines ${negotiated.refused.join(', ')}`);
-    await rtc.waitConnected(JOIN_TIMEOUT_MS);
+    // with no publisher there is nothing to receive: the joined session is the whole join
+    if (specs.length > 0) {
+      const negotiated = await rtc.negotiate(specs);
+      if (negotiated.refused.length > 0) throw new Error(`the server refused m-lines ${negotiated.refused.join(', ')}`);
+      await rtc.waitConnected(JOIN_TIMEOUT_MS);
+    }
     // a join that ended after its timeout stays failed, and leaves
     if (p.failure !== undefined) {
       await leave(p);
       return;
     }
-    if (p.role === 'subscriber') p.stops.push(sendTransportFeedback(rtc));
+    if (p.role === 'subscriber' && specs.length > 0) p.stops.push(sendTransportFeedback(rtc));
     p.joinMs = performance.now() - began;
   };
 
@@ -356,7 +372,8 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   }));
   const windowStart = performance.now();
   const before: Snapshot = snapshot(results());
-  if (!stopping) {
+  // with nobody joined there is nothing to measure
+  if (!stopping && participants.some((p) => p.joinMs !== undefined)) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([stopped, new Promise<void>((resolve) => {
       timer = setTimeout(resolve, settings.durationMs);
