@@ -10,7 +10,7 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson } from './lib/http.ts';
-import { WireClient, type WireCredentials } from '../test/helpers/media-wire.ts';
+import { WireClient, type WireCredentials } from '../server/src/main/client/media/wire-client.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';
 import { readPeakRssBytes } from './lib/proc-stats.ts';
 import { printFigure, progress } from './lib/report.ts';

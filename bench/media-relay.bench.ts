@@ -11,7 +11,7 @@
  *   is that server (`baseline` argument).
  *
  * The subject is the relay. Clients are a second, independent implementation of the protocol
- * (test/helpers/media-wire.ts, node:crypto) in this process. Two loads per server and subscriber count:
+ * (server/src/main/client/media/wire-client.ts, node:crypto) in this process. Two loads per server and subscriber count:
  *
  * - saturated: the publisher keeps 256 frames in flight (sent and not yet received by every
  *   subscriber) and sends a fixed batch; frames/s delivered = frames received by all subscribers
@@ -43,7 +43,7 @@ import {
 import { SendQueue } from '../server/src/media/send-queue.ts';
 import { socketSink } from '../server/src/media/socket-sink.ts';
 import { postJson } from './lib/http.ts';
-import { KINDS, WireClient, encodeHeader } from '../test/helpers/media-wire.ts';
+import { KINDS, WireClient, encodeHeader } from '../server/src/main/client/media/wire-client.ts';
 import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';

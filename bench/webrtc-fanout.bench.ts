@@ -6,7 +6,7 @@
  *
  * - the platform's media role (`rtc serve` from dist/): each client is a joined media session
  *   (grant, proof of possession, sealed control) with a werift peer connection negotiated over
- *   `rtc_offer` (test/helpers/webrtc-client.ts); the server receives SRTP, checks each packet's
+ *   `rtc_offer` (server/src/main/client/media/rtc-client.ts); the server receives SRTP, checks each packet's
  *   m-line against the session's publications and each subscriber's grant, and sends it again over
  *   every subscriber's own DTLS-SRTP connection (docs/protocol/media.md, "WebRTC media"), paced by
  *   its estimate of that subscriber's downlink. As browsers do, the subscribers send transport-wide
@@ -35,15 +35,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, RTP_EXTENSION_URI, RtpHeader, RtpPacket, SrtpSession,
-  keyLength, saltLength, useSdesMid, useTransportWideCC, type PeerConfig, type SrtpProfile,
+  ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, RtpHeader, RtpPacket, SrtpSession,
+  keyLength, saltLength, type SrtpProfile,
 } from 'werift';
 import {
-  OPUS_PAYLOAD_TYPE, RtcTestClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
-} from '../test/helpers/webrtc-client.ts';
-import { TwccRecorder } from '../server/src/media/rtp/twcc-feedback.ts';
+  OPUS_PAYLOAD_TYPE, RtcClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
+} from '../server/src/main/client/media/rtc-client.ts';
+import { feedbackPeerConfig, sendTransportFeedback } from '../server/src/main/client/media/transport-feedback.ts';
 import { postJson } from './lib/http.ts';
-import type { WireCredentials } from '../test/helpers/media-wire.ts';
+import type { WireCredentials } from '../server/src/main/client/media/wire-client.ts';
 import { basicAuthorization, startBenchFileServer, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';
@@ -60,8 +60,6 @@ const SUBSCRIBERS = (process.env['BENCH_WEBRTC_SUBSCRIBERS'] ?? '1,10,50').split
 const MEASURE_SECONDS = intSetting('BENCH_WEBRTC_SECONDS', 3, 1, 60);
 /** How long the load may take to get through in full (the platform's downlink estimates grow to it). */
 const SETTLE_SECONDS = 30;
-/** A subscriber's transport-wide feedback interval. */
-const FEEDBACK_MS = 50;
 /** Baseline datagrams: one byte 0 registers the sender as a subscriber, one byte 1 forgets them all. */
 const REGISTER = Buffer.from([0]);
 const RESET = Buffer.from([1]);
@@ -165,68 +163,27 @@ function isSrtpProfile(profile: number | undefined): profile is SrtpProfile {
 }
 
 /** The SRTP profile the server and the clients negotiated in DTLS (one for all of them). */
-function negotiatedProfile(clients: readonly RtcTestClient[]): SrtpProfile {
+function negotiatedProfile(clients: readonly RtcClient[]): SrtpProfile {
   const profiles = new Set(clients.flatMap((c) => c.pc.dtlsTransports.map((t) => t.srtp.config.profile)));
   const [profile] = profiles;
   if (profiles.size !== 1 || !isSrtpProfile(profile)) throw new Error(`the platform's connections negotiated SRTP profiles ${[...profiles].join(', ')}`);
   return profile;
 }
 
-/**
- * The clients' werift settings: the MID and transport-wide sequence number extensions on both
- * kinds, as browsers offer them. One instance of each for both kinds: werift numbers the instances
- * it is given, and a bundle's m-lines must give an extension one id.
- */
-function peerConfig(): Partial<PeerConfig> {
-  const mid = useSdesMid();
-  const transportSeq = useTransportWideCC();
-  return { headerExtensions: { video: [mid, transportSeq], audio: [mid, transportSeq] } };
-}
-
-/**
- * Transport-wide congestion control feedback from a subscriber, as a browser sends it: the arrival
- * time of every RTP packet of its connection, by transport-wide sequence number, reported every
- * FEEDBACK_MS with the server's own feedback builder. The server's estimate of a subscriber's
- * downlink starts at 1 Mbit/s, below this load, and grows only on this feedback. werift's own
- * (with transport-cc in the offer's rtcp-fb, which is why the offer leaves it out) reports each
- * m-line apart, so one sequence across the bundle reads as lost packets, and leaves messages of an
- * unaligned length unpadded, which the server drops as malformed. Returns a function that stops it.
- */
-function sendTransportFeedback(client: RtcTestClient): () => void {
-  const transport = client.pc.dtlsTransports[0];
-  const id = client.pc.getTransceivers().flatMap((t) => t.headerExtensions).find((e) => e.uri === RTP_EXTENSION_URI.transportWideCC)?.id;
-  if (!transport || id === undefined) throw new Error('the subscriber has no transport-wide sequence numbers');
-  const recorder = new TwccRecorder(randomBytes(4).readUInt32BE(0));
-  let mediaSsrc = 0;
-  const { unSubscribe } = transport.onRtp.subscribe((rtp) => {
-    mediaSsrc = rtp.header.ssrc;
-    const seq = rtp.header.extensions.find((e) => e.id === id)?.payload;
-    if (seq && seq.length >= 2) recorder.record(seq.readUInt16BE(0), Math.round(performance.now() * 1000));
-  });
-  const timer = setInterval(() => {
-    const packets = recorder.build(mediaSsrc);
-    if (packets.length > 0 && transport.state === 'connected') transport.sendRtcp(packets).catch(() => undefined);
-  }, FEEDBACK_MS);
-  return () => {
-    clearInterval(timer);
-    unSubscribe();
-  };
-}
-
 async function platformFanout(
   mediaUrl: string, api: string, cred: BenchCredential, subscribers: number,
 ): Promise<Fanout & { readonly srtpProfile: SrtpProfile }> {
   const room = `webrtc-${subscribers}-${randomBytes(4).toString('hex')}`;
-  const clients: RtcTestClient[] = [];
+  const clients: RtcClient[] = [];
   const stops: (() => void)[] = [];
   const closeAll = async (): Promise<void> => {
     for (const stop of stops) stop();
     for (const c of clients) await c.close();
   };
   try {
-    const publisher = await RtcTestClient.join(mediaUrl, await issue(api, cred, {
+    const publisher = await RtcClient.join(mediaUrl, await issue(api, cred, {
       room_id: room, user_id: 'publisher', role: 'speaker', publish_streams: [VIDEO.streamId, AUDIO.streamId],
-    }), { keepPayloads: false, peer: peerConfig() });
+    }), { keepPayloads: false, peer: feedbackPeerConfig() });
     clients.push(publisher);
     for (const [id, kind] of [[VIDEO.streamId, 'video'], [AUDIO.streamId, 'audio']] as const) {
       const reply = await publisher.publish(id, kind);
@@ -237,11 +194,11 @@ async function platformFanout(
     ]);
     if (sent.refused.length > 0) throw new Error(`the publisher's m-lines were refused: ${sent.refused.join(', ')}`);
     await publisher.waitConnected();
-    const subs: RtcTestClient[] = [];
+    const subs: RtcClient[] = [];
     for (let i = 0; i < subscribers; i++) {
-      const sub = await RtcTestClient.join(mediaUrl, await issue(api, cred, {
+      const sub = await RtcClient.join(mediaUrl, await issue(api, cred, {
         room_id: room, user_id: `sub-${i}`, role: 'audience', subscribe_room: true,
-      }), { keepPayloads: false, peer: peerConfig() });
+      }), { keepPayloads: false, peer: feedbackPeerConfig() });
       clients.push(sub);
       subs.push(sub);
       const got = await sub.negotiate([
@@ -251,7 +208,7 @@ async function platformFanout(
     }
     for (const sub of subs) await sub.waitConnected(30_000);
     for (const sub of subs) stops.push(sendTransportFeedback(sub));
-    const count = (sub: RtcTestClient): number => sub.receivedCount(VIDEO.streamId) + sub.receivedCount(AUDIO.streamId);
+    const count = (sub: RtcClient): number => sub.receivedCount(VIDEO.streamId) + sub.receivedCount(AUDIO.streamId);
     // the server starts a subscriber's video on a key frame and asks the publisher for one (PLI):
     // the next video packet answers it, as a camera's encoder would
     const keyFrame = vp8Payload(VIDEO.bytes, true);

@@ -22,7 +22,7 @@ export type { ClientIO } from './common.ts';
 
 const SESSION_NOTE = `Session commands (logout, projects, credentials) act as the stored session of rtc login;
   --url, if given, must name the platform it was made on.`;
-const APP_NOTE = `App commands (token, rooms) authenticate with --app-id/--app-secret (or
+const APP_NOTE = `App commands (token, rooms, load-test) authenticate with --app-id/--app-secret (or
   RTC_APP_ID/RTC_APP_SECRET) against --url (or RTC_URL, or the login's URL).`;
 
 export const CLIENT_USAGE = `  login --url URL --email E [--register]
@@ -48,6 +48,11 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
 ${WEBHOOKS_USAGE}
+  load-test [--room R] [--publishers N] [--subscribers N] [--duration 30s] [--video-bitrate 1M]
+            [--audio on|off] [--simulcast] [--url URL] [--app-id ID --app-secret S]
+                 join N synthetic publishers (VP8 video, Opus audio) and subscribers (everything in
+                 the room) over WebRTC, then report join time, bitrate, packet loss, frames/s and
+                 this process's CPU; exit 1 when a participant failed to join
   ${SESSION_NOTE}
   ${APP_NOTE}
   ${WEBHOOKS_NOTE}
@@ -61,6 +66,7 @@ export const CLIENT_NOTES: Readonly<Record<string, string>> = {
   token: APP_NOTE,
   rooms: APP_NOTE,
   webhooks: WEBHOOKS_NOTE,
+  'load-test': APP_NOTE,
 };
 
 const APP_FLAGS: Options = { ...URL_FLAG, 'app-id': { type: 'string' }, 'app-secret': { type: 'string' } };
@@ -396,6 +402,17 @@ async function grant(args: readonly string[], io: ClientIO): Promise<number> {
   return 0;
 }
 
+async function loadTest(args: readonly string[], io: ClientIO): Promise<number> {
+  const { values } = parseCommand('load-test', args, {
+    ...APP_FLAGS, ...JSON_FLAG, room: { type: 'string' }, publishers: { type: 'string' }, subscribers: { type: 'string' },
+    duration: { type: 'string' }, 'video-bitrate': { type: 'string' }, audio: { type: 'string' }, simulcast: { type: 'boolean' },
+  }, 0);
+  // werift and the media client load only for this command: the others start quickly
+  const { loadTestSettings, runLoadTest } = await import('./load-test.ts');
+  const settings = loadTestSettings(values);
+  return runLoadTest(settings, io, appClient('load-test', values, io));
+}
+
 export const CLIENT_COMMANDS: Readonly<Record<string, (args: readonly string[], io: ClientIO) => Promise<number>>> = {
-  login, logout, projects, credentials, token, rooms, grant, webhooks,
+  login, logout, projects, credentials, token, rooms, grant, webhooks, 'load-test': loadTest,
 };
