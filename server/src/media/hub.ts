@@ -14,6 +14,7 @@ import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits }
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
+import { MediaStats } from './stats.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
@@ -43,6 +44,14 @@ export interface MediaHubOptions {
   readonly rtc?: RtcOptions | undefined;
 }
 
+/** What `MediaHub.liveCounts` counts. */
+export interface LiveCounts {
+  readonly participants: number;
+  readonly publishers: number;
+  readonly subscribers: number;
+  readonly streams: number;
+}
+
 /**
  * The media server's state: rooms keyed by (project, room id), every open session, the sessions
  * that use each grant, and the grant guard that ends them on a revocation or an archive.
@@ -53,7 +62,7 @@ export class MediaHub implements SessionHost {
   readonly grantHolders = new GrantHolders<Session>();
   private readonly guard: GrantGuard;
   /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
-  readonly stats = { framesForwarded: 0, framesDropped: 0, rtpForwarded: 0 };
+  readonly stats = new MediaStats();
   readonly rtc: RtcOptions | undefined;
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
@@ -292,6 +301,24 @@ export class MediaHub implements SessionHost {
 
   get roomCount(): number {
     return this.rooms.size;
+  }
+
+  /**
+   * Joined participants, those that publish at least one stream, those that receive at least one,
+   * and published streams, over every room of this node: read at each scrape, never on the media path.
+   */
+  liveCounts(): LiveCounts {
+    let participants = 0;
+    let publishers = 0;
+    let streams = 0;
+    const subscribers = new Set<unknown>();
+    for (const room of this.rooms.values()) {
+      participants += room.members.size;
+      for (const member of room.members.values()) if (member.published.size > 0) publishers += 1;
+      streams += room.streams.size;
+      for (const stream of room.streams.values()) for (const member of stream.subscribers) subscribers.add(member);
+    }
+    return { participants, publishers, subscribers: subscribers.size, streams };
   }
 
   /** Permission changes of the room service API; revocations and archives reach the guard. */
