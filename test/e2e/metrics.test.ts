@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { expressions, metricNames, readDashboard, reportedNames } from '../helpers/grafana.ts';
 import { basic, freshAddress, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
@@ -184,6 +185,12 @@ describe('metrics and readiness of rtc serve (every role, admin listener on)', (
     for (const value of allLabelValues(families)) assert.ok(!forbidden.has(value), `label value ${value}`);
     const exposition = (await request(`${server.urls['admin']}/metrics`)).text;
     for (const secret of [customer.appSecret, customer.appId, room]) assert.ok(!exposition.includes(secret));
+  });
+
+  it('reports every metric the Grafana dashboard of docs/operations uses', async () => {
+    const reported = reportedNames(await scrape(server));
+    const missing = expressions(readDashboard()).flatMap(({ panel, expr }) => metricNames(expr).filter((n) => !reported.has(n)).map((n) => `${panel}: ${n}`));
+    assert.deepEqual(missing, []);
   });
 });
 
