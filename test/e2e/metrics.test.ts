@@ -11,7 +11,7 @@ import { startPostgres, type Postgres } from '../helpers/postgres.ts';
 import { allLabelValues, parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { joinRoom, type Participant } from '../helpers/signaling.ts';
-import { RtcTestClient, vp8Payload, type RtcTrackSpec } from '../helpers/webrtc-client.ts';
+import { RtcTestClient, gatheredOffer, vp8Payload, type RtcTrackSpec } from '../helpers/webrtc-client.ts';
 import { join, nextEvent, text, TokenIssuer, until } from './media-helpers.ts';
 
 const ALL_ROLES = ['api', 'token', 'signaling', 'media'];
@@ -296,6 +296,25 @@ describe('media quality metrics of a WebRTC publisher and subscriber (media role
     // a connection counts one ICE outcome: closing a connected one adds none
     assert.equal(sampleValue(left, 'rtc_media_ice_total', { outcome: 'connected' }), 2);
     assert.equal(sampleValue(left, 'rtc_media_ice_total', { outcome: 'abandoned' }), 0);
+  });
+
+  it('counts a peer connection whose session ends before its ICE connects as abandoned', async () => {
+    const before = await scrape(server);
+    const ice = (f: ReadonlyMap<string, MetricFamily>, outcome: string): number => sampleValue(f, 'rtc_media_ice_total', { outcome });
+    const c = await client('never-connects', { role: 'audience', subscribe_room: true });
+    // an offer the server answers, from a client peer connection already closed and with candidates
+    // where nothing listens: nothing answers the server's connectivity checks, and the session ends
+    // before they give up
+    const transceiver = c.pc.addTransceiver('video', { direction: 'recvonly' });
+    // every candidate names port 9 (discard), where nothing listens
+    const sdp = (await gatheredOffer(c.pc)).replace(/^(a=candidate:\S+ \d+ \S+ \d+ \S+ )\d+/gm, '$19');
+    await c.pc.close();
+    const answer = await c.offer(sdp, [{ mid: transceiver.mid!, stream_id: 1, direction: 'recv' }]);
+    assert.equal(answer.type, 'rtc_answer');
+    await c.close();
+    await waitFor(async () => ice(await scrape(server), 'abandoned') === ice(before, 'abandoned') + 1, 'the abandoned connection to be counted');
+    const after = await scrape(server);
+    for (const outcome of ['connected', 'failed', 'timed_out']) assert.equal(ice(after, outcome), ice(before, outcome), outcome);
   });
 });
 

@@ -266,8 +266,15 @@ export class RtcPeer {
     timer.unref();
     this.settleIce = settle;
     pc.iceConnectionStateChange.subscribe((state) => {
-      if (state === 'connected' || state === 'completed') settle('connected');
+      // werift's agent also says `completed` once it has gathered its candidates: connected is
+      // when a pair is nominated
+      const nominated = pc.iceTransports.some((t) => t.connection.nominated !== undefined);
+      if ((state === 'connected' || state === 'completed') && nominated) settle('connected');
       else if (state === 'failed') settle('failed');
+    });
+    // DTLS up means ICE connected, whatever order the events came in
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') settle('connected');
     });
   }
 
