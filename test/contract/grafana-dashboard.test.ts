@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MediaStats } from '../../server/src/media/stats.ts';
+import { MediaStats } from '../../server/src/metrics/media-stats.ts';
 import { createMetrics } from '../../server/src/metrics/metrics.ts';
 import { allPanels, expressions, metricNames, readDashboard, reportedNames } from '../helpers/grafana.ts';
 import { parseStrictExposition } from '../helpers/prometheus.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MediaStats } from '../../server/src/media/stats.ts';
+import { MediaStats } from '../../server/src/metrics/media-stats.ts';
 import { createMetrics } from '../../server/src/metrics/metrics.ts';
 import { parsePrometheusText, parseStrictExposition, sampleValue } from './prometheus.ts';
 

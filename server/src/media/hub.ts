@@ -14,7 +14,8 @@ import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits }
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
-import { MediaStats } from './stats.ts';
+import { MediaStats } from '../metrics/media-stats.ts';
+import type { LiveCounts } from '../metrics/metrics.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
@@ -42,14 +43,6 @@ export interface MediaHubOptions {
   readonly onRevocationClose?: ((seconds: number) => void) | undefined;
   /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: only WebSocket frames. */
   readonly rtc?: RtcOptions | undefined;
-}
-
-/** What `MediaHub.liveCounts` counts. */
-export interface LiveCounts {
-  readonly participants: number;
-  readonly publishers: number;
-  readonly subscribers: number;
-  readonly streams: number;
 }
 
 /**

@@ -29,7 +29,7 @@ import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
-import type { MediaStats } from './stats.ts';
+import type { MediaStats } from '../metrics/media-stats.ts';
 
 /**
  * What a session needs of the server that holds it: grant keys, the clock, revocations, rooms and

@@ -1,6 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { LiveCounts } from '../media/hub.ts';
-import { ICE_OUTCOMES, type MediaStats, type Traffic } from '../media/stats.ts';
+import { ICE_OUTCOMES, type MediaStats, type Traffic } from './media-stats.ts';
 import { replaceEventLoopLag } from './event-loop.ts';
 
 /**
@@ -42,6 +41,14 @@ export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 /** What a webhook delivery attempt came to: 2xx, failed and to be retried, or given up after the last attempt. */
 export const WEBHOOK_OUTCOMES = ['delivered', 'failed', 'abandoned'] as const;
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/** Joined participants, those publishing at least one stream, those receiving at least one, and published streams. */
+export interface LiveCounts {
+  readonly participants: number;
+  readonly publishers: number;
+  readonly subscribers: number;
+  readonly streams: number;
+}
 
 /** The media hub as the metrics see it: plain numbers the forwarding path increments. */
 export interface MediaMetricsSource {

@@ -9,7 +9,8 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { cumulativeLost, type MediaStats } from '../stats.ts';
+import { cumulativeLost } from '../rtp/receive-stats.ts';
+import type { MediaStats } from '../../metrics/media-stats.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
 const INITIAL_BPS = 300_000;

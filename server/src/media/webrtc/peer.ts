@@ -8,7 +8,7 @@ import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
-import type { IceOutcome, MediaStats } from '../stats.ts';
+import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
 installDtlsKeyCheck();
 

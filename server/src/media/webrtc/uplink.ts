@@ -5,11 +5,11 @@ import {
 } from 'werift';
 import type { ForwardedRtp } from '../rtp/layers.ts';
 import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
-import { ReceiveStats } from '../rtp/receive-stats.ts';
+import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
-import { cumulativeLost, type MediaStats } from '../stats.ts';
+import type { MediaStats } from '../../metrics/media-stats.ts';
 
 const TICK_MS = 20;
 /** A gap waits this long for a reordered packet before its NACK leaves. */

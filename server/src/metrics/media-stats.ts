@@ -1,6 +1,7 @@
 /**
  * The media role's counts (docs/operations/metrics.md, "Media quality"): plain numbers the media path
- * adds to as packets and frames pass, read by the metrics at each scrape. Nothing here allocates,
+ * adds to as packets and frames pass, read by the metrics at each scrape. Here, with the metrics,
+ * so that the media module imports them and the shared metrics import no module. Nothing here allocates,
  * looks anything up by name or carries an id: a count is one addition on the hot path.
  */
 
@@ -55,10 +56,4 @@ export class MediaStats {
    * DLSR of a report answering one of this node's sender reports); about one per second per stream.
    */
   observeRtt: (seconds: number) => void = () => undefined;
-}
-
-/** A report block's cumulative loss: a signed 24-bit number (RFC 3550 section 6.4.1). */
-export function cumulativeLost(field: number): number {
-  const value = field & 0xffffff;
-  return value & 0x800000 ? value - 0x1000000 : value;
 }
