@@ -198,7 +198,7 @@ function watchMediaQuality(registry: Registry, source: MediaMetricsSource): void
     return counts.participants;
   });
   gauge(registry, 'rtc_media_publishers', 'Participants on this node publishing at least one stream', () => counts.publishers);
-  gauge(registry, 'rtc_media_subscribers', 'Participants on this node receiving at least one stream', () => counts.subscribers);
+  gauge(registry, 'rtc_media_subscribers', 'Participants on this node subscribed to at least one published stream', () => counts.subscribers);
   gauge(registry, 'rtc_media_streams', 'Streams published on this node', () => counts.streams);
 }
 
