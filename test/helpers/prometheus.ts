@@ -191,14 +191,14 @@ function parseSample(line: string, lineNo: number): Sample {
 }
 
 /**
- * A value as Prometheus reads it (Go's ParseFloat): decimal floats, and NaN, Inf and Infinity in any
- * case, the infinities with an optional sign (prom-client writes `Nan` for an event loop it has not yet measured).
+ * A value as the text format defines it: a decimal float, or exactly `NaN`, `+Inf` or `-Inf`.
+ * Spellings Go's ParseFloat would also take (`Nan`, `inf`, `Infinity`) are refused, as strict
+ * parsers refuse them.
  */
 function parseValue(raw: string, lineNo: number): number {
-  const special = raw.toLowerCase();
-  if (special === 'nan') return Number.NaN;
-  if (/^\+?inf(inity)?$/.test(special)) return Number.POSITIVE_INFINITY;
-  if (/^-inf(inity)?$/.test(special)) return Number.NEGATIVE_INFINITY;
+  if (raw === 'NaN') return Number.NaN;
+  if (raw === '+Inf') return Number.POSITIVE_INFINITY;
+  if (raw === '-Inf') return Number.NEGATIVE_INFINITY;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw new ExpositionError(lineNo, `bad value ${JSON.stringify(raw)}`);
   return Number(raw);
 }
@@ -209,6 +209,21 @@ function unescapeHelp(raw: string, lineNo: number): string {
     if (e === 'n') return '\n';
     throw new ExpositionError(lineNo, `bad escape \\${e} in HELP`);
   });
+}
+
+/**
+ * Parses an exposition as strictly as `parsePrometheusText`, and also requires HELP and TYPE for
+ * every family and no NaN anywhere: the platform never reports a value it did not measure.
+ */
+export function parseStrictExposition(text: string): ReadonlyMap<string, MetricFamily> {
+  const families = parsePrometheusText(text);
+  for (const f of families.values()) {
+    if (f.help === undefined) throw new Error(`family ${f.name} has no HELP`);
+    // metric names are [a-zA-Z0-9_:]: nothing to escape in a pattern
+    if (!new RegExp(`^# TYPE ${f.name} `, 'm').test(text)) throw new Error(`family ${f.name} has no TYPE`);
+    for (const s of f.samples) if (Number.isNaN(s.value)) throw new Error(`${s.name}${JSON.stringify(s.labels)} is NaN`);
+  }
+  return families;
 }
 
 /** The value of one series; throws when it is missing, so a test cannot pass on an absent metric. */

@@ -15,6 +15,8 @@ import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, 
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room, roomKey, type RoomSettings } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
+import { MediaStats } from '../metrics/media-stats.ts';
+import type { LiveCounts } from '../metrics/metrics.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
@@ -56,7 +58,7 @@ export class MediaHub implements SessionHost {
   readonly grantHolders = new GrantHolders<Session>();
   private readonly guard: GrantGuard;
   /** Plain counts the forwarding path adds to; the metrics read them at each scrape. */
-  readonly stats = { framesForwarded: 0, framesDropped: 0, rtpForwarded: 0 };
+  readonly stats = new MediaStats();
   readonly rtc: RtcOptions | undefined;
   /** Sent to clients in `joined`. */
   readonly limits: MediaLimits = {
@@ -373,6 +375,24 @@ export class MediaHub implements SessionHost {
 
   get roomCount(): number {
     return this.rooms.size;
+  }
+
+  /**
+   * Joined participants, those that publish at least one stream, those that receive at least one,
+   * and published streams, over every room of this node: read at each scrape, never on the media path.
+   */
+  liveCounts(): LiveCounts {
+    let participants = 0;
+    let publishers = 0;
+    let streams = 0;
+    const subscribers = new Set<unknown>();
+    for (const room of this.rooms.values()) {
+      participants += room.members.size;
+      for (const member of room.members.values()) if (member.published.size > 0) publishers += 1;
+      streams += room.streams.size;
+      for (const stream of room.streams.values()) for (const member of stream.subscribers) subscribers.add(member);
+    }
+    return { participants, publishers, subscribers: subscribers.size, streams };
   }
 
   /** Changes of the room service API (permissions, metadata, settings, data); revocations and archives reach the guard. */

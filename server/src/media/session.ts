@@ -30,6 +30,7 @@ import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { socketSink } from './socket-sink.ts';
+import type { MediaStats } from '../metrics/media-stats.ts';
 
 /**
  * What a session needs of the server that holds it: grant keys, the clock, revocations, rooms and
@@ -39,7 +40,7 @@ export interface SessionHost {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly limits: MediaLimits;
-  readonly stats: { framesForwarded: number; framesDropped: number; rtpForwarded: number };
+  readonly stats: MediaStats;
   /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: `rtc_offer` is refused with `rtc_unavailable`. */
   readonly rtc: RtcOptions | undefined;
   readonly grantHolders: GrantHolders<Session>;
@@ -206,6 +207,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   }
 
   pushMedia(kind: number, message: Buffer): void {
+    this.host.stats.websocketOut.add(kind, message.length);
     this.queue.pushMedia(kind, message);
   }
 
@@ -413,15 +415,17 @@ export class Session implements Member, PeerOwner, RenewingSession {
       }, control);
     }
     const result = forwardFrame(message, header, this.published, this.grants.mayHavePublished, () => this.host.nowMs());
-    if (result === 'forwarded') this.host.stats.framesForwarded += 1;
-    else if (result === 'dropped') this.host.stats.framesDropped += 1;
+    if (result === 'forwarded') {
+      this.host.stats.framesForwarded += 1;
+      this.host.stats.websocketIn.add(header.kind, message.length);
+    } else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }
 
   private rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void {
     const options = this.host.rtc;
     if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
-    this.peer ??= new RtcPeer(this, options, () => this.host.nowMs());
+    this.peer ??= new RtcPeer(this, options, () => this.host.nowMs(), this.host.stats);
     this.peer.answer(control.sdp, control.tracks, control.new_connection === true).then(
       (result) => {
         if (this.state !== 'joined') return;

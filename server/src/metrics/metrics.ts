@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ICE_OUTCOMES, type MediaStats, type Traffic } from './media-stats.ts';
+import { replaceEventLoopLag } from './event-loop.ts';
 
 /**
  * The Prometheus metrics of one process (docs/operations/metrics.md). One instance per process,
@@ -29,17 +31,31 @@ export interface TokenMetrics {
   refused(code: string, seconds: number): void;
   /** A revocation was accepted. */
   revoked(): void;
+  /** A token request asked for TURN credentials (`turn: true`): they were issued, or refused with `turn_unavailable`. */
+  turnCredentials(outcome: TurnOutcome): void;
 }
+
+export const TURN_OUTCOMES = ['issued', 'unavailable'] as const;
+export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
 /** What a webhook delivery attempt came to: 2xx, failed and to be retried, or given up after the last attempt. */
 export const WEBHOOK_OUTCOMES = ['delivered', 'failed', 'abandoned'] as const;
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
+/** Joined participants, those publishing at least one stream, those receiving at least one, and published streams. */
+export interface LiveCounts {
+  readonly participants: number;
+  readonly publishers: number;
+  readonly subscribers: number;
+  readonly streams: number;
+}
+
 /** The media hub as the metrics see it: plain numbers the forwarding path increments. */
 export interface MediaMetricsSource {
   readonly sessionCount: number;
   readonly roomCount: number;
-  readonly stats: { readonly framesForwarded: number; readonly framesDropped: number; readonly rtpForwarded: number };
+  readonly stats: MediaStats;
+  liveCounts(): LiveCounts;
 }
 
 export interface SignalingMetricsSource {
@@ -55,10 +71,16 @@ export interface MediaNodesMetricsSource {
 const ISSUE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 /** 0.1 ms to 1 s: closing the sessions of one grant takes microseconds unless the event loop is busy. */
 const REVOCATION_CLOSE_BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1];
+/** 5 ms to 2 s: loopback and a LAN in the first buckets, a call across continents near 0.3 s, a congested link above. */
+const RTT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2];
+/** The kinds each transport carries: WebRTC has no data m-lines (docs/protocol/media.md). */
+const KINDS = { websocket: ['audio', 'video', 'data'], webrtc: ['audio', 'video'] } as const;
+const KIND_INDEX = { audio: 1, video: 2, data: 3 } as const;
 
 export function createMetrics(): PlatformMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  replaceEventLoopLag(registry);
 
   const issued = new Counter({ name: 'rtc_tokens_issued_total', help: 'Media tokens issued by the token API', registers: [registry] });
   const refused = new Counter({
@@ -80,6 +102,11 @@ export function createMetrics(): PlatformMetrics {
     name: 'rtc_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'] as const, registers: [registry],
   });
   for (const outcome of WEBHOOK_OUTCOMES) webhooks.labels(outcome).inc(0);
+  const turn = new Counter({
+    name: 'rtc_turn_credentials_total', help: 'TURN credentials asked for in token requests, by outcome',
+    labelNames: ['outcome'] as const, registers: [registry],
+  });
+  for (const outcome of TURN_OUTCOMES) turn.labels(outcome).inc(0);
 
   return {
     registry,
@@ -93,6 +120,7 @@ export function createMetrics(): PlatformMetrics {
         refusedLatency.observe(seconds);
       },
       revoked: () => revocations.inc(),
+      turnCredentials: (outcome) => turn.labels(outcome).inc(),
     },
     recordWebhookDelivery: (outcome) => webhooks.labels(outcome).inc(),
     observeRevocationClose: (seconds) => revocationClose.observe(seconds),
@@ -105,6 +133,7 @@ export function createMetrics(): PlatformMetrics {
         () => source.stats.framesDropped);
       counterOf(registry, 'rtc_media_rtp_packets_forwarded_total', 'RTP packets sent on to subscribers over WebRTC (one per subscriber)',
         () => source.stats.rtpForwarded);
+      watchMediaQuality(registry, source);
     },
     watchSignaling(source) {
       gauge(registry, 'rtc_signaling_streams', 'Open signaling event streams', () => source.openStreams);
@@ -114,6 +143,63 @@ export function createMetrics(): PlatformMetrics {
         () => source.nodes().length);
     },
   };
+}
+
+/** The media role's traffic, quality and capacity (docs/operations/metrics.md, "Media quality"). */
+function watchMediaQuality(registry: Registry, source: MediaMetricsSource): void {
+  const { stats } = source;
+  const traffic: Record<'websocket' | 'webrtc', Record<'in' | 'out', Traffic>> = {
+    websocket: { in: stats.websocketIn, out: stats.websocketOut },
+    webrtc: { in: stats.webrtcIn, out: stats.webrtcOut },
+  };
+  const trafficSeries = (field: 'bytes' | 'packets'): Series<'transport' | 'direction' | 'kind'>[] =>
+    (['websocket', 'webrtc'] as const).flatMap((transport) => (['in', 'out'] as const).flatMap((direction) =>
+      KINDS[transport].map((kind) => ({
+        labels: { transport, direction, kind },
+        read: () => traffic[transport][direction][field][KIND_INDEX[kind]] ?? 0,
+      }))));
+  countersOf(registry, 'rtc_media_bytes_total', 'Media bytes received from publishers (in) and sent to subscribers (out): WebSocket frames whole, RTP payloads',
+    trafficSeries('bytes'));
+  countersOf(registry, 'rtc_media_packets_total', 'Media packets received from publishers (in) and sent to subscribers (out): WebSocket frames, RTP packets',
+    trafficSeries('packets'));
+  countersOf(registry, 'rtc_media_packets_lost_total', 'RTP packets lost from publishers to this node (in) and from it to subscribers (out), per receiver reports', [
+    { labels: { direction: 'in' }, read: () => stats.packetsLostIn },
+    { labels: { direction: 'out' }, read: () => stats.packetsLostOut },
+  ]);
+  countersOf(registry, 'rtc_media_nacks_total', 'RTCP generic NACK messages received from subscribers and sent to publishers', [
+    { labels: { direction: 'received' }, read: () => stats.nacksReceived },
+    { labels: { direction: 'sent' }, read: () => stats.nacksSent },
+  ]);
+  countersOf(registry, 'rtc_media_key_frame_requests_total', 'Key frame requests (PLI, FIR) received from subscribers and PLIs sent to publishers', [
+    { labels: { direction: 'received' }, read: () => stats.keyFrameRequestsReceived },
+    { labels: { direction: 'sent' }, read: () => stats.keyFrameRequestsSent },
+  ]);
+  countersOf(registry, 'rtc_media_layer_switches_total', 'Changes of the simulcast layer forwarded to a subscriber, to a larger (up) or smaller (down) one', [
+    { labels: { direction: 'up' }, read: () => stats.layerSwitchesUp },
+    { labels: { direction: 'down' }, read: () => stats.layerSwitchesDown },
+  ]);
+  counterOf(registry, 'rtc_media_bandwidth_pauses_total', 'Videos paused for a subscriber whose downlink estimate does not fit their smallest layer',
+    () => stats.bandwidthPauses);
+  countersOf(registry, 'rtc_media_ice_total', 'WebRTC peer connections by the outcome of their ICE',
+    ICE_OUTCOMES.map((outcome) => ({ labels: { outcome }, read: () => stats.ice[outcome] })));
+  countersOf(registry, 'rtc_media_ice_selected_pairs_total', 'Connected WebRTC peer connections by their selected candidate pair: through a TURN relay or direct', [
+    { labels: { path: 'direct' }, read: () => stats.icePaths.direct },
+    { labels: { path: 'relay' }, read: () => stats.icePaths.relay },
+  ]);
+  const rtt = new Histogram({
+    name: 'rtc_media_rtt_seconds', help: 'Round trips to subscribers, from their receiver reports answering this node\'s sender reports',
+    buckets: RTT_BUCKETS, registers: [registry],
+  });
+  stats.observeRtt = (seconds) => rtt.observe(seconds);
+  // one walk over the rooms per scrape: the first of the four gauges reads, the others use its figures
+  let counts: LiveCounts = { participants: 0, publishers: 0, subscribers: 0, streams: 0 };
+  gauge(registry, 'rtc_media_participants', 'Participants joined to a media room on this node', () => {
+    counts = source.liveCounts();
+    return counts.participants;
+  });
+  gauge(registry, 'rtc_media_publishers', 'Participants on this node publishing at least one stream', () => counts.publishers);
+  gauge(registry, 'rtc_media_subscribers', 'Participants on this node subscribed to at least one published stream', () => counts.subscribers);
+  gauge(registry, 'rtc_media_streams', 'Streams published on this node', () => counts.streams);
 }
 
 function gauge(registry: Registry, name: string, help: string, read: () => number): void {
@@ -134,6 +220,27 @@ function counterOf(registry: Registry, name: string, help: string, read: () => n
       const total = read();
       if (total > seen) this.inc(total - seen);
       seen = total;
+    },
+  });
+}
+
+interface Series<L extends string> {
+  readonly labels: Readonly<Record<L, string>>;
+  read(): number;
+}
+
+/** A labelled counter whose totals are plain numbers kept by their owner; every series is present from the start. */
+function countersOf<L extends string>(registry: Registry, name: string, help: string, series: readonly Series<L>[]): void {
+  const seen = series.map(() => 0);
+  const labelNames = Object.keys(series[0]?.labels ?? {}) as L[];
+  new Counter<L>({
+    name, help, labelNames, registers: [registry],
+    collect() {
+      series.forEach((s, i) => {
+        const total = s.read();
+        this.inc(s.labels, Math.max(total - seen[i]!, 0));
+        seen[i] = Math.max(total, seen[i]!);
+      });
     },
   });
 }

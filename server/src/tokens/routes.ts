@@ -72,9 +72,17 @@ export function countIssue(metrics: TokenMetrics | undefined): onResponseHookHan
     const seconds = reply.elapsedTime / 1000;
     if (reply.statusCode === 200) metrics.issued(seconds);
     else metrics.refused(req.errorCode || 'internal_error', seconds);
+    // TURN credentials are issued with the token, or the request is refused for want of a relay
+    if (turnAsked.has(req)) {
+      if (reply.statusCode === 200) metrics.turnCredentials('issued');
+      else if (req.errorCode === 'turn_unavailable') metrics.turnCredentials('unavailable');
+    }
     done();
   };
 }
+
+/** Token requests whose valid body asked for TURN credentials (`turn: true`), for the TURN count. */
+const turnAsked = new WeakSet<FastifyRequest>();
 
 /** `POST /v1/rtc/tokens` and `POST /v1/rtc/tokens/revoke`: identical on the api and token hosts. */
 export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>): void {
@@ -82,10 +90,12 @@ export function registerRtcTokenRoutes(app: FastifyInstance, ctx: HttpContext<Cr
 
   registerOperation(app, TOKEN_API.issueRtcToken, async (req, reply, input) => {
     const cred = await authenticateTokenCaller(ctx, req);
+    const body = input.body();
+    if (body.turn === true) turnAsked.add(req);
     const token = await issueToken(ctx.deps, ctx.issuer, {
       projectId: cred.projectId, appId: cred.appId, publisher: cred.scopes.publisher,
       subscriber: cred.scopes.subscriber, maxTtlSeconds: cred.maxTtlSeconds,
-    }, input.body());
+    }, body);
     return reply.code(200).send(token);
   }, gate);
 

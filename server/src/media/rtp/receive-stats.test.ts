@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { RtcpPacketConverter, RtcpRrPacket } from 'werift';
-import { ReceiveStats } from './receive-stats.ts';
+import { cumulativeLost, ReceiveStats } from './receive-stats.ts';
 
 /** Audio at 48 kHz, 20 ms a packet: the timestamp steps 960 per packet. */
 const RATE = 48_000;
@@ -55,6 +55,13 @@ describe('ReceiveStats', () => {
     r = stats.report(1, 0);
     assert.equal(r.fractionLost, 64);
     assert.equal(r.packetsLost, 11);
+  });
+
+  it('reads the cumulative loss back from the 24-bit field, negative values included', () => {
+    const stats = new ReceiveStats(RATE);
+    feed(stats, range(0, 10).filter((s) => s !== 3 && s !== 4), { first: 0 });
+    assert.equal(cumulativeLost(stats.report(1, 0).packetsLost), 2);
+    assert.deepEqual([5, 0xffffff, 0x7fffff, 0x800000].map(cumulativeLost), [5, -1, 0x7fffff, -0x800000]);
   });
 
   it('extends the highest sequence number over wraps', () => {

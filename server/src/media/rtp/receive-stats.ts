@@ -172,3 +172,9 @@ export class ReceiveStats {
     this.seen[slot >>> 5] = (this.seen[slot >>> 5] ?? 0) & ~(1 << (slot & 31));
   }
 }
+
+/** The cumulative loss of a report block's field as read off the wire (24 bits, two's complement: RFC 3550 section 6.4.1). */
+export function cumulativeLost(field: number): number {
+  const value = field & 0xffffff;
+  return value & 0x800000 ? value - 0x1000000 : value;
+}

@@ -9,6 +9,8 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
+import { cumulativeLost } from '../rtp/receive-stats.ts';
+import type { MediaStats } from '../../metrics/media-stats.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
 const INITIAL_BPS = 300_000;
@@ -120,6 +122,8 @@ interface SentPacket {
 class Outbound {
   readonly streamId: number;
   readonly kind: MediaKind;
+  /** The kind's index in the traffic counts (stats.ts). */
+  readonly kindCode: number;
   readonly transceiver: RTCRtpTransceiver;
   readonly rewriter: StreamRewriter;
   readonly history: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(HISTORY);
@@ -127,6 +131,8 @@ class Outbound {
   target = 0;
   /** Layer now forwarded (its key frame went out); -1 none. */
   current = -1;
+  /** The layer forwarded last, kept across pauses: a switch is counted up or down from it. */
+  lastLayer = -1;
   paused = false;
   /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
   unfitSinceMs: number | undefined;
@@ -142,10 +148,13 @@ class Outbound {
   rttMs: number | undefined;
   /** The loss fraction of the client's last receiver report on this stream. */
   lossFraction = 0;
+  /** The cumulative loss of the client's last receiver report on this stream, so the counts grow by the difference. */
+  lostReported = 0;
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
     this.streamId = streamId;
     this.kind = kind;
+    this.kindCode = kind === 'audio' ? 1 : 2;
     this.transceiver = transceiver;
     this.rewriter = new StreamRewriter(kind === 'audio' ? 48_000 : 90_000);
   }
@@ -191,11 +200,13 @@ export class Downlink {
   private ids: ExtensionIds = { mid: undefined, twcc: undefined, playoutDelay: undefined };
 
   private readonly layersOf: (streamId: number) => StreamLayers | undefined;
+  private readonly stats: MediaStats;
 
-  constructor(events: DownlinkEvents, layersOf: (streamId: number) => StreamLayers | undefined, now: () => number) {
+  constructor(events: DownlinkEvents, layersOf: (streamId: number) => StreamLayers | undefined, now: () => number, stats: MediaStats) {
     this.events = events;
     this.layersOf = layersOf;
     this.now = now;
+    this.stats = stats;
   }
 
   get estimateBps(): number {
@@ -265,6 +276,11 @@ export class Downlink {
     if (!mapped) return false;
     if (switching) {
       out.current = packet.layer;
+      if (out.lastLayer >= 0 && packet.layer !== out.lastLayer) {
+        if (packet.layer > out.lastLayer) this.stats.layerSwitchesUp += 1;
+        else this.stats.layerSwitchesDown += 1;
+      }
+      out.lastLayer = packet.layer;
       const info = this.layersOf(out.streamId)?.get(packet.layer);
       this.events.layer(out.streamId, packet.layer, vp8?.width || info?.width || 0, vp8?.height || info?.height || 0);
     }
@@ -288,6 +304,7 @@ export class Downlink {
       this.estimator.onFeedback(feedbackResults(feedback), now);
       if (now - this.lastAllocateMs >= 200) this.allocate();
     } else if (feedback instanceof GenericNack) {
+      this.stats.nacksReceived += 1;
       const out = this.bySsrc.get(feedback.mediaSourceSsrc);
       if (out) this.retransmit(out, feedback.lost);
     }
@@ -345,6 +362,7 @@ export class Downlink {
     out.octetCount = (out.octetCount + payload.length) >>> 0;
     out.lastTimestamp = timestamp;
     out.lastSentMs = now;
+    this.stats.webrtcOut.add(out.kindCode, payload.length);
     void transport.sendRtp(payload, header);
     if (probe === 0) {
       const slot = seq % HISTORY;
@@ -431,15 +449,23 @@ export class Downlink {
     if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
   }
 
-  private onReports(reports: readonly { readonly ssrc: number; readonly fractionLost: number; readonly lsr: number; readonly dlsr: number }[]): void {
+  private onReports(reports: readonly {
+    readonly ssrc: number; readonly fractionLost: number; readonly packetsLost: number; readonly lsr: number; readonly dlsr: number;
+  }[]): void {
     const now = this.now();
     for (const report of reports) {
       const out = this.bySsrc.get(report.ssrc);
-      if (out) out.lossFraction = report.fractionLost / 256;
-      const sentMs = out?.srSentMs.get(report.lsr);
-      if (!out || sentMs === undefined || report.lsr === 0) continue;
+      if (!out) continue;
+      out.lossFraction = report.fractionLost / 256;
+      const lost = cumulativeLost(report.packetsLost);
+      if (lost > out.lostReported) this.stats.packetsLostOut += lost - out.lostReported;
+      out.lostReported = lost;
+      const sentMs = out.srSentMs.get(report.lsr);
+      if (sentMs === undefined || report.lsr === 0) continue;
       const rtt = now - sentMs - (report.dlsr / 65536) * 1000;
-      if (rtt >= 0) out.rttMs = out.rttMs === undefined ? rtt : out.rttMs * 0.8 + rtt * 0.2;
+      if (rtt < 0) continue;
+      out.rttMs = out.rttMs === undefined ? rtt : out.rttMs * 0.8 + rtt * 0.2;
+      this.stats.observeRtt(rtt / 1000);
     }
   }
 
@@ -485,7 +511,10 @@ export class Downlink {
           out.current = -1;
           out.rewriter.reset();
           // a tile the client hid is not a pause it needs telling about
-          if (!hidden && requested.layers.some((r) => r > 0)) this.events.paused(out.streamId);
+          if (!hidden && requested.layers.some((r) => r > 0)) {
+            this.stats.bandwidthPauses += 1;
+            this.events.paused(out.streamId);
+          }
         }
         out.target = -1;
         continue;

@@ -8,6 +8,7 @@ import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
+import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
 installDtlsKeyCheck();
 
@@ -41,6 +42,12 @@ export const MAX_MLINES = 64;
 /** Distinct ICE candidates an offer may name: each one costs connectivity checks, again at every ICE restart. */
 export const MAX_CANDIDATES = 32;
 
+/**
+ * A peer connection whose ICE has neither connected nor failed this long after it was opened counts
+ * as timed out (docs/operations/metrics.md): a client's checks arrive within seconds, or not at all.
+ */
+export const ICE_TIMEOUT_MS = 30_000;
+
 export type AnswerResult = { readonly ok: true; readonly sdp: string; readonly refused: string[] } | { readonly ok: false };
 
 /** A received stream: the server-side sending transceiver and the kind its m-line carries. */
@@ -69,22 +76,26 @@ export class RtcPeer {
   private chain: Promise<unknown> = Promise.resolve();
   private connected = false;
   private closed = false;
+  private readonly stats: MediaStats;
+  /** Counts the ICE outcome of the current connection, once; undefined once counted. */
+  private settleIce: ((outcome: IceOutcome) => void) | undefined;
 
-  constructor(owner: PeerOwner, options: RtcOptions, now: () => number) {
+  constructor(owner: PeerOwner, options: RtcOptions, now: () => number, stats: MediaStats) {
     this.owner = owner;
     this.options = options;
+    this.stats = stats;
     this.uplink = new Uplink({
       onRtp: (id, packet) => owner.onRtp(id, packet),
       rttMs: () => this.downlink.rtt,
       downstreamLoss: (id) => owner.downstreamLoss(id),
-    }, now);
+    }, now, stats);
     this.downlink = new Downlink({
       paused: (stream_id) => owner.sendControl({ type: 'stream_paused', stream_id, reason: 'bandwidth' }),
       resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
       layer: (stream_id, layer, width, height) => owner.sendControl({ type: 'stream_layer', stream_id, layer, width, height }),
       keyFrame: (streamId, layer) => owner.onKeyFrameRequest(streamId, layer),
       report: (snapshot) => owner.onDownlinkReport(snapshot),
-    }, (streamId) => owner.layersOf(streamId), now);
+    }, (streamId) => owner.layersOf(streamId), now, stats);
   }
 
   /** Answers an offer; offers are applied one at a time, in order. */
@@ -123,6 +134,7 @@ export class RtcPeer {
     this.connected = false;
     const pc = this.pc;
     this.pc = undefined;
+    this.settleIce?.('abandoned');
     this.receiving.clear();
     this.uplink.close();
     this.downlink.close();
@@ -145,6 +157,8 @@ export class RtcPeer {
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp });
       this.watchTransports(pc);
+      // an offer the stack refused left no connection to count
+      if (fresh) this.watchIce(pc);
     } catch {
       // the stack refused it (no common codec, broken lines); a first offer leaves no connection behind
       if (fresh) {
@@ -215,6 +229,7 @@ export class RtcPeer {
   private replaceConnection(): void {
     const old = this.pc;
     this.pc = undefined;
+    this.settleIce?.('abandoned');
     this.connected = false;
     this.receiving = new Map();
     old?.close().catch(() => undefined);
@@ -231,6 +246,36 @@ export class RtcPeer {
       if (this.connected && !was) this.askKeyFrames([...this.receiving.keys()]);
     });
     return pc;
+  }
+
+  /**
+   * Counts the first ICE outcome of a connection (docs/operations/metrics.md): connected (with
+   * whether its selected pair is relayed), failed, no outcome within ICE_TIMEOUT_MS, or closed before any.
+   */
+  private watchIce(pc: RTCPeerConnection): void {
+    const settle = (outcome: IceOutcome): void => {
+      if (this.settleIce !== settle) return;
+      this.settleIce = undefined;
+      clearTimeout(timer);
+      this.stats.ice[outcome] += 1;
+      if (outcome !== 'connected') return;
+      const relayed = pc.iceTransports.some((t) => t.connection.nominated?.remoteCandidate.type === 'relay');
+      this.stats.icePaths[relayed ? 'relay' : 'direct'] += 1;
+    };
+    const timer = setTimeout(() => settle('timed_out'), ICE_TIMEOUT_MS);
+    timer.unref();
+    this.settleIce = settle;
+    pc.iceConnectionStateChange.subscribe((state) => {
+      // werift's agent also says `completed` once it has gathered its candidates: connected is
+      // when a pair is nominated
+      const nominated = pc.iceTransports.some((t) => t.connection.nominated !== undefined);
+      if ((state === 'connected' || state === 'completed') && nominated) settle('connected');
+      else if (state === 'failed') settle('failed');
+    });
+    // DTLS up means ICE connected, whatever order the events came in
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') settle('connected');
+    });
   }
 
   /** Media can reach the client on these streams now: their publishers send a key frame at once. */
@@ -259,6 +304,7 @@ export class RtcPeer {
         const asked = 'fir' in feedback ? feedback.fir.map((entry) => entry.ssrc)
           : feedback.count === 1 && 'mediaSsrc' in feedback ? [feedback.mediaSsrc] : [];
         if (asked.length === 0) return;
+        this.stats.keyFrameRequestsReceived += 1;
         for (const [streamId, out] of this.receiving) {
           if (asked.includes(out.transceiver.sender.ssrc)) {
             const layer = this.downlink.forwardedLayer(streamId);

@@ -5,10 +5,11 @@ import {
 } from 'werift';
 import type { ForwardedRtp } from '../rtp/layers.ts';
 import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
-import { ReceiveStats } from '../rtp/receive-stats.ts';
+import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
+import type { MediaStats } from '../../metrics/media-stats.ts';
 
 const TICK_MS = 20;
 /** A gap waits this long for a reordered packet before its NACK leaves. */
@@ -35,11 +36,15 @@ export interface SendingLine {
 interface Source {
   readonly streamId: number;
   readonly kind: MediaKind;
+  /** The kind's index in the traffic counts (stats.ts). */
+  readonly kindCode: number;
   readonly layer: number;
   readonly stats: ReceiveStats;
   readonly nack: NackRequester | undefined;
   /** The highest sequence number seen, to tell a gap as it opens. */
   highest: number | undefined;
+  /** The cumulative loss of the last receiver report sent for it, so the counts grow by the difference. */
+  lostReported: number;
 }
 
 export interface UplinkOwner {
@@ -71,10 +76,12 @@ export class Uplink {
   private nackTimer: NodeJS.Timeout | undefined;
   private lastReportMs = 0;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly stats: MediaStats;
 
-  constructor(owner: UplinkOwner, now: () => number) {
+  constructor(owner: UplinkOwner, now: () => number, stats: MediaStats) {
     this.owner = owner;
     this.now = now;
+    this.stats = stats;
     this.twcc = new TwccRecorder(this.rtcpSsrc);
   }
 
@@ -125,10 +132,11 @@ export class Uplink {
 
   private learn(ssrc: number, line: SendingLine, layer: number): Source {
     const source: Source = {
-      streamId: line.streamId, kind: line.kind, layer,
+      streamId: line.streamId, kind: line.kind, kindCode: line.kind === 'audio' ? 1 : 2, layer,
       stats: new ReceiveStats(line.kind === 'audio' ? 48_000 : 90_000),
       nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10, reorderDelayMs: NACK_REORDER_MS }) : undefined,
       highest: undefined,
+      lostReported: 0,
     };
     this.sources.set(ssrc, source);
     return source;
@@ -155,6 +163,7 @@ export class Uplink {
       if (layer < 0) return;
       source = this.learn(header.ssrc, line, layer);
     }
+    this.stats.webrtcIn.add(source.kindCode, rtp.payload.length);
     const retransmitted = source.nack?.onPacket(header.sequenceNumber, now) ?? false;
     const seq = header.sequenceNumber;
     if (source.highest === undefined || seqAfter(seq, source.highest)) {
@@ -199,8 +208,15 @@ export class Uplink {
       const nack = source.nack;
       if (!nack) continue;
       const due = nack.due(now, rtt);
-      if (due.length > 0) packets.push(...buildGenericNacks(this.rtcpSsrc, ssrc, due));
-      if (nack.takeGivenUp() > 0) packets.push(this.pliPacket(ssrc));
+      if (due.length > 0) {
+        const built = buildGenericNacks(this.rtcpSsrc, ssrc, due);
+        this.stats.nacksSent += built.length;
+        packets.push(...built);
+      }
+      if (nack.takeGivenUp() > 0) {
+        this.stats.keyFrameRequestsSent += 1;
+        packets.push(this.pliPacket(ssrc));
+      }
     }
     return packets;
   }
@@ -217,6 +233,9 @@ export class Uplink {
       this.lastReportMs = now;
       const reports = [...this.sources].map(([ssrc, source]) => {
         const report = source.stats.report(ssrc, now);
+        const lost = cumulativeLost(report.packetsLost);
+        if (lost > source.lostReported) this.stats.packetsLostIn += lost - source.lostReported;
+        source.lostReported = lost;
         // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
         // path to the worst subscriber, not of the uplink alone (video adapts per subscriber instead)
         if (source.kind === 'audio') {
@@ -234,6 +253,8 @@ export class Uplink {
   }
 
   private pli(ssrc: number): void {
+    if (!this.transport) return;
+    this.stats.keyFrameRequestsSent += 1;
     this.transport?.sendRtcp([this.pliPacket(ssrc)]).catch(() => undefined);
   }
 }

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import {
-  CipherContext, HashAlgorithm, RTP_EXTENSION_URI, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtpHeader, RtpPacket,
+  CipherContext, GenericNack, HashAlgorithm, RTP_EXTENSION_URI, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtcpTransportLayerFeedback, RtpHeader, RtpPacket,
   type DtlsKeys, type PeerConfig, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from './wire-client.ts';
@@ -140,6 +140,8 @@ interface Entry {
   count: number;
   /** recv: SSRC of the server's packets (what a PLI names). */
   remoteSsrc: number | undefined;
+  /** recv: sequence number of the last packet received. */
+  lastSeq: number | undefined;
   /** send: picture loss indications the server sent. */
   plis: number;
   /** send with rids: each layer's own SSRC, sequence and picture loss indications. */
@@ -288,6 +290,25 @@ export class RtcClient {
     return this.entry('send', streamId).layers.get(rid)?.plis ?? 0;
   }
 
+  /** Numbers `count` packets of a stream's send track as sent without sending them: a loss on the way to the server. */
+  skipRtp(streamId: number, count: number): void {
+    const { rtp } = this.entry('send', streamId);
+    rtp.sequenceNumber = (rtp.sequenceNumber + count) & 0xffff;
+  }
+
+  /** Asks the server again for packets of a stream this client receives (a generic NACK naming the server's SSRC). */
+  async sendNack(streamId: number, lost: readonly number[]): Promise<void> {
+    const entry = this.entry('recv', streamId);
+    if (entry.remoteSsrc === undefined) throw new Error(`no RTP received on stream ${streamId} yet: no SSRC to name`);
+    const nack = new GenericNack({ senderSsrc: entry.transceiver.receiver.rtcpSsrc, mediaSourceSsrc: entry.remoteSsrc, lost: [...lost] });
+    await entry.transceiver.receiver.dtlsTransport.sendRtcp([new RtcpTransportLayerFeedback({ feedback: nack })]);
+  }
+
+  /** The sequence number of the last RTP packet received on a stream's receive m-line. */
+  lastReceivedSeq(streamId: number): number | undefined {
+    return this.entry('recv', streamId).lastSeq;
+  }
+
   /** Payloads received so far on the receive m-line of a stream. */
   received(streamId: number): Buffer[] {
     return this.entry('recv', streamId).received;
@@ -375,7 +396,7 @@ export class RtcClient {
     const entry: Entry = {
       spec, transceiver, track,
       rtp: { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: randomInt(0, 2 ** 32 - 1) },
-      received: [], count: 0, remoteSsrc: undefined, plis: 0, layers: new Map(),
+      received: [], count: 0, remoteSsrc: undefined, lastSeq: undefined, plis: 0, layers: new Map(),
     };
     for (const rid of spec.rids ?? []) {
       entry.layers.set(rid, { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: entry.rtp.timestamp, plis: 0 });
@@ -385,6 +406,7 @@ export class RtcClient {
       transceiver.onTrack.subscribe((remote) => {
         remote.onReceiveRtp.subscribe((packet) => {
           entry.remoteSsrc = packet.header.ssrc;
+          entry.lastSeq = packet.header.sequenceNumber;
           entry.count += 1;
           if (this.keepPayloads) entry.received.push(Buffer.from(packet.payload));
           this.onRtp?.(spec.streamId, packet);
