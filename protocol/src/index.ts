@@ -8,7 +8,7 @@ export {
 export { ROLES } from './wire.ts';
 export type {
   Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
-  RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions,
+  RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions, RtcPublishedStream, RtcStreamLayer, StreamMuteRequest,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export { encodeBase64url, decodeBase64url } from './base64url.ts';
@@ -20,9 +20,9 @@ export {
 export type { FrameHeader } from './media-frame.ts';
 export {
   MEDIA_PATH, MEDIA_KINDS, MAX_CLIENT_MESSAGE_BYTES, MAX_GRANT_CHARS, MAX_REQUEST_ID, NONCE_BYTES, KEY_BYTES, REPLAY_WINDOW, KEY_LABEL,
-  MAX_SDP_CHARS, MAX_RTC_TRACKS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION,
+  MAX_SDP_CHARS, MAX_RTC_TRACKS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION, STREAM_SOURCES,
 } from './media-limits.ts';
-export type { MediaKind } from './media-limits.ts';
+export type { MediaKind, StreamSource } from './media-limits.ts';
 export { MEDIA_CLOSE } from './media-close.ts';
 export type { MediaCloseName } from './media-close.ts';
 export { parseJoin, parseClientControl, parseChallenge, parseServerControl } from './media-messages.ts';
@@ -41,7 +41,7 @@ export {
   WEBHOOK_HEADERS, WEBHOOK_USER_AGENT, WEBHOOK_SIGNATURE_VERSION, WEBHOOK_TOLERANCE_SECONDS, WEBHOOK_EVENT_TYPES,
   webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
 } from './webhooks.ts';
-export type { RoomEventData, ParticipantEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
+export type { RoomEventData, ParticipantEventData, TrackEventData, WebhookEventData, WebhookEventType, WebhookEvent } from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
   ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RemovalRequest, PricingPlan, RevocationResult,

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { EVERY_USER } from './cutoff.ts';
-import { toLiveParticipant, toRoomCutoff, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
+import { toLiveParticipant, toRoomCutoff, withMuted, type LiveParticipantRow, type RoomCutoffRow } from './rows.ts';
 import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, RoomCutoffStore } from './store.ts';
 
 /**
@@ -10,11 +10,12 @@ import type { LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, RoomC
 export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
-      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants)
+      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, streams)
       VALUES (@participantId, @projectId, @roomId, @userId, @role, @publishStreams, @subscribeStreams, @subscribeRoom,
-      @joinedAt, @roomStartedAt, @mediaNode, @grants) ON CONFLICT (participant_id) DO UPDATE SET
+      @joinedAt, @roomStartedAt, @mediaNode, @grants, @streams) ON CONFLICT (participant_id) DO UPDATE SET
       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
-      subscribe_room = excluded.subscribe_room, grants = excluded.grants`),
+      subscribe_room = excluded.subscribe_room, grants = excluded.grants, streams = excluded.streams`),
+    setLiveStreams: db.prepare<[string, string]>('UPDATE live_participants SET streams = ? WHERE participant_id = ?'),
     deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
     updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
       SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
@@ -49,12 +50,22 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
   });
   const liveParams = (p: LiveParticipantRecord) => ({
     ...p, publishStreams: JSON.stringify(p.publishStreams), subscribeStreams: JSON.stringify(p.subscribeStreams),
-    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants),
+    subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants), streams: JSON.stringify(p.streams),
+  });
+  // read and written in one transaction: a write of the media node cannot fall in between
+  const muteLiveStream = db.transaction((participantId: string, streamId: number, muted: boolean): LiveParticipantRecord | undefined => {
+    const row = q.liveParticipant.get(participantId);
+    const streams = row && withMuted(toLiveParticipant(row).streams, streamId, muted);
+    if (!streams) return undefined;
+    q.setLiveStreams.run(JSON.stringify(streams), participantId);
+    return toLiveParticipant(q.liveParticipant.get(participantId)!);
   });
 
   return {
     async upsertLiveParticipant(p) { q.upsertLiveParticipant.run(liveParams(p)); },
     async deleteLiveParticipant(participantId) { q.deleteLiveParticipant.run(participantId); },
+    async setLiveStreams(participantId, streams) { q.setLiveStreams.run(JSON.stringify(streams), participantId); },
+    async muteLiveStream(participantId, streamId, muted) { return muteLiveStream.immediate(participantId, streamId, muted); },
     async updateLiveParticipant(participantId, perm) {
       const changes = q.updateLiveParticipant.run({
         id: participantId, pub: JSON.stringify(perm.publishStreams), subs: JSON.stringify(perm.subscribeStreams),

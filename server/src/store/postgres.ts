@@ -150,6 +150,8 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (project_id, room_id, user_id)
    );
    CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
+  // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
+  `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

@@ -147,6 +147,8 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (project_id, room_id, user_id)
    );
    CREATE INDEX room_cutoffs_expiry ON room_cutoffs(expires_at);`,
+  // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
+  `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
