@@ -18,6 +18,10 @@ const busEventSchema = z.discriminatedUnion('type', [
     type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
     publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
   }),
+  z.strictObject({
+    type: z.literal('stream.muted'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
+    streamId: z.number().int().positive(), muted: z.boolean(),
+  }),
 ]) satisfies z.ZodType<BusEvent>;
 
 // a new kind of event must be added here too, or every other process would drop it

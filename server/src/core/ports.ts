@@ -103,6 +103,11 @@ export type BusEvent =
   | {
     readonly type: 'participant.updated'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly publish: readonly number[]; readonly subscribe: readonly number[]; readonly subscribeRoom: boolean;
+  }
+  /** The customer's server muted or unmuted a participant's published stream (docs/reference/room-api.md, "Muting a stream"). */
+  | {
+    readonly type: 'stream.muted'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
+    readonly streamId: number; readonly muted: boolean;
   };
 
 /** Fan-out of platform events to every process (revocations reach every media server). */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ParticipantInfo, type Role, type ServerControl, type StreamInfo,
+  type StreamSource,
 } from '@rtc/protocol';
 import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from './limits.ts';
 import type { ForwardedRtp, StreamLayers } from './rtp/layers.ts';
@@ -23,6 +24,18 @@ export interface Member {
   receiveLoss(streamId: number): number;
 }
 
+/**
+ * Told of changes to what the room's members publish (media/hub.ts records them in the store and as
+ * webhook events; docs/reference/room-api.md, "Published streams").
+ */
+export interface PublicationListener {
+  published(stream: Stream): void;
+  /** Unpublished by its publisher, ended by a permission change, or by the publisher's leave. */
+  unpublished(stream: Stream): void;
+  /** Muted or unmuted, or its simulcast layers became known. */
+  changed(stream: Stream): void;
+}
+
 interface KeyGeneration {
   readonly epoch: number;
   readonly key: Buffer;
@@ -39,7 +52,13 @@ export class Stream {
   readonly kind: MediaKind;
   readonly kindCode: number;
   readonly publisher: Member;
+  /** What the publisher said the stream carries. */
+  readonly source: StreamSource;
   readonly subscribers = new Set<Member>();
+  /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
+  muted = false;
+  /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
+  rids: readonly string[] = [];
   current: KeyGeneration;
   previous: (KeyGeneration & { readonly until: number }) | undefined;
   rotationPending = false;
@@ -49,9 +68,10 @@ export class Stream {
   /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
   layers: StreamLayers | undefined;
 
-  constructor(id: number, kind: MediaKind, publisher: Member) {
+  constructor(id: number, kind: MediaKind, publisher: Member, source: StreamSource = 'unknown') {
     this.id = id;
     this.kind = kind;
+    this.source = source;
     this.kindCode = KIND_CODE[kind];
     this.publisher = publisher;
     this.current = { epoch: 1, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
@@ -97,10 +117,12 @@ export class Room {
   /** When the room opened on this node (ms). */
   readonly startedAtMs: number;
   private readonly now: () => number;
+  private readonly listener: PublicationListener | undefined;
 
-  constructor(key: string, now: () => number) {
+  constructor(key: string, now: () => number, listener?: PublicationListener) {
     this.key = key;
     this.now = now;
+    this.listener = listener;
     this.startedAtMs = now();
   }
 
@@ -136,10 +158,10 @@ export class Room {
     for (const other of this.members.values()) other.sendControl(left);
   }
 
-  publish(member: Member, id: number, kind: MediaKind): PublishResult {
+  publish(member: Member, id: number, kind: MediaKind, source: StreamSource = 'unknown'): PublishResult {
     const existing = this.streams.get(id);
     if (existing) return { ok: false, code: existing.publisher === member ? 'already_published' : 'stream_in_use' };
-    const stream = new Stream(id, kind, member);
+    const stream = new Stream(id, kind, member, source);
     for (const other of this.members.values()) {
       if (other !== member && other.canSubscribe(id)) stream.subscribers.add(other);
     }
@@ -148,7 +170,37 @@ export class Room {
     for (const other of this.members.values()) {
       if (other !== member) other.sendControl({ type: 'stream_added', stream: stream.describe(other) });
     }
+    this.listener?.published(stream);
     return { ok: true, stream };
+  }
+
+  /**
+   * Mutes or unmutes a stream for the customer's server: while muted none of its media is forwarded
+   * (media/forwarding.ts, Session.onRtp). Every member, its publisher too, is told with `stream_muted`;
+   * an unmuted video asks its publisher for a key frame, so that subscribers show it at once.
+   */
+  setMuted(stream: Stream, muted: boolean): void {
+    if (!stream.live) return;
+    const changed = stream.muted !== muted;
+    stream.muted = muted;
+    if (changed) {
+      const message: ServerControl = { type: 'stream_muted', stream_id: stream.id, participant_id: stream.publisher.participantId, muted };
+      for (const member of this.members.values()) member.sendControl(message);
+      if (!muted && stream.kind === 'video') stream.publisher.requestKeyFrame(stream.id, -1);
+    }
+    // recorded even when unchanged: the store may have been written by the api node meanwhile
+    this.listener?.changed(stream);
+  }
+
+  /** `stream_muted` for each muted stream of the room, for a member that just joined (after its `joined`). */
+  mutedNotices(): ServerControl[] {
+    return [...this.streams.values()].filter((s) => s.muted)
+      .map((s) => ({ type: 'stream_muted', stream_id: s.id, participant_id: s.publisher.participantId, muted: true }));
+  }
+
+  /** A published video's simulcast layers became known (its WebRTC m-line was negotiated). */
+  layersChanged(stream: Stream): void {
+    if (stream.live) this.listener?.changed(stream);
   }
 
   /** Ends a stream; the publisher is told too when the server, not the publisher, ended it. */
@@ -162,6 +214,7 @@ export class Room {
     for (const other of this.members.values()) {
       if (other !== stream.publisher || notifyPublisher) other.sendControl(removed);
     }
+    this.listener?.unpublished(stream);
   }
 
   /** After a member's permissions changed (renewal, room service API): its publications and subscriptions follow the new grant. */

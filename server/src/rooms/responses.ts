@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ROLES } from '@rtc/protocol';
+import { MEDIA_KINDS, ROLES, STREAM_SOURCES } from '@rtc/protocol';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
+import type { RtcPublishedStream, RtcStreamLayer } from '@rtc/protocol';
 import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from './service.ts';
 
 /**
@@ -8,6 +9,23 @@ import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from '.
  * documents, and the contract test checks real responses against them, so a field added or renamed
  * in a use case fails one or the other.
  */
+
+const streamLayerSchema = responseComponent(z.strictObject({
+  rid: z.string().nullable().meta({ description: 'the rid of the layer in the publisher\'s offer; null without simulcast' }),
+  width: z.int().nullable().meta({ description: 'pixels, from the layer\'s last key frame; null until one arrived' }),
+  height: z.int().nullable(),
+  bitrate: z.int().nullable().meta({ description: 'bit/s received lately, RTP overhead included; null when none arrived lately' }),
+}) satisfies z.ZodType<RtcStreamLayer>, 'PublishedStreamLayer');
+
+const publishedStreamSchema = responseComponent(z.strictObject({
+  stream_id: z.int(),
+  kind: z.enum(MEDIA_KINDS),
+  source: z.enum(STREAM_SOURCES).meta({ description: 'what the publisher said the stream carries; unknown when it did not say' }),
+  muted: z.boolean().meta({ description: 'muted by the customer\'s server: the media node forwards none of its media' }),
+  layers: z.array(streamLayerSchema).meta({
+    description: 'simulcast layers the media node receives of a WebRTC video, smallest first, as measured within about 10 s; empty otherwise',
+  }),
+}) satisfies z.ZodType<RtcPublishedStream>, 'PublishedStream');
 
 const roomParticipantSchema = responseComponent(z.strictObject({
   participant_id: z.string().meta({ description: 'pa_…, given by the media server at join' }),
@@ -17,6 +35,7 @@ const roomParticipantSchema = responseComponent(z.strictObject({
   subscribe_streams: z.array(z.int()),
   subscribe_room: z.boolean(),
   joined_at: epochSeconds,
+  streams: z.array(publishedStreamSchema).meta({ description: 'the streams the participant publishes now, in the order published' }),
 }) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
 
 const roomFields = z.strictObject({

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { endRoom, getRoom, listRooms, removeParticipant, updateParticipant } from './service.ts';
+import { endRoom, getRoom, listRooms, muteStream, removeParticipant, updateParticipant } from './service.ts';
 import type { HttpContext } from '../http/context.ts';
 import { ROOM_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
@@ -40,5 +40,11 @@ export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<Liv
     const cred = await authenticateTokenCaller(ctx, req);
     const participant = await updateParticipant(ctx.deps, cred, input.params.room_id, input.params.participant_id, input.body());
     return reply.code(200).send(participant);
+  }, gate);
+
+  registerOperation(app, ROOM_API.muteRtcStream, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const { room_id: roomId, participant_id: participantId, stream_id: streamId } = input.params;
+    return reply.code(200).send(await muteStream(ctx.deps, cred, roomId, participantId, streamId, input.body()));
   }, gate);
 }

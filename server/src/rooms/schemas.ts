@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_PUBLISH_STREAMS, MAX_SUBSCRIBE_STREAMS } from '@rtc/protocol';
-import type { PermissionsPatch, RemovalRequest } from './service.ts';
+import type { PermissionsPatch, RemovalRequest, StreamMuteRequest } from './service.ts';
 import { MAX_BAN_SECONDS } from './cutoff.ts';
 import { flag, streamList } from '../tokens/schemas.ts';
 
@@ -28,3 +28,12 @@ export const removalRequestSchema = z.strictObject({
     .optional()
     .meta({ description: 'keep the user out of the room this many seconds: the room\'s tokens of the user issued until then are refused' }),
 }, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<RemovalRequest>;
+
+/**
+ * Body of `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute`
+ * (docs/reference/room-api.md, "Muting a stream").
+ */
+export const streamMuteRequestSchema = z.strictObject({
+  muted: z.boolean({ error: 'muted must be true or false' })
+    .meta({ description: 'true: the media node stops forwarding the stream; false: it forwards it again' }),
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<StreamMuteRequest>;

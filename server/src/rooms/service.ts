@@ -1,4 +1,8 @@
-import type { ParticipantPermissions, ParticipantRemoved, RemovalRequest, Role, RoomEnded, RtcParticipant, RtcRoom } from '@rtc/protocol';
+import {
+  MAX_STREAM_ID,
+  type ParticipantPermissions, type ParticipantRemoved, type RemovalRequest, type Role, type RoomEnded, type RtcParticipant, type RtcRoom,
+  type StreamMuteRequest,
+} from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
@@ -15,7 +19,7 @@ export type RoomView = RtcRoom;
 /** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`. */
 export type PermissionsPatch = ParticipantPermissions;
 /** The optional body of a removal, what it stored, and what ending a room stored (docs/reference/room-api.md). */
-export type { ParticipantRemoved, RemovalRequest, RoomEnded };
+export type { ParticipantRemoved, RemovalRequest, RoomEnded, StreamMuteRequest };
 
 /** The stores the room service use cases read and write. */
 export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore;
@@ -29,6 +33,9 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   subscribe_streams: [...p.subscribeStreams],
   subscribe_room: p.subscribeRoom,
   joined_at: p.joinedAt,
+  streams: p.streams.map((s) => ({
+    stream_id: s.streamId, kind: s.kind, source: s.source, muted: s.muted, layers: s.layers.map((l) => ({ ...l })),
+  })),
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
@@ -166,5 +173,30 @@ export async function updateParticipant(
     type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
     publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,
   });
+  return participantView(updated);
+}
+
+const streamNotFound = (): ApiError => new ApiError('not_found', 'the participant does not publish this stream');
+
+/**
+ * Mutes or unmutes one stream a live participant publishes (docs/reference/room-api.md, "Muting a
+ * stream"): its media node stops forwarding it, or forwards it again, and tells the room's members
+ * with `stream_muted`. Needs the publisher scope; the checks and errors of a permission change.
+ */
+export async function muteStream(
+  deps: ServiceDeps<RoomServiceStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
+  roomId: string, participantId: string, streamIdParam: string, request: StreamMuteRequest,
+): Promise<ParticipantView> {
+  const current = await findParticipant(deps, cred.projectId, roomId, participantId);
+  const streamId = /^[1-9][0-9]{0,9}$/.test(streamIdParam) ? Number(streamIdParam) : 0;
+  if (streamId < 1 || streamId > MAX_STREAM_ID || !current.streams.some((s) => s.streamId === streamId)) throw streamNotFound();
+  // what a participant publishes is the publisher scope's: a credential that cannot grant publishing cannot stop or resume it
+  if (!cred.scopes.publisher) throw new ApiError('scope_denied', 'muting a stream needs the publisher scope on the credential');
+  if (deps.bus.live?.() === false) {
+    throw new ApiError('unavailable', 'mutes cannot reach the media nodes right now; retry shortly', { retryAfterSec: 1 });
+  }
+  const updated = await deps.store.muteLiveStream(participantId, streamId, request.muted);
+  if (!updated) throw streamNotFound();
+  await deps.bus.publish({ type: 'stream.muted', projectId: cred.projectId, roomId, participantId, streamId, muted: request.muted });
   return participantView(updated);
 }
