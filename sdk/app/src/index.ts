@@ -6,7 +6,7 @@ export type { SessionState } from './session/types.ts';
 export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {
-  ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions,
+  ConnectOptions, MediaToken, FrameKind, StreamSource, PublishOptions, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions,
   DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike, WebRtcOptions, ConnectionQuality,
 } from './types.ts';
 export { LocalTrack } from './webrtc/local-track.ts';
