@@ -8,7 +8,7 @@ import type { ErrorCode } from '@rtc/protocol';
  * if (err instanceof TokenApiError && err.operation === 'revoke') retryLater(handle);
  * ```
  */
-export type TokenOperation = 'issue' | 'revoke' | 'listRooms' | 'getRoom' | 'removeParticipant' | 'endRoom' | 'updateParticipant';
+export type TokenOperation = 'issue' | 'revoke' | 'listRooms' | 'getRoom' | 'removeParticipant' | 'endRoom' | 'updateParticipant' | 'muteStream';
 
 interface FailureDetails {
   readonly operation: TokenOperation;

@@ -3,7 +3,7 @@ export type { RemoveOptions } from './token-client.ts';
 export type { TokenClientOptions } from './client-options.ts';
 export type { CallOptions } from './api-call.ts';
 export type { TokenClientEvent, TokenClientLogger } from './client-events.ts';
-export type { RtcRoom, RtcParticipant, ParticipantPermissions } from './rooms.ts';
+export type { RtcRoom, RtcParticipant, ParticipantPermissions, RtcPublishedStream, RtcStreamLayer, StreamSource } from './rooms.ts';
 export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
 export type { TokenOperation } from './errors.ts';
 export { DEFAULT_RETRY } from './retry.ts';
@@ -16,4 +16,4 @@ export type {
 export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
 export type { VerifyWebhookOptions, WebhookErrorCode, WebhookHeaders } from './webhook.ts';
-export type { ParticipantEventData, RoomEventData, WebhookEvent, WebhookEventData, WebhookEventType } from '@rtc/protocol';
+export type { ParticipantEventData, RoomEventData, TrackEventData, WebhookEvent, WebhookEventData, WebhookEventType } from '@rtc/protocol';

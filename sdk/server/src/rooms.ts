@@ -1,6 +1,6 @@
 import type { RtcParticipant, RtcRoom } from '@rtc/protocol';
 
-export type { ParticipantPermissions, RtcParticipant, RtcRoom } from '@rtc/protocol';
+export type { ParticipantPermissions, RtcParticipant, RtcPublishedStream, RtcRoom, RtcStreamLayer, StreamSource } from '@rtc/protocol';
 
 export function isRoom(json: unknown): json is RtcRoom {
   return isObject(json) && typeof json['room_id'] === 'string' && typeof json['media_node'] === 'string'
@@ -10,7 +10,13 @@ export function isRoom(json: unknown): json is RtcRoom {
 export function isParticipant(json: unknown): json is RtcParticipant {
   return isObject(json) && typeof json['participant_id'] === 'string' && typeof json['user_id'] === 'string'
     && typeof json['role'] === 'string' && Array.isArray(json['publish_streams']) && Array.isArray(json['subscribe_streams'])
-    && typeof json['subscribe_room'] === 'boolean' && typeof json['joined_at'] === 'number';
+    && typeof json['subscribe_room'] === 'boolean' && typeof json['joined_at'] === 'number'
+    && Array.isArray(json['streams']) && json['streams'].every(isPublishedStream);
+}
+
+function isPublishedStream(json: unknown): boolean {
+  return isObject(json) && typeof json['stream_id'] === 'number' && typeof json['kind'] === 'string'
+    && typeof json['source'] === 'string' && typeof json['muted'] === 'boolean' && Array.isArray(json['layers']);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
