@@ -206,6 +206,7 @@ export class MediaHub implements SessionHost {
     this.participants.set(session.participantId, session);
     const room = this.roomFor(grant.projectId, grant.roomId);
     const record = this.presenceOf(session, room);
+    if (record) this.streamsWritten.set(session, JSON.stringify(record.streams));
     const firstOfRoom = room.members.size === 1;
     this.writePresence(session, async (store) => {
       if (record) await this.quietly(session, store.upsertLiveParticipant(record));
