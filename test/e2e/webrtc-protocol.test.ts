@@ -142,6 +142,10 @@ describe('WebRTC media protocol', () => {
     assert.equal((await rooms(`/participants/${participantId}/streams/1/mute`, { muted: false })).status, 200);
     await pub.waitForPli(1, plis + 1);
     await pump(pub, [1], () => sub.receivedCount(1) >= oneAt + 5, 'stream 1 flowing again after the unmute');
+    // numbered on from the last packet before the mute, from a key frame: nothing for the subscriber to ask again for
+    const seqs = sub.receivedSeqs(1);
+    assert.equal(seqs[oneAt], (seqs[oneAt - 1]! + 1) & 0xffff, `sequence numbers across the mute: ${seqs.slice(oneAt - 3, oneAt + 3).join(',')}`);
+    assert.equal(sub.received(1)[oneAt]![1]! & 0x01, 0, 'the first packet after the unmute is a key frame\'s');
   });
 
   it('refuses a receive m-line for a stream outside the subscriber\'s grant and sends nothing on it', async () => {

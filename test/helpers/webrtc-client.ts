@@ -125,6 +125,8 @@ interface Entry {
   readonly received: Buffer[];
   /** recv: packets received. */
   count: number;
+  /** recv: RTP sequence numbers received, in arrival order (when the client keeps payloads). */
+  readonly seqs: number[];
   /** recv: SSRC of the server's packets (what a PLI names). */
   remoteSsrc: number | undefined;
   /** send: picture loss indications the server sent. */
@@ -233,6 +235,11 @@ export class RtcTestClient {
     return this.entry('recv', streamId).received;
   }
 
+  /** RTP sequence numbers received so far on the receive m-line of a stream, in arrival order. */
+  receivedSeqs(streamId: number): number[] {
+    return this.entry('recv', streamId).seqs;
+  }
+
   /** Packets received so far on the receive m-line of a stream (kept or not). */
   receivedCount(streamId: number): number {
     return this.entry('recv', streamId).count;
@@ -297,7 +304,7 @@ export class RtcTestClient {
     const entry: Entry = {
       spec, transceiver, track,
       rtp: { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: randomInt(0, 2 ** 32 - 1) },
-      received: [], count: 0, remoteSsrc: undefined, plis: 0,
+      received: [], count: 0, seqs: [], remoteSsrc: undefined, plis: 0,
     };
     if (spec.direction === 'recv') {
       // werift announces the remote track while it applies the answer: listen before
@@ -305,7 +312,10 @@ export class RtcTestClient {
         remote.onReceiveRtp.subscribe((packet) => {
           entry.remoteSsrc = packet.header.ssrc;
           entry.count += 1;
-          if (this.keepPayloads) entry.received.push(Buffer.from(packet.payload));
+          if (this.keepPayloads) {
+            entry.received.push(Buffer.from(packet.payload));
+            entry.seqs.push(packet.header.sequenceNumber);
+          }
         });
       });
     } else {

@@ -20,6 +20,8 @@ export interface Member {
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean;
   /** Asks the member, as the publisher of a stream, for a key frame of one simulcast layer of it (-1: all). */
   requestKeyFrame(streamId: number, layer: number): void;
+  /** A stream it receives over WebRTC resumes after a mute: what comes next is a new source. */
+  restartRtp(streamId: number): void;
   /** The loss its client last reported for a stream it receives over WebRTC (fraction, 0 when unknown). */
   receiveLoss(streamId: number): number;
 }
@@ -186,7 +188,11 @@ export class Room {
     if (changed) {
       const message: ServerControl = { type: 'stream_muted', stream_id: stream.id, participant_id: stream.publisher.participantId, muted };
       for (const member of this.members.values()) member.sendControl(message);
-      if (!muted && stream.kind === 'video') stream.publisher.requestKeyFrame(stream.id, -1);
+      if (!muted) {
+        // restarted at the unmute, not the mute: a video waiting for its key frame would ask for one all along the mute
+        for (const subscriber of stream.subscribers) subscriber.restartRtp(stream.id);
+        if (stream.kind === 'video') stream.publisher.requestKeyFrame(stream.id, -1);
+      }
     }
     // recorded even when unchanged: the store may have been written by the api node meanwhile
     this.listener?.changed(stream);

@@ -207,6 +207,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
     return this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
   }
 
+  restartRtp(streamId: number): void {
+    if (this.state === 'joined') this.peer?.restart(streamId);
+  }
+
   requestKeyFrame(streamId: number, layer: number): void {
     if (this.state === 'joined') this.peer?.requestKeyFrame(streamId, layer);
   }

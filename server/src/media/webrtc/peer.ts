@@ -101,6 +101,11 @@ export class RtcPeer {
     return this.downlink.forward(streamId, packet);
   }
 
+  /** A stream this client receives resumes after a mute: it restarts as a new source. */
+  restart(streamId: number): void {
+    this.downlink.restart(streamId);
+  }
+
   /** The client changed its bounds on the video of `streamId` (`rtc_video`). */
   preferenceChanged(streamId: number): void {
     const bounds = this.owner.videoBounds(streamId);
