@@ -11,7 +11,7 @@ export { ROLES } from './wire.ts';
 export type {
   Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomUpdate,
-  DataMessageRequest, DataMessageSent,
+  DataMessageRequest, DataMessageSent, RtcPublishedStream, RtcStreamLayer, StreamMuteRequest,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export { encodeBase64url, decodeBase64url } from './base64url.ts';
@@ -23,9 +23,9 @@ export {
 export type { FrameHeader } from './media-frame.ts';
 export {
   MEDIA_PATH, MEDIA_KINDS, MAX_CLIENT_MESSAGE_BYTES, MAX_GRANT_CHARS, MAX_REQUEST_ID, NONCE_BYTES, KEY_BYTES, REPLAY_WINDOW, KEY_LABEL,
-  MAX_SDP_CHARS, MAX_RTC_TRACKS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION,
+  MAX_SDP_CHARS, MAX_RTC_TRACKS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION, STREAM_SOURCES,
 } from './media-limits.ts';
-export type { MediaKind } from './media-limits.ts';
+export type { MediaKind, StreamSource } from './media-limits.ts';
 export { MEDIA_CLOSE } from './media-close.ts';
 export type { MediaCloseName } from './media-close.ts';
 export { parseJoin, parseClientControl, parseChallenge, parseServerControl } from './media-messages.ts';
@@ -45,7 +45,8 @@ export {
   PARTICIPANT_LEFT_REASONS, webhookSignedPrefix, formatWebhookSignatures, parseWebhookSignatures, parseWebhookTimestamp,
 } from './webhooks.ts';
 export type {
-  RoomEventData, ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, WebhookEventData, WebhookEventType, WebhookEvent,
+  RoomEventData, ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, TrackEventData, WebhookEventData, WebhookEventType,
+  WebhookEvent,
 } from './webhooks.ts';
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,

@@ -13,6 +13,13 @@ export const MEDIA_PATH = '/v1/media';
 export const MEDIA_KINDS = ['audio', 'video', 'data'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
 
+/**
+ * What a published stream carries, as its publisher says in `publish` (docs/protocol/media.md,
+ * "publish"); `unknown` when it did not say.
+ */
+export const STREAM_SOURCES = ['camera', 'microphone', 'screen_share', 'screen_share_audio', 'unknown'] as const;
+export type StreamSource = (typeof STREAM_SOURCES)[number];
+
 /** Largest message a client may send (text or binary); larger ones close with 1009. */
 export const MAX_CLIENT_MESSAGE_BYTES = 65_536;
 /** Longest grant in `join` and `renew`. */

@@ -92,6 +92,8 @@ describe('media messages', () => {
   it('parses every client control message', () => {
     assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video"}'),
       { type: 'publish', id: 1, stream_id: 9, kind: 'video' });
+    assert.deepEqual(parseClientControl('{"type":"publish","id":1,"stream_id":9,"kind":"video","source":"screen_share"}'),
+      { type: 'publish', id: 1, stream_id: 9, kind: 'video', source: 'screen_share' });
     assert.deepEqual(parseClientControl('{"type":"unpublish","id":2,"stream_id":9}'), { type: 'unpublish', id: 2, stream_id: 9 });
     assert.deepEqual(parseClientControl('{"type":"ping","id":0}'), { type: 'ping', id: 0 });
     assert.deepEqual(parseClientControl('{"type":"leave"}'), { type: 'leave' });
@@ -104,6 +106,8 @@ describe('media messages', () => {
     '{"type":"publish","id":1,"stream_id":1,"kind":"screen"}',
     '{"type":"publish","id":-1,"stream_id":1,"kind":"audio"}',
     '{"type":"publish","id":1.5,"stream_id":1,"kind":"audio"}',
+    '{"type":"publish","id":1,"stream_id":1,"kind":"audio","source":"speaker"}',
+    '{"type":"publish","id":1,"stream_id":1,"kind":"audio","source":null}',
     '{"type":"ping"}',
     '{"type":"join","grant":"g","nonce":"x","proof":"y"}',
     '{"type":"leave","id":1}',
@@ -121,6 +125,9 @@ describe('media messages', () => {
     assert.deepEqual(parseServerControl('{"type":"permissions","publish_streams":[],"subscribe_streams":[3],"subscribe_room":false}'),
       { ok: true, message: { type: 'permissions', publish_streams: [], subscribe_streams: [3], subscribe_room: false } });
     assert.deepEqual(parseServerControl('{"type":"permissions","publish_streams":[1],"subscribe_streams":[]}'), { ok: false, error: 'malformed' });
+    assert.deepEqual(parseServerControl('{"type":"stream_muted","stream_id":2,"participant_id":"pa_1","muted":true}'),
+      { ok: true, message: { type: 'stream_muted', stream_id: 2, participant_id: 'pa_1', muted: true } });
+    assert.deepEqual(parseServerControl('{"type":"stream_muted","stream_id":2,"participant_id":"pa_1","muted":1}'), { ok: false, error: 'malformed' });
     assert.deepEqual(parseServerControl('{"type":"later_feature"}'), { ok: false, error: 'unknown_type' });
     assert.deepEqual(parseServerControl('[]'), { ok: false, error: 'malformed' });
   });

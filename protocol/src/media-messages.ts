@@ -6,7 +6,8 @@
  */
 import { MAX_STREAM_ID } from './limits.ts';
 import {
-  MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION, MEDIA_KINDS, type MediaKind,
+  MAX_GRANT_CHARS, MAX_REQUEST_ID, MAX_RTC_TRACKS, MAX_SDP_CHARS, MAX_SIMULCAST_LAYERS, MAX_VIDEO_DIMENSION, MEDIA_KINDS, STREAM_SOURCES,
+  type MediaKind, type StreamSource,
 } from './media-limits.ts';
 import { ROLES, type GrantedPermissions, type Role } from './wire.ts';
 
@@ -28,7 +29,8 @@ export interface JoinMessage {
 
 /** Control messages a joined client sends, sealed under its client-to-server key. */
 export type ClientControl =
-  | { readonly type: 'publish'; readonly id: number; readonly stream_id: number; readonly kind: MediaKind }
+  /** `source`: what the stream carries (optional; the room service API shows `unknown` without it). */
+  | { readonly type: 'publish'; readonly id: number; readonly stream_id: number; readonly kind: MediaKind; readonly source?: StreamSource }
   | { readonly type: 'unpublish'; readonly id: number; readonly stream_id: number }
   | { readonly type: 'renew'; readonly id: number; readonly grant: string; readonly nonce: string; readonly proof: string }
   | { readonly type: 'ping'; readonly id: number }
@@ -143,6 +145,11 @@ export type ServerControl =
   | { readonly type: 'stream_resumed'; readonly stream_id: number }
   /** The layer the server now forwards of a received video stream: 0 is the smallest; size 0 while unknown. */
   | { readonly type: 'stream_layer'; readonly stream_id: number; readonly layer: number; readonly width: number; readonly height: number }
+  /**
+   * The customer's server muted or unmuted a published stream (docs/protocol/media.md, "stream_muted"): while muted
+   * the server forwards none of its media. Sent to its publisher and every other member of the room.
+   */
+  | { readonly type: 'stream_muted'; readonly stream_id: number; readonly participant_id: string; readonly muted: boolean }
   /** The customer's server changed what this session may publish and receive (docs/protocol/media.md, "permissions"). */
   | {
     readonly type: 'permissions';
@@ -181,6 +188,7 @@ const CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
 
 /** Fields a client message may leave out. */
 const OPTIONAL_CLIENT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  publish: ['source'],
   rtc_offer: ['new_connection'],
 };
 
@@ -231,6 +239,10 @@ function isMediaKind(value: unknown): value is MediaKind {
   return (MEDIA_KINDS as readonly unknown[]).includes(value);
 }
 
+function isSource(value: unknown): value is StreamSource {
+  return (STREAM_SOURCES as readonly unknown[]).includes(value);
+}
+
 /** Parses `join`; undefined for another message or a field that is missing, extra or malformed. */
 export function parseJoin(text: string): JoinMessage | undefined {
   const r = parseClientObject(text);
@@ -246,8 +258,10 @@ export function parseClientControl(text: string): ClientControl | undefined {
   const id = r['id'];
   switch (r['type']) {
     case 'publish': {
-      const { stream_id, kind } = r;
-      return isRequestId(id) && isStreamId(stream_id) && isMediaKind(kind) ? { type: 'publish', id, stream_id, kind } : undefined;
+      const { stream_id, kind, source } = r;
+      if (source !== undefined && !isSource(source)) return undefined;
+      return isRequestId(id) && isStreamId(stream_id) && isMediaKind(kind)
+        ? { type: 'publish', id, stream_id, kind, ...(source !== undefined && { source }) } : undefined;
     }
     case 'unpublish': {
       const { stream_id } = r;
@@ -368,6 +382,7 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   stream_resumed: (r) => isInteger(r['stream_id']),
   stream_layer: (r) => isInteger(r['stream_id']) && isInteger(r['layer']) && isInteger(r['width']) && isInteger(r['height']),
   rtc_answer: (r) => isRequestId(r['id']) && isText(r['sdp']) && Array.isArray(r['refused']) && r['refused'].every(isText),
+  stream_muted: (r) => isInteger(r['stream_id']) && isText(r['participant_id']) && typeof r['muted'] === 'boolean',
   permissions: (r) => Array.isArray(r['publish_streams']) && r['publish_streams'].every(isInteger)
     && Array.isArray(r['subscribe_streams']) && r['subscribe_streams'].every(isInteger) && typeof r['subscribe_room'] === 'boolean',
   room_metadata: (r) => isText(r['metadata']),

@@ -25,7 +25,7 @@ export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** Every event type, in the order docs/reference/webhooks.md lists them under "Events". */
 export const WEBHOOK_EVENT_TYPES = [
-  'participant.joined', 'participant.left', 'room.started', 'room.finished', 'token.revoked',
+  'participant.joined', 'participant.left', 'track.published', 'track.unpublished', 'room.started', 'room.finished', 'token.revoked',
   'credential.rotated', 'credential.revoked', 'project.archived', 'webhook.test',
 ] as const;
 
@@ -85,10 +85,21 @@ export interface ParticipantLeftData extends ParticipantEventData {
   readonly reason: ParticipantLeftReason;
 }
 
+/** A published stream's event: who publishes it in which room, and what it is. */
+export interface TrackEventData extends RoomEventData {
+  readonly participant_id: string;
+  readonly user_id: string;
+  readonly stream_id: number;
+  readonly kind: string;
+  readonly source: string;
+}
+
 /** The data of each event type (docs/reference/webhooks.md, "Events"). */
 export interface WebhookEventData {
   'participant.joined': ParticipantEventData;
   'participant.left': ParticipantLeftData;
+  'track.published': TrackEventData;
+  'track.unpublished': TrackEventData;
   'room.started': RoomEventData;
   'room.finished': RoomEventData;
   'token.revoked': { readonly grant_id: string; readonly expires_at: number };

@@ -1,4 +1,5 @@
 /** Wire shapes of the token API, with its field names verbatim (docs/reference/token-api.md, "Request fields" and "Response"). */
+import type { MediaKind, StreamSource } from './media-limits.ts';
 
 export const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
 export type Role = (typeof ROLES)[number];
@@ -95,6 +96,35 @@ export interface RtcParticipant extends GrantedPermissions {
   readonly metadata: string;
   /** Set by the customer's server, key by key; {} when none. */
   readonly attributes: Readonly<Record<string, string>>;
+  /** The streams the participant publishes now, in the order it published them. */
+  readonly streams: readonly RtcPublishedStream[];
+}
+
+/** A stream a live participant publishes (docs/reference/room-api.md, "Published streams"). */
+export interface RtcPublishedStream {
+  readonly stream_id: number;
+  readonly kind: MediaKind;
+  /** What the publisher said the stream carries; `unknown` when it did not say. */
+  readonly source: StreamSource;
+  /** Muted by the customer's server: the media node forwards none of its media. */
+  readonly muted: boolean;
+  /** Simulcast layers the media node receives of a WebRTC video stream, smallest first; empty otherwise. */
+  readonly layers: readonly RtcStreamLayer[];
+}
+
+/** One simulcast layer of a published WebRTC video, as the media node last measured it; null while unknown. */
+export interface RtcStreamLayer {
+  /** The RTP stream id of the layer in the publisher's offer; null for a stream sent without simulcast. */
+  readonly rid: string | null;
+  readonly width: number | null;
+  readonly height: number | null;
+  /** Bits per second received lately. */
+  readonly bitrate: number | null;
+}
+
+/** Body of `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute`. */
+export interface StreamMuteRequest {
+  readonly muted: boolean;
 }
 
 /**

@@ -214,6 +214,7 @@ interface Fixtures {
   /** Media sessions of the room service examples: participant ids to remove, one per host. */
   readonly removable: Readonly<Partial<Record<Host, string>>>;
   readonly liveParticipantId: string;
+  readonly publisherId: string;
   readonly mediaSessions: readonly MediaSession[];
 }
 
@@ -264,12 +265,16 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       return session.participantId;
     };
     const liveParticipantId = await participant(LIVE_ROOM, 'holder');
+    // publishes stream 1 for the example of muteRtcStream (the holder's publishing is taken away by updateRtcParticipant's)
+    const publisherId = await participant(LIVE_ROOM, 'publisher');
+    await mediaSessions.at(-1)!.publish(1, 'audio', { source: 'microphone' });
     const removable = { api: await participant(LIVE_ROOM, 'removed-on-api'), token: await participant(LIVE_ROOM, 'removed-on-token') };
     for (const host of ['api', 'token'] as const) await participant(endRoomOf(host), 'ended');
     // the media role records each join in the store just after the join
-    for (let listed = 0; listed < 5; await sleep(20)) {
+    for (let listed = 0; listed < 6; await sleep(20)) {
       const res = await request(`${server.api}/v1/rtc/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
-      listed = res.json<{ rooms: { participants: unknown[] }[] }>().rooms.reduce((n, r) => n + r.participants.length, 0);
+      const rooms = res.json<{ rooms: { participants: { streams: unknown[] }[] }[] }>().rooms;
+      listed = rooms.reduce((n, r) => n + r.participants.length, 0) + (rooms.some((r) => r.participants.some((p) => p.streams.length > 0)) ? 0 : -1);
     }
     const account = async (): Promise<{ accessToken: string; password: string }> => {
       const { email, password } = newLogin();
@@ -283,6 +288,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
         .json<{ invitation: string }>().invitation,
       removable,
       liveParticipantId,
+      publisherId,
       mediaSessions,
       customer,
       spareAppId: spare.json<{ app_id: string }>().app_id,
@@ -396,8 +402,9 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     const params: Record<string, string> = {
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
       room_id: op.id === 'endRtcRoom' || op.id === 'endProjectRoom' ? endRoomOf(host) : LIVE_ROOM,
-      participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : f.liveParticipantId) ?? '',
+      participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : op.id === 'muteRtcStream' ? f.publisherId : f.liveParticipantId) ?? '',
       webhook_id: f.webhookId,
+      stream_id: '1',
     };
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       assert.ok(params[name], `no fixture for path parameter ${name}`);

@@ -75,6 +75,46 @@ describe('rtc rooms against live media sessions', () => {
     assert.match(gone.stderr, /not_found/);
   });
 
+  it('shows what a participant publishes, mutes and unmutes one stream, and changes permissions', async () => {
+    const dora = await join(await issuer.issue({ room_id: 'cli-mute', user_id: 'dora', role: 'speaker', publish_streams: [1, 2] }));
+    const eve = await join(await issuer.issue({ room_id: 'cli-mute', user_id: 'eve', role: 'speaker', subscribe_room: true }));
+    sessions.push(dora, eve);
+    await dora.publish(1, 'audio', { source: 'microphone' });
+    let shown = '';
+    for (let at = Date.now(); !/stream 1 {2}audio {2}source=microphone$/m.test(shown); shown = (await rtc('rooms', 'show', 'cli-mute')).stdout) {
+      assert.ok(Date.now() - at < 10_000, `the stream is never shown: ${shown}`);
+    }
+
+    const told = nextEvent(eve, 'streamMuted');
+    const muted = await rtc('rooms', 'mute', 'cli-mute', dora.participantId, '1');
+    assert.equal(muted.code, 0, muted.stderr);
+    assert.match(muted.stdout, /^stream 1 muted$/m);
+    assert.match(muted.stdout, /^ {4}stream 1 {2}audio {2}source=microphone {2}muted$/m);
+    assert.deepEqual(await told, { streamId: 1, participantId: dora.participantId, muted: true });
+    const unmuted = await rtc('rooms', 'mute', 'cli-mute', dora.participantId, '1', '--unmute', '--json');
+    assert.equal(unmuted.code, 0, unmuted.stderr);
+    assert.equal((JSON.parse(unmuted.stdout) as { streams: { muted: boolean }[] }).streams[0]!.muted, false);
+    const unknown = await rtc('rooms', 'mute', 'cli-mute', dora.participantId, '2');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /not_found/);
+    const badStream = await rtc('rooms', 'mute', 'cli-mute', dora.participantId, 'one');
+    assert.equal(badStream.code, 2);
+
+    const permissions = nextEvent(eve, 'permissions');
+    const changed = await rtc('rooms', 'permissions', 'cli-mute', eve.participantId, '--subscribe', '1');
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.match(changed.stdout, /^permissions changed$/m);
+    assert.match(changed.stdout, /user=eve .* subscribe=1$/m);
+    assert.deepEqual(await permissions, { publishStreams: [], subscribeStreams: [1], subscribeRoom: false });
+    const back = await rtc('rooms', 'permissions', 'cli-mute', eve.participantId, '--subscribe-room', '--publish', '', '--json');
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(JSON.parse(back.stdout), { ...(JSON.parse(back.stdout) as object), publish_streams: [], subscribe_room: true });
+    for (const args of [[], ['--subscribe', '1', '--subscribe-room'], ['--publish', 'x']]) {
+      const refused = await rtc('rooms', 'permissions', 'cli-mute', eve.participantId, ...args);
+      assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
+    }
+  });
+
   it('refuses a wrong App Secret in the API\'s words', async () => {
     const res = await runCli(['rooms', 'list', '--url', server.token], { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: `sk_${'A'.repeat(43)}` });
     assert.equal(res.code, 1);

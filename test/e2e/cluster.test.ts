@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '@rtc/protocol';
+import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { SignalingClient } from '../../sdk/app/src/signaling.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
@@ -326,6 +326,17 @@ describe(deployment.name, () => {
 
     for (const server of [a, b]) {
       const session = joined.shift()!;
+      // a stream muted from this api node stops on the media node that holds it, and the other api node lists it muted
+      const other = server === a ? b : a;
+      const roomPath = `/${encodeURIComponent(session.roomId)}`;
+      await session.publish(1, 'audio', { source: 'microphone' });
+      const streamsOn = async (node: RunningServer) => (await rooms(node, roomPath)).json<RtcRoom>().participants[0]?.streams ?? [];
+      while ((await streamsOn(other)).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const told = nextEvent(session, 'streamMuted', 5000);
+      const muted = await rooms(server, `${roomPath}/participants/${session.participantId}/streams/1/mute`, 'POST', { muted: true });
+      assert.equal(muted.status, 200, muted.text);
+      assert.deepEqual(await told, { streamId: 1, participantId: session.participantId, muted: true });
+      assert.deepEqual((await streamsOn(other)).map((s) => [s.stream_id, s.source, s.muted]), [[1, 'microphone', true]]);
       const permissions = nextEvent(session, 'permissions', 5000);
       const updated = await rooms(server, `/${encodeURIComponent(session.roomId)}/participants/${session.participantId}`, 'PATCH', { publish_streams: [] });
       assert.equal(updated.status, 200, updated.text);

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { createDecipheriv, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type TokenResponse } from '@rtc/protocol';
+import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type RtcRoom, type TokenResponse } from '@rtc/protocol';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
+import { request } from '../helpers/http.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
 import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
@@ -144,6 +145,26 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       const remote = (m: PageMeasure, id: number | undefined) => m.remote.find((r) => r.streamId === id);
       const decoded = (m: PageMeasure, id: number | undefined) => remote(m, id)?.framesDecoded ?? 0;
       await until(b, (m) => decoded(m, aVideo!.streamId) > 10 && decoded(m, cVideo!.streamId) > 10, 'milo decodes both');
+
+      // the room service API lists both cameras: lena's one layer without a rid, nora's two rids smallest first,
+      // their sizes and rates once the media node's heartbeat has measured them
+      const streamsOf = async (user: string) => {
+        const res = await request(`${server!.api}/v1/rtc/rooms/layers`, { method: 'GET', headers: { authorization: issuer.customer.auth } });
+        return res.json<RtcRoom>().participants.find((p) => p.user_id === user)?.streams ?? [];
+      };
+      const deadline = Date.now() + 30_000;
+      for (;; await b.waitForTimeout(200)) {
+        const [lena, nora] = [await streamsOf('lena'), await streamsOf('nora')];
+        const measured = nora[0]?.layers.length === 2 && nora[0].layers.every((l) => l.width !== null && l.bitrate !== null);
+        if (measured) {
+          assert.deepEqual(lena.map((x) => [x.stream_id, x.kind, x.source, x.muted, x.layers.map((l) => l.rid)]),
+            [[aVideo!.streamId, 'video', 'camera', false, [null]]]);
+          assert.deepEqual(nora[0]!.layers.map((l) => l.rid), ['h', 'f']);
+          assert.ok(nora[0]!.layers[0]!.width! < nora[0]!.layers[1]!.width!, JSON.stringify(nora));
+          break;
+        }
+        assert.ok(Date.now() < deadline, `the layers are never measured: ${JSON.stringify(nora)}`);
+      }
 
       // bounded to 320x240: the half-size layer (layer 0), announced by a layer report, decoded at that size
       const setBounds = (id: number, bounds: Parameters<PageRtc['setVideoBounds']>[1]) =>

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '@rtc/protocol';
+import type { RtcRoom, TokenResponse } from '@rtc/protocol';
+import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import {
   RtcOfferError, RtcTestClient, createLoopbackPeer, fingerprintLine, gatheredOffer, generateDtlsKeys, vp8Payload, waitFor, type RtcTrackSpec,
@@ -107,6 +108,44 @@ describe('WebRTC media protocol', () => {
       }
       return false;
     }, 'a PLI at the publisher');
+  });
+
+  it('stops forwarding a stream muted through the room service API, and resumes it from a key frame once unmuted', async () => {
+    const room = 'rtc-mute';
+    const pub = await publisher(room, [1, 2]);
+    const { sub, refused } = await subscriber(room, 'sub', { subscribe_room: true }, [1, 2]);
+    assert.deepEqual(refused, []);
+    await sub.waitConnected();
+    await pump(pub, [1, 2], () => sub.receivedCount(1) >= 5 && sub.receivedCount(2) >= 5, 'packets of both streams');
+    const participantId = pub.wire.joined['participant_id'] as string;
+    const rooms = (path: string, body?: unknown) => request(`${server.api}/v1/rtc/rooms/${room}${path}`, {
+      method: body === undefined ? 'GET' : 'POST', headers: { authorization: issuer.customer.auth }, ...(body !== undefined && { body }),
+    });
+    // the media node lists the WebRTC video with its one layer (no simulcast: no rid)
+    const listed = (await rooms('')).json<RtcRoom>().participants.find((p) => p.participant_id === participantId)!;
+    assert.deepEqual(listed.streams.map((s) => [s.stream_id, s.kind, s.muted, s.layers.length, s.layers[0]?.rid]), [
+      [1, 'video', false, 1, null], [2, 'video', false, 1, null],
+    ]);
+
+    const muted = await rooms(`/participants/${participantId}/streams/1/mute`, { muted: true });
+    assert.equal(muted.status, 200, muted.text);
+    await waitFor(() => sub.wire.controls.some((c) => c.type === 'stream_muted' && c['muted'] === true), 'stream_muted at the subscriber');
+    // what was on its way before the mute lands while stream 2 gets 20 more packets; then stream 1 gets nothing
+    const twoAt = sub.receivedCount(2);
+    await pump(pub, [1, 2], () => sub.receivedCount(2) >= twoAt + 20, 'stream 2 flowing while stream 1 is muted');
+    const oneAt = sub.receivedCount(1);
+    const twoThen = sub.receivedCount(2);
+    await pump(pub, [1, 2], () => sub.receivedCount(2) >= twoThen + 20, 'stream 2 flowing on');
+    assert.equal(sub.receivedCount(1), oneAt, 'no packet of the muted stream reaches the subscriber');
+
+    const plis = pub.pliReceived(1);
+    assert.equal((await rooms(`/participants/${participantId}/streams/1/mute`, { muted: false })).status, 200);
+    await pub.waitForPli(1, plis + 1);
+    await pump(pub, [1], () => sub.receivedCount(1) >= oneAt + 5, 'stream 1 flowing again after the unmute');
+    // numbered on from the last packet before the mute, from a key frame: nothing for the subscriber to ask again for
+    const seqs = sub.receivedSeqs(1);
+    assert.equal(seqs[oneAt], (seqs[oneAt - 1]! + 1) & 0xffff, `sequence numbers across the mute: ${seqs.slice(oneAt - 3, oneAt + 3).join(',')}`);
+    assert.equal(sub.received(1)[oneAt]![1]! & 0x01, 0, 'the first packet after the unmute is a key frame\'s');
   });
 
   it('refuses a receive m-line for a stream outside the subscriber\'s grant and sends nothing on it', async () => {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
-import type { RoomRecord } from '../../server/src/rooms/store.ts';
+import type { LiveStream, RoomRecord } from '../../server/src/rooms/store.ts';
 import { describeSessionStoreContract } from './session-store-contract.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
@@ -347,7 +347,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       const participant = (projectId: string, roomId: string, mediaNode: string, joinedAt: number) => ({
         participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
         subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
-        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {},
+        grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {}, streams: [] as LiveStream[],
       });
 
       it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
@@ -388,6 +388,32 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         await other.deleteLiveParticipant(p.participantId);
         assert.equal(await store.updateLiveParticipant(p.participantId, permissions), undefined);
         await other.deleteLiveParticipant(p.participantId);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+      });
+
+      it('records what a participant publishes, mutes one stream of it, and does nothing for a row or stream that is not there', async () => {
+        const now = 2_000_000_000;
+        const node = `${uid('n')}:443`;
+        await store.heartbeatMediaNode(node, now);
+        const p = participant(uid('prj'), 'room-1', node, now);
+        await store.upsertLiveParticipant(p);
+        const streams: LiveStream[] = [
+          { streamId: 2, kind: 'video', source: 'camera', muted: false, layers: [
+            { rid: 'q', width: 320, height: 180, bitrate: 150_000 }, { rid: 'h', width: null, height: null, bitrate: null }] },
+          { streamId: 1, kind: 'audio', source: 'unknown', muted: false, layers: [] },
+        ];
+        await other.setLiveStreams(p.participantId, streams);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [{ ...p, streams }]);
+        const muted = { ...p, streams: [streams[0]!, { ...streams[1]!, muted: true }] };
+        assert.deepEqual(await store.muteLiveStream(p.participantId, 1, true), muted);
+        assert.deepEqual(await other.listLiveParticipants(p.projectId, undefined, now), [muted]);
+        assert.equal(await store.muteLiveStream(p.participantId, 3, true), undefined);
+        // a renewal's upsert carries the streams the media node holds
+        await store.upsertLiveParticipant({ ...p, streams: [streams[0]!] });
+        assert.deepEqual((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.streams, [streams[0]]);
+        await other.deleteLiveParticipant(p.participantId);
+        await store.setLiveStreams(p.participantId, streams);
+        assert.equal(await other.muteLiveStream(p.participantId, 2, true), undefined);
         assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
       });
 

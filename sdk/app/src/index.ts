@@ -6,7 +6,8 @@ export type { SessionState } from './session/types.ts';
 export { MediaError, MEDIA_ERROR_CODES } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type {
-  ConnectOptions, MediaToken, FrameKind, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents, MediaPermissions, ParticipantMetadataChange, ServerData,
+  ConnectOptions, MediaToken, FrameKind, StreamSource, PublishOptions, ReceivedFrame, RemoteParticipant, RemoteStream, MediaSessionEvents,
+  MediaPermissions, ParticipantMetadataChange, ServerData,
   DisconnectInfo, ReconnectOptions, WebSocketLike, WebSocketConstructor, WebSocketEventLike, WebRtcOptions, ConnectionQuality,
 } from './types.ts';
 export { LocalTrack } from './webrtc/local-track.ts';

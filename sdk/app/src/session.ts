@@ -2,7 +2,7 @@ import { MEDIA_CLOSE } from '@rtc/protocol';
 import { Connection, type ConnectionHandlers, type JoinedMessage, type ServerMessage } from './connection.ts';
 import { Emitter } from './emitter.ts';
 import { MediaError, errorForClose, requestError } from './errors.ts';
-import type { FrameKind, MediaSessionEvents, MediaToken, RemoteParticipant, RemoteStream } from './types.ts';
+import type { FrameKind, MediaSessionEvents, MediaToken, PublishOptions, RemoteParticipant, RemoteStream } from './types.ts';
 import type { E2eeStats } from './webrtc/e2ee-worker.ts';
 import type { LocalTrack } from './webrtc/local-track.ts';
 import { SessionMedia, type PublishTrackOptions } from './webrtc/media.ts';
@@ -68,7 +68,7 @@ export class MediaSession {
         void connection.sendControl(message);
         return true;
       },
-      publish: (streamId, kind) => this.publishing.request({ streamId, kind }),
+      publish: (streamId, kind, source) => this.publishing.request({ streamId, kind, source }),
       unpublish: (streamId) => this.publishing.unpublishId(streamId),
       emit: (type, payload) => this.events.emit(type, payload),
     }, { webrtc: settings.webrtc, adaptiveStream: settings.adaptiveStream });
@@ -165,9 +165,12 @@ export class MediaSession {
     this.events.off(type, handler);
   }
 
-  /** Publishes a stream id of the grant's `publish_streams`; rejects with `stream_not_allowed` otherwise. */
-  publish(streamId: number, kind: FrameKind): Promise<LocalStream> {
-    return this.publishing.publish(streamId, kind);
+  /**
+   * Publishes a stream id of the grant's `publish_streams`; rejects with `stream_not_allowed` otherwise.
+   * `options.source` tells the server what the stream carries (the room service API lists it).
+   */
+  publish(streamId: number, kind: FrameKind, options: PublishOptions = {}): Promise<LocalStream> {
+    return this.publishing.publish(streamId, kind, options);
   }
 
   /**
@@ -379,6 +382,9 @@ export class MediaSession {
         return this.participantMetadata(message.participant_id, message.user_id, message.metadata, message.attributes);
       case 'server_data':
         this.events.emit('serverData', { data: decodeBase64(message.data), topic: message.topic });
+        return;
+      case 'stream_muted':
+        this.events.emit('streamMuted', { streamId: message.stream_id, participantId: message.participant_id, muted: message.muted });
         return;
       default:
         // replies (pong, error, unpublished) go to their requests; unknown types are ignored

@@ -14,6 +14,30 @@ import type { RemoteTrack, StreamLayer } from './webrtc/remote-track.ts';
 export type FrameKind = 'audio' | 'video' | 'data';
 
 /**
+ * What a published stream carries, told to the server with `publish` and listed by the room
+ * service API (docs/protocol/media.md, "publish").
+ *
+ * @example
+ * ```ts
+ * const screen = await session.publish(3, 'video', { source: 'screen_share' });
+ * ```
+ */
+export type StreamSource = 'camera' | 'microphone' | 'screen_share' | 'screen_share_audio' | 'unknown';
+
+/**
+ * Options of `publish`.
+ *
+ * @example
+ * ```ts
+ * const mic = await session.publish(1, 'audio', { source: 'microphone' });
+ * ```
+ */
+export interface PublishOptions {
+  /** What the stream carries; left out, the room service API lists it as `unknown`. */
+  readonly source?: StreamSource;
+}
+
+/**
  * What the SDK needs of a token response (`POST /v1/rtc/tokens`): pass the whole response.
  * `media.key` is the secret media key; the SDK proves it holds it and never sends it.
  *
@@ -298,6 +322,12 @@ export interface MediaSessionEvents {
   participantMetadataChanged: ParticipantMetadataChange;
   /** A data message from the customer's server to the room, or to this session. */
   serverData: ServerData;
+  /**
+   * The customer's server muted or unmuted a stream of the room (the room service API): while muted
+   * the server forwards none of its media. Told to its publisher (`participantId` is this session's
+   * own) and to every other participant; a session joining a room with a muted stream hears of it too.
+   */
+  streamMuted: { readonly streamId: number; readonly participantId: string; readonly muted: boolean };
   renewalFailed: { readonly error: MediaError };
   /**
    * An attempt to join again is about to be made. `moving`: the media node is leaving (`going_away`)

@@ -10,7 +10,7 @@ import type { ErrorCode } from '@rtc/protocol';
  */
 export type TokenOperation =
   | 'issue' | 'revoke' | 'listRooms' | 'getRoom' | 'removeParticipant' | 'endRoom' | 'updateParticipant' | 'createRoom' | 'updateRoom'
-  | 'sendData';
+  | 'sendData' | 'muteStream';
 
 interface FailureDetails {
   readonly operation: TokenOperation;

@@ -5,6 +5,7 @@ export type { CallOptions } from './api-call.ts';
 export type { TokenClientEvent, TokenClientLogger } from './client-events.ts';
 export type {
   RtcRoom, RtcParticipant, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomList, RoomUpdate, DataMessageSent,
+  RtcPublishedStream, RtcStreamLayer, StreamSource,
 } from './rooms.ts';
 export { TokenApiError, TokenNetworkError, TokenResponseError } from './errors.ts';
 export type { TokenOperation } from './errors.ts';
@@ -19,5 +20,6 @@ export type { ErrorCode } from '@rtc/protocol';
 export { verifyWebhook, WebhookVerificationError } from './webhook.ts';
 export type { VerifyWebhookOptions, WebhookErrorCode, WebhookHeaders } from './webhook.ts';
 export type {
-  ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, RoomEventData, WebhookEvent, WebhookEventData, WebhookEventType,
+  ParticipantEventData, ParticipantLeftData, ParticipantLeftReason, RoomEventData, TrackEventData, WebhookEvent, WebhookEventData,
+  WebhookEventType,
 } from '@rtc/protocol';

@@ -1,4 +1,4 @@
-import { MAX_BAN_SECONDS, type ParticipantRemoved, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
+import { MAX_BAN_SECONDS, MAX_STREAM_ID, type ParticipantRemoved, type RevocationRequest, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { ApiCaller, type CallOptions } from './api-call.ts';
 import { resolveClientOptions, type TokenClientOptions } from './client-options.ts';
 import { isObject, isParticipant, isRoom, type RtcParticipant, type RtcRoom } from './rooms.ts';
@@ -254,6 +254,32 @@ export class TokenClient {
     return this.#api.call('updateParticipant', 'PATCH',
       `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}`,
       JSON.stringify(permissions), (json) => (isParticipant(json) ? json : undefined), options);
+  }
+
+  /**
+   * Mutes or unmutes one stream a live participant publishes
+   * (`POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute`): its
+   * media node stops forwarding the stream's media at once, or forwards it again, and the room's
+   * participants receive `stream_muted`. Resolves with the participant, its `streams[].muted` set.
+   * Needs the publisher scope (`scope_denied`); `not_found` when the participant is not live or does
+   * not publish the stream.
+   *
+   * @example
+   * ```ts
+   * const room = await tokens.getRoom('r_81');
+   * for (const p of room.participants) {
+   *   for (const s of p.streams) if (s.source === 'microphone') await tokens.muteStream('r_81', p.participant_id, s.stream_id, true);
+   * }
+   * ```
+   */
+  async muteStream(roomId: string, participantId: string, streamId: number, muted: boolean, options: CallOptions = {}): Promise<RtcParticipant> {
+    if (!Number.isInteger(streamId) || streamId < 1 || streamId > MAX_STREAM_ID) {
+      throw new TypeError(`streamId must be an integer from 1 to ${MAX_STREAM_ID}`);
+    }
+    if (typeof muted !== 'boolean') throw new TypeError('muted must be true or false');
+    return this.#api.call('muteStream', 'POST',
+      `/v1/rtc/rooms/${pathId('roomId', roomId)}/participants/${pathId('participantId', participantId)}/streams/${streamId}/mute`,
+      JSON.stringify({ muted }), (json) => (isParticipant(json) ? json : undefined), options);
   }
 
   /** The client as JSON: base URL and App ID only. */

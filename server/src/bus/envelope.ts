@@ -37,6 +37,10 @@ const busEventSchema = z.discriminatedUnion('type', [
     data: z.string().max(Math.ceil(MAX_SERVER_DATA_BYTES / 3) * 4), topic: z.string().max(512).nullable(),
     participantIds: z.array(id).max(MAX_DATA_DESTINATIONS), userIds: z.array(id).max(MAX_DATA_DESTINATIONS),
   }),
+  z.strictObject({
+    type: z.literal('stream.muted'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
+    streamId: z.number().int().positive(), muted: z.boolean(),
+  }),
 ]) satisfies z.ZodType<BusEvent>;
 
 // a new kind of event must be added here too, or every other process would drop it

@@ -118,6 +118,11 @@ export type BusEvent =
   | {
     readonly type: 'room.data'; readonly projectId: string; readonly roomId: string; readonly data: string; readonly topic: string | null;
     readonly participantIds: readonly string[]; readonly userIds: readonly string[];
+  }
+  /** The customer's server muted or unmuted a participant's published stream (docs/reference/room-api.md, "Muting a stream"). */
+  | {
+    readonly type: 'stream.muted'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
+    readonly streamId: number; readonly muted: boolean;
   };
 
 /** Fan-out of platform events to every process (revocations reach every media server). */

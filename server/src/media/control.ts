@@ -79,7 +79,7 @@ export function handleControl(ctx: ControlContext, control: ClientControl): void
       if (grant.role === 'audience' || !grant.pub.has(control.stream_id)) {
         return ctx.send(errorReply(control.id, 'stream_not_allowed', 'the grant does not list this stream id for publishing'));
       }
-      const result = room.publish(member, control.stream_id, control.kind);
+      const result = room.publish(member, control.stream_id, control.kind, control.source);
       if (!result.ok) {
         return ctx.send(errorReply(control.id, result.code, result.code === 'stream_in_use'
           ? 'another participant publishes this stream id' : 'this stream is already published'));

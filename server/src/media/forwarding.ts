@@ -2,8 +2,11 @@ import { NONCE_LABEL, type FrameHeader } from '@rtc/protocol';
 import { open } from './frame.ts';
 import type { Stream } from './room.ts';
 
-/** What became of a media frame: sent on, dropped (late, replayed, crossed an unpublish), or a protocol violation. */
-export type ForwardResult = 'forwarded' | 'dropped' | 'violation';
+/**
+ * What became of a media frame: sent on, dropped (late, replayed, crossed an unpublish), held back
+ * (its stream is muted by the customer's server), or a protocol violation.
+ */
+export type ForwardResult = 'forwarded' | 'dropped' | 'muted' | 'violation';
 
 /**
  * Authenticates one media frame of a stream the sender publishes, under the stream key of its
@@ -23,6 +26,8 @@ export function forwardFrame(
   if (!generation || !generation.window.check(header.seq)) return 'dropped';
   if (!open(generation.key, NONCE_LABEL.streamFrame, message)) return 'violation';
   generation.window.commit(header.seq);
+  // authenticated all the same: a muted stream's publisher still breaks the protocol with a bad frame
+  if (stream.muted) return 'muted';
   for (const subscriber of stream.subscribers) subscriber.pushMedia(header.kind, message);
   return 'forwarded';
 }

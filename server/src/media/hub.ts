@@ -7,13 +7,13 @@ import { GrantGuard, type GuardStore } from '../grant-guard/guard.ts';
 import { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
-import type { LiveParticipantRecord, RoomCutoffRecord } from '../rooms/store.ts';
+import type { LiveParticipantRecord, LiveStream, RoomCutoffRecord } from '../rooms/store.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
-import { Room, roomKey, type RoomSettings } from './room.ts';
+import { Room, roomKey, type PublicationListener, type RoomSettings, type Stream } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
 import { MediaStats } from '../metrics/media-stats.ts';
 import type { LiveCounts } from '../metrics/metrics.ts';
@@ -21,7 +21,7 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant'> & MediaNodeStore
+  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams'> & MediaNodeStore
     & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>
     & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
   readonly bus: EventBus;
@@ -86,6 +86,14 @@ export class MediaHub implements SessionHost {
   private readonly roomWrites = new WeakMap<Room, Promise<void>>();
   private readonly pendingWrites = new Set<Promise<void>>();
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
+  /** What was last written of each session's publications (JSON), so that the heartbeat writes only a change. */
+  private readonly streamsWritten = new WeakMap<Session, string>();
+  /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
+  private readonly publications: PublicationListener = {
+    published: (stream) => this.publicationsChanged(stream, 'track.published'),
+    unpublished: (stream) => this.publicationsChanged(stream, 'track.unpublished'),
+    changed: (stream) => this.publicationsChanged(stream),
+  };
 
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
@@ -143,6 +151,8 @@ export class MediaHub implements SessionHost {
     this.nodeId = nodeId;
     const heartbeat = setInterval(() => {
       const now = this.nowSec();
+      // the layers' sizes and rates, as measured now, for the room service API
+      for (const session of this.participants.values()) if (session.isJoined) this.writeStreams(session, false);
       this.store.heartbeatMediaNode(nodeId, now)
         .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
         .then(() => this.store.purgeRoomRecords(now))
@@ -186,7 +196,7 @@ export class MediaHub implements SessionHost {
     const key = roomKey(projectId, roomId);
     let room = this.rooms.get(key);
     if (!room) {
-      room = new Room(projectId, roomId, () => this.clock.nowMs(), settings);
+      room = new Room(projectId, roomId, () => this.clock.nowMs(), settings, this.publications);
       this.rooms.set(key, room);
     }
     return room;
@@ -221,6 +231,7 @@ export class MediaHub implements SessionHost {
     this.participants.set(session.participantId, session);
     const room = this.roomFor(grant.projectId, grant.roomId);
     const record = this.presenceOf(session, room);
+    if (record) this.streamsWritten.set(session, JSON.stringify(record.streams));
     const firstOfRoom = !room.started;
     room.started = true;
     clearTimeout(room.emptyTimer);
@@ -320,7 +331,41 @@ export class MediaHub implements SessionHost {
       grants: [...session.grants.used].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
       metadata: session.metadata,
       attributes: { ...session.attributes },
+      streams: this.streamsOf(session),
     };
+  }
+
+  /** What a session publishes, as the room service API shows it (docs/reference/room-api.md, "Published streams"). */
+  private streamsOf(session: Session): LiveStream[] {
+    const now = this.clock.nowMs();
+    return [...session.published.values()].map((s) => ({
+      streamId: s.id, kind: s.kind, source: s.source, muted: s.muted,
+      layers: s.kind !== 'video' || !s.layers ? [] : s.layers.measured(now).map((l, i) => ({
+        rid: s.rids[i] ?? null, width: l.width || null, height: l.height || null, bitrate: l.bps || null,
+      })),
+    }));
+  }
+
+  /** A stream was published, unpublished, muted or unmuted, or its layers became known: recorded, with its webhook event. */
+  private publicationsChanged(stream: Stream, event?: 'track.published' | 'track.unpublished'): void {
+    const session = this.participants.get(stream.publisher.participantId);
+    if (!session) return;
+    this.writeStreams(session, true);
+    if (event) {
+      this.writePresence(session, () => this.record(session, event, {
+        stream_id: stream.id, kind: stream.kind, source: stream.source,
+      }));
+    }
+  }
+
+  /** Writes a session's publications to the store: always when `force`, else only when they changed since the last write. */
+  private writeStreams(session: Session, force: boolean): void {
+    if (this.nodeId === undefined) return;
+    const streams = this.streamsOf(session);
+    const json = JSON.stringify(streams);
+    if (!force && this.streamsWritten.get(session) === json) return;
+    this.streamsWritten.set(session, json);
+    this.writePresence(session, (store) => store.setLiveStreams(session.participantId, streams));
   }
 
   /** Runs a session's presence writes one after the other; a failure is logged, never thrown into a join or leave. */
@@ -395,9 +440,15 @@ export class MediaHub implements SessionHost {
     return { participants, publishers, subscribers: subscribers.size, streams };
   }
 
-  /** Changes of the room service API (permissions, metadata, settings, data); revocations and archives reach the guard. */
+  /** Changes of the room service API (permissions, mutes, metadata, settings, data); revocations and archives reach the guard. */
   private onEvent(event: BusEvent): void {
     switch (event.type) {
+      case 'stream.muted': {
+        const session = this.participants.get(event.participantId);
+        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
+        session.setStreamMuted(event.streamId, event.muted);
+        return;
+      }
       case 'participant.updated': {
         const session = this.participants.get(event.participantId);
         if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ParticipantInfo, type Role, type ServerControl, type StreamInfo,
+  type StreamSource,
 } from '@rtc/protocol';
 import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from './limits.ts';
 import type { ForwardedRtp, StreamLayers } from './rtp/layers.ts';
@@ -22,8 +23,22 @@ export interface Member {
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean;
   /** Asks the member, as the publisher of a stream, for a key frame of one simulcast layer of it (-1: all). */
   requestKeyFrame(streamId: number, layer: number): void;
+  /** A stream it receives over WebRTC resumes after a mute: what comes next is a new source. */
+  restartRtp(streamId: number): void;
   /** The loss its client last reported for a stream it receives over WebRTC (fraction, 0 when unknown). */
   receiveLoss(streamId: number): number;
+}
+
+/**
+ * Told of changes to what the room's members publish (media/hub.ts records them in the store and as
+ * webhook events; docs/reference/room-api.md, "Published streams").
+ */
+export interface PublicationListener {
+  published(stream: Stream): void;
+  /** Unpublished by its publisher, ended by a permission change, or by the publisher's leave. */
+  unpublished(stream: Stream): void;
+  /** Muted or unmuted, or its simulcast layers became known. */
+  changed(stream: Stream): void;
 }
 
 interface KeyGeneration {
@@ -42,7 +57,13 @@ export class Stream {
   readonly kind: MediaKind;
   readonly kindCode: number;
   readonly publisher: Member;
+  /** What the publisher said the stream carries. */
+  readonly source: StreamSource;
   readonly subscribers = new Set<Member>();
+  /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
+  muted = false;
+  /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
+  rids: readonly string[] = [];
   current: KeyGeneration;
   previous: (KeyGeneration & { readonly until: number }) | undefined;
   rotationPending = false;
@@ -52,9 +73,10 @@ export class Stream {
   /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
   layers: StreamLayers | undefined;
 
-  constructor(id: number, kind: MediaKind, publisher: Member) {
+  constructor(id: number, kind: MediaKind, publisher: Member, source: StreamSource = 'unknown') {
     this.id = id;
     this.kind = kind;
+    this.source = source;
     this.kindCode = KIND_CODE[kind];
     this.publisher = publisher;
     this.current = { epoch: 1, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
@@ -118,12 +140,14 @@ export class Room {
   emptyTimer: NodeJS.Timeout | undefined;
   expiresAtMs = 0;
   private readonly now: () => number;
+  private readonly listener: PublicationListener | undefined;
 
-  constructor(projectId: string, roomId: string, now: () => number, settings: RoomSettings = DEFAULT_ROOM_SETTINGS) {
+  constructor(projectId: string, roomId: string, now: () => number, settings: RoomSettings = DEFAULT_ROOM_SETTINGS, listener?: PublicationListener) {
     this.key = roomKey(projectId, roomId);
     this.projectId = projectId;
     this.roomId = roomId;
     this.now = now;
+    this.listener = listener;
     this.startedAtMs = now();
     this.settings = settings;
   }
@@ -166,10 +190,10 @@ export class Room {
     for (const other of this.members.values()) other.sendControl(left);
   }
 
-  publish(member: Member, id: number, kind: MediaKind): PublishResult {
+  publish(member: Member, id: number, kind: MediaKind, source: StreamSource = 'unknown'): PublishResult {
     const existing = this.streams.get(id);
     if (existing) return { ok: false, code: existing.publisher === member ? 'already_published' : 'stream_in_use' };
-    const stream = new Stream(id, kind, member);
+    const stream = new Stream(id, kind, member, source);
     for (const other of this.members.values()) {
       if (other !== member && other.canSubscribe(id)) stream.subscribers.add(other);
     }
@@ -178,7 +202,41 @@ export class Room {
     for (const other of this.members.values()) {
       if (other !== member) other.sendControl({ type: 'stream_added', stream: stream.describe(other) });
     }
+    this.listener?.published(stream);
     return { ok: true, stream };
+  }
+
+  /**
+   * Mutes or unmutes a stream for the customer's server: while muted none of its media is forwarded
+   * (media/forwarding.ts, Session.onRtp). Every member, its publisher too, is told with `stream_muted`;
+   * an unmuted video asks its publisher for a key frame, so that subscribers show it at once.
+   */
+  setMuted(stream: Stream, muted: boolean): void {
+    if (!stream.live) return;
+    const changed = stream.muted !== muted;
+    stream.muted = muted;
+    if (changed) {
+      const message: ServerControl = { type: 'stream_muted', stream_id: stream.id, participant_id: stream.publisher.participantId, muted };
+      for (const member of this.members.values()) member.sendControl(message);
+      if (!muted) {
+        // restarted at the unmute, not the mute: a video waiting for its key frame would ask for one all along the mute
+        for (const subscriber of stream.subscribers) subscriber.restartRtp(stream.id);
+        if (stream.kind === 'video') stream.publisher.requestKeyFrame(stream.id, -1);
+      }
+    }
+    // recorded even when unchanged: the store may have been written by the api node meanwhile
+    this.listener?.changed(stream);
+  }
+
+  /** `stream_muted` for each muted stream of the room, for a member that just joined (after its `joined`). */
+  mutedNotices(): ServerControl[] {
+    return [...this.streams.values()].filter((s) => s.muted)
+      .map((s) => ({ type: 'stream_muted', stream_id: s.id, participant_id: s.publisher.participantId, muted: true }));
+  }
+
+  /** A published video's simulcast layers became known (its WebRTC m-line was negotiated). */
+  layersChanged(stream: Stream): void {
+    if (stream.live) this.listener?.changed(stream);
   }
 
   /** Ends a stream; the publisher is told too when the server, not the publisher, ended it. */
@@ -192,6 +250,7 @@ export class Room {
     for (const other of this.members.values()) {
       if (other !== stream.publisher || notifyPublisher) other.sendControl(removed);
     }
+    this.listener?.unpublished(stream);
   }
 
   /** After a member's permissions changed (renewal, room service API): its publications and subscriptions follow the new grant. */

@@ -178,6 +178,15 @@ export class Session implements Member, PeerOwner, RenewingSession {
     });
   }
 
+  /**
+   * Mutes or unmutes a stream this session publishes, for the customer's server (docs/reference/room-api.md,
+   * "Muting a stream"); nothing when it does not publish it (any more).
+   */
+  setStreamMuted(streamId: number, muted: boolean): void {
+    const stream = this.published.get(streamId);
+    if (this.state === 'joined' && stream) this.room!.setMuted(stream, muted);
+  }
+
   /** Ends the streams `grant` no longer allows, both ways. */
   reconcile(grant: MediaGrant): void {
     this.room!.reconcile(this, (id) => grant.role !== 'audience' && grant.pub.has(id));
@@ -215,6 +224,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
     return this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
   }
 
+  restartRtp(streamId: number): void {
+    if (this.state === 'joined') this.peer?.restart(streamId);
+  }
+
   requestKeyFrame(streamId: number, layer: number): void {
     if (this.state === 'joined') this.peer?.requestKeyFrame(streamId, layer);
   }
@@ -229,15 +242,23 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!stream) return;
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
-    if (stream.subscribers.size === 0) return;
+    if (stream.subscribers.size === 0 || stream.muted) return;
     let sent = 0;
     for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, packet)) sent += 1;
     this.host.stats.rtpForwarded += sent;
   }
 
-  onPublishing(streamId: number, layers: number): void {
+  onPublishing(streamId: number, rids: readonly string[]): void {
     const stream = this.published.get(streamId);
-    if (stream && stream.kind === 'video' && stream.layers?.count !== layers) stream.layers = new StreamLayers(layers);
+    const layers = Math.max(rids.length, 1);
+    if (!stream || stream.kind !== 'video') return;
+    let changed = stream.rids.length !== rids.length || stream.rids.some((r, i) => r !== rids[i]);
+    stream.rids = [...rids];
+    if (stream.layers?.count !== layers) {
+      stream.layers = new StreamLayers(layers);
+      changed = true;
+    }
+    if (changed) this.room?.layersChanged(stream);
   }
 
   receiveLoss(streamId: number): number {
@@ -390,6 +411,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       limits: this.host.limits,
       room_metadata: room.settings.metadata,
     });
+    for (const notice of room.mutedNotices()) this.sendControl(notice);
     this.host.joined(this, grant);
   }
 

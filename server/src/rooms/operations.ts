@@ -1,6 +1,7 @@
 import { MAX_SERVER_DATA_BYTES, ROOM_DATA_BODY_LIMIT_BYTES, TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import {
   dataMessageSchema, participantPatchSchema, removalRequestSchema, roomCreateSchema, roomListQuerySchema, roomUpdateSchema,
+  streamMuteRequestSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
 import { consoleOperation, projectId, type ConsoleOperationSpec } from '../customers/console-operation.ts';
@@ -22,6 +23,11 @@ const roomId = { room_id: idParam('the room id of the tokens') };
 const participant = {
   ...roomId,
   participant_id: idParam('pa_…, as listed by GET /v1/rtc/rooms/{room_id}'),
+};
+
+const participantStream = {
+  ...participant,
+  stream_id: idParam('a stream id the participant publishes, as listed in its streams'),
 };
 
 /** The room service API (docs/reference/room-api.md) on the api and token hosts. */
@@ -131,6 +137,23 @@ export const ROOM_API = {
     example: { data: 'eyJ0eXBlIjoicG9sbCJ9', topic: 'poll', destination_user_ids: ['user-17'] },
     responses: { 200: { description: 'sent', schema: dataMessageSentSchema } },
     errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'scope_denied', 'not_found',
+      [503, 'unavailable']],
+  },
+  muteRtcStream: {
+    id: 'muteRtcStream', method: 'POST', path: '/v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute',
+    hosts: ['api', 'token'], tag: 'Room service',
+    summary: 'Mute or unmute one stream a live participant publishes',
+    description: 'With muted true, the media node holding the participant stops forwarding the stream\'s media (WebSocket '
+      + 'frames and WebRTC) at once; with false it forwards it again, and asks the publisher for a key frame of a video. '
+      + 'The publisher and the room\'s other participants receive a stream_muted control message; the stream stays '
+      + 'published and listed, with muted set. A stream published again starts unmuted. 404 not_found when the participant '
+      + 'is not live or does not publish the stream; the publisher scope is needed (403 scope_denied); 503 unavailable when '
+      + `the media nodes cannot be reached right now. ${ORDER_OF_CHECKS}`,
+    auth: 'basic', pathParams: participantStream, body: requestComponent(streamMuteRequestSchema, 'StreamMuteRequest'),
+    bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { muted: true },
+    responses: { 200: { description: 'the participant, with the stream\'s new muted state', schema: participantSchema } },
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'not_found', 'scope_denied',
       [503, 'unavailable']],
   },
 } satisfies Record<string, Operation>;

@@ -17,13 +17,27 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
   return {
     async upsertLiveParticipant(p) {
       await pool.query(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role, publish_streams,
-        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (participant_id) DO UPDATE SET
+        subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes, streams)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (participant_id) DO UPDATE SET
         publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
-        subscribe_room = EXCLUDED.subscribe_room, grants = EXCLUDED.grants`,
+        subscribe_room = EXCLUDED.subscribe_room, grants = EXCLUDED.grants, streams = EXCLUDED.streams`,
       [p.participantId, p.projectId, p.roomId, p.userId, p.role, JSON.stringify(p.publishStreams),
         JSON.stringify(p.subscribeStreams), p.subscribeRoom, p.joinedAt, p.roomStartedAt, p.mediaNode, JSON.stringify(p.grants),
-        p.metadata, JSON.stringify(p.attributes)]);
+        p.metadata, JSON.stringify(p.attributes), JSON.stringify(p.streams)]);
+    },
+    async setLiveStreams(participantId, streams) {
+      await pool.query('UPDATE live_participants SET streams = $2 WHERE participant_id = $1', [participantId, JSON.stringify(streams)]);
+    },
+    async muteLiveStream(participantId, streamId, muted) {
+      // one statement: the row is locked from its read to its write, so a write of the media node cannot fall in between
+      const r = await one<LiveParticipantRow>(`UPDATE live_participants SET streams = (
+          SELECT jsonb_agg(CASE WHEN (s->>'streamId')::bigint = $2 THEN jsonb_set(s, '{muted}', to_jsonb($3::boolean)) ELSE s END
+            ORDER BY i)::text
+          FROM jsonb_array_elements(streams::jsonb) WITH ORDINALITY AS t(s, i))
+        WHERE participant_id = $1 AND EXISTS (
+          SELECT 1 FROM jsonb_array_elements(streams::jsonb) AS e(s) WHERE (s->>'streamId')::bigint = $2)
+        RETURNING *`, [participantId, streamId, muted]);
+      return r && toLiveParticipant(r);
     },
     async deleteLiveParticipant(participantId) {
       await pool.query('DELETE FROM live_participants WHERE participant_id = $1', [participantId]);

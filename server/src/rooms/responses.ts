@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ROLES } from '@rtc/protocol';
+import { MEDIA_KINDS, ROLES, STREAM_SOURCES } from '@rtc/protocol';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
-import type { DataMessageSent } from '@rtc/protocol';
+import type { DataMessageSent, RtcPublishedStream, RtcStreamLayer } from '@rtc/protocol';
 import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from './service.ts';
 
 /**
@@ -9,6 +9,23 @@ import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from '.
  * documents, and the contract test checks real responses against them, so a field added or renamed
  * in a use case fails one or the other.
  */
+
+const streamLayerSchema = responseComponent(z.strictObject({
+  rid: z.string().nullable().meta({ description: 'the rid of the layer in the publisher\'s offer; null without simulcast' }),
+  width: z.int().nullable().meta({ description: 'pixels, from the layer\'s last key frame; null until one arrived' }),
+  height: z.int().nullable(),
+  bitrate: z.int().nullable().meta({ description: 'bit/s received lately, RTP overhead included; null when none arrived lately' }),
+}) satisfies z.ZodType<RtcStreamLayer>, 'PublishedStreamLayer');
+
+const publishedStreamSchema = responseComponent(z.strictObject({
+  stream_id: z.int(),
+  kind: z.enum(MEDIA_KINDS),
+  source: z.enum(STREAM_SOURCES).meta({ description: 'what the publisher said the stream carries; unknown when it did not say' }),
+  muted: z.boolean().meta({ description: 'muted by the customer\'s server: the media node forwards none of its media' }),
+  layers: z.array(streamLayerSchema).meta({
+    description: 'simulcast layers the media node receives of a WebRTC video, smallest first, as measured within about 10 s; empty otherwise',
+  }),
+}) satisfies z.ZodType<RtcPublishedStream>, 'PublishedStream');
 
 const roomParticipantSchema = responseComponent(z.strictObject({
   participant_id: z.string().meta({ description: 'pa_…, given by the media server at join' }),
@@ -20,6 +37,7 @@ const roomParticipantSchema = responseComponent(z.strictObject({
   joined_at: epochSeconds,
   metadata: z.string().meta({ description: 'set by the customer\'s server; \'\' when none' }),
   attributes: z.record(z.string(), z.string()).meta({ description: 'set by the customer\'s server, key by key; {} when none' }),
+  streams: z.array(publishedStreamSchema).meta({ description: 'the streams the participant publishes now, in the order published' }),
 }) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
 
 const roomFields = z.strictObject({

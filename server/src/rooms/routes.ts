@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ROOM_DATA_BODY_LIMIT_BYTES } from '@rtc/protocol';
-import { createRoom, endRoom, getRoom, listRooms, removeParticipant, sendData, updateParticipant, updateRoom } from './service.ts';
+import { createRoom, endRoom, getRoom, listRooms, muteStream, removeParticipant, sendData, updateParticipant, updateRoom } from './service.ts';
 import type { HttpContext } from '../http/context.ts';
 import { ROOM_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
@@ -60,4 +60,10 @@ export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<Liv
     const participant = await updateParticipant(ctx.deps, cred, input.params.room_id, input.params.participant_id, input.body());
     return reply.code(200).send(participant);
   }, dataGate);
+
+  registerOperation(app, ROOM_API.muteRtcStream, async (req, reply, input) => {
+    const cred = await authenticateTokenCaller(ctx, req);
+    const { room_id: roomId, participant_id: participantId, stream_id: streamId } = input.params;
+    return reply.code(200).send(await muteStream(ctx.deps, cred, roomId, participantId, streamId, input.body()));
+  }, gate);
 }

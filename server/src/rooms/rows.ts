@@ -1,11 +1,11 @@
 import { EVERY_USER } from './cutoff.ts';
-import type { LiveGrant, LiveParticipantRecord, RoomCutoffRecord, RoomRecord } from './store.ts';
+import type { LiveGrant, LiveParticipantRecord, LiveStream, RoomCutoffRecord, RoomRecord } from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
 export interface LiveParticipantRow {
   participant_id: string; project_id: string; room_id: string; user_id: string; role: string; publish_streams: string;
   subscribe_streams: string; subscribe_room: number | boolean; joined_at: number; room_started_at: number; media_node: string;
-  grants: string; metadata: string; attributes: string;
+  grants: string; metadata: string; attributes: string; streams: string;
 }
 
 export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord => ({
@@ -13,8 +13,14 @@ export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord 
   publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
   subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
   mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[], metadata: r.metadata,
-  attributes: JSON.parse(r.attributes) as Record<string, string>,
+  attributes: JSON.parse(r.attributes) as Record<string, string>, streams: JSON.parse(r.streams) as LiveStream[],
 });
+
+/** The streams of a row with `muted` of one set; undefined when it lists no such stream. */
+export function withMuted(streams: readonly LiveStream[], streamId: number, muted: boolean): LiveStream[] | undefined {
+  if (!streams.some((s) => s.streamId === streamId)) return undefined;
+  return streams.map((s) => (s.streamId === streamId ? { ...s, muted } : s));
+}
 
 /** A `room_cutoffs` row: `user_id` '' stands for every user of the room. */
 export interface RoomCutoffRow { project_id: string; room_id: string; user_id: string; cut_at: number; expires_at: number }

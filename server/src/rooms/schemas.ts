@@ -5,7 +5,7 @@ import {
   DEFAULT_EMPTY_TIMEOUT_SECONDS,
   type DataMessageRequest, type RoomCreateRequest, type RoomUpdate,
 } from '@rtc/protocol';
-import type { ParticipantPatch, RemovalRequest } from './service.ts';
+import type { ParticipantPatch, RemovalRequest, StreamMuteRequest } from './service.ts';
 import { MAX_BAN_SECONDS } from './cutoff.ts';
 import { flag, opaqueId, streamList } from '../tokens/schemas.ts';
 import { cursorParam, limitParam, queryText } from '../http/query.ts';
@@ -116,3 +116,12 @@ export const roomListQuerySchema = z.strictObject({
     .optional()
     .meta({ description: 'only these rooms (comma-separated)' }),
 });
+
+/**
+ * Body of `POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute`
+ * (docs/reference/room-api.md, "Muting a stream").
+ */
+export const streamMuteRequestSchema = z.strictObject({
+  muted: z.boolean({ error: 'muted must be true or false' })
+    .meta({ description: 'true: the media node stops forwarding the stream; false: it forwards it again' }),
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'the request body must be a JSON object' : undefined) }) satisfies z.ZodType<StreamMuteRequest>;

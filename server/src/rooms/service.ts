@@ -1,7 +1,7 @@
 import {
-  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES,
+  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES, MAX_STREAM_ID,
   type DataMessageRequest, type DataMessageSent, type ParticipantRemoved, type ParticipantUpdate, type RemovalRequest, type Role,
-  type RoomCreateRequest, type RoomEnded, type RoomList, type RoomUpdate, type RtcParticipant, type RtcRoom,
+  type RoomCreateRequest, type RoomEnded, type RoomList, type RoomUpdate, type RtcParticipant, type RtcRoom, type StreamMuteRequest,
 } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { decodeCursor, DEFAULT_PAGE_LIMIT, encodeCursor, type CursorScope } from '../core/cursor.ts';
@@ -21,7 +21,7 @@ export type RoomView = RtcRoom;
 /** The body of `PATCH /v1/rtc/rooms/{room_id}/participants/{participant_id}`: permissions, metadata and attributes. */
 export type ParticipantPatch = ParticipantUpdate;
 /** The optional body of a removal, what it stored, and what ending a room stored (docs/reference/room-api.md). */
-export type { ParticipantRemoved, RemovalRequest, RoomEnded };
+export type { ParticipantRemoved, RemovalRequest, RoomEnded, StreamMuteRequest };
 
 /** The stores the room service use cases read and write. */
 export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore;
@@ -37,6 +37,9 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   joined_at: p.joinedAt,
   metadata: p.metadata,
   attributes: { ...p.attributes },
+  streams: p.streams.map((s) => ({
+    stream_id: s.streamId, kind: s.kind, source: s.source, muted: s.muted, layers: s.layers.map((l) => ({ ...l })),
+  })),
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
@@ -347,4 +350,29 @@ export async function sendData(
     type: 'room.data', projectId: cred.projectId, roomId, data: request.data, topic: request.topic ?? null, participantIds, userIds,
   });
   return { sent: true, recipients };
+}
+
+const streamNotFound = (): ApiError => new ApiError('not_found', 'the participant does not publish this stream');
+
+/**
+ * Mutes or unmutes one stream a live participant publishes (docs/reference/room-api.md, "Muting a
+ * stream"): its media node stops forwarding it, or forwards it again, and tells the room's members
+ * with `stream_muted`. Needs the publisher scope; the checks and errors of a permission change.
+ */
+export async function muteStream(
+  deps: ServiceDeps<RoomServiceStore>, cred: { readonly projectId: string; readonly scopes: Scopes },
+  roomId: string, participantId: string, streamIdParam: string, request: StreamMuteRequest,
+): Promise<ParticipantView> {
+  const current = await findParticipant(deps, cred.projectId, roomId, participantId);
+  const streamId = /^[1-9][0-9]{0,9}$/.test(streamIdParam) ? Number(streamIdParam) : 0;
+  if (streamId < 1 || streamId > MAX_STREAM_ID || !current.streams.some((s) => s.streamId === streamId)) throw streamNotFound();
+  // what a participant publishes is the publisher scope's: a credential that cannot grant publishing cannot stop or resume it
+  if (!cred.scopes.publisher) throw new ApiError('scope_denied', 'muting a stream needs the publisher scope on the credential');
+  if (deps.bus.live?.() === false) {
+    throw new ApiError('unavailable', 'mutes cannot reach the media nodes right now; retry shortly', { retryAfterSec: 1 });
+  }
+  const updated = await deps.store.muteLiveStream(participantId, streamId, request.muted);
+  if (!updated) throw streamNotFound();
+  await deps.bus.publish({ type: 'stream.muted', projectId: cred.projectId, roomId, participantId, streamId, muted: request.muted });
+  return participantView(updated);
 }

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { SQLITE_CLOSE_NODE_SESSIONS } from '../sessions/sqlite.ts';
 import { EVERY_USER } from './cutoff.ts';
 import {
-  mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
+  mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, withMuted, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
 } from './rows.ts';
 import type {
   LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord, RoomSettingsStore,
@@ -18,11 +18,12 @@ const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > @now)';
 export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
-      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes)
+      publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes, streams)
       VALUES (@participantId, @projectId, @roomId, @userId, @role, @publishStreams, @subscribeStreams, @subscribeRoom,
-      @joinedAt, @roomStartedAt, @mediaNode, @grants, @metadata, @attributes) ON CONFLICT (participant_id) DO UPDATE SET
+      @joinedAt, @roomStartedAt, @mediaNode, @grants, @metadata, @attributes, @streams) ON CONFLICT (participant_id) DO UPDATE SET
       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
-      subscribe_room = excluded.subscribe_room, grants = excluded.grants`),
+      subscribe_room = excluded.subscribe_room, grants = excluded.grants, streams = excluded.streams`),
+    setLiveStreams: db.prepare<[string, string]>('UPDATE live_participants SET streams = ? WHERE participant_id = ?'),
     deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
     updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
       SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
@@ -76,6 +77,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
   const liveParams = (p: LiveParticipantRecord) => ({
     ...p, publishStreams: JSON.stringify(p.publishStreams), subscribeStreams: JSON.stringify(p.subscribeStreams),
     subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants), attributes: JSON.stringify(p.attributes),
+    streams: JSON.stringify(p.streams),
   });
   const updateMetadata = db.transaction((participantId: string, patch: ParticipantMetadataPatch): LiveParticipantRecord | undefined => {
     const row = q.liveParticipant.get(participantId);
@@ -98,10 +100,20 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     q.putRoom.run(roomRow(room));
     return { room, created: true };
   });
+  // read and written in one transaction: a write of the media node cannot fall in between
+  const muteLiveStream = db.transaction((participantId: string, streamId: number, muted: boolean): LiveParticipantRecord | undefined => {
+    const row = q.liveParticipant.get(participantId);
+    const streams = row && withMuted(toLiveParticipant(row).streams, streamId, muted);
+    if (!streams) return undefined;
+    q.setLiveStreams.run(JSON.stringify(streams), participantId);
+    return toLiveParticipant(q.liveParticipant.get(participantId)!);
+  });
 
   return {
     async upsertLiveParticipant(p) { q.upsertLiveParticipant.run(liveParams(p)); },
     async deleteLiveParticipant(participantId) { q.deleteLiveParticipant.run(participantId); },
+    async setLiveStreams(participantId, streams) { q.setLiveStreams.run(JSON.stringify(streams), participantId); },
+    async muteLiveStream(participantId, streamId, muted) { return muteLiveStream.immediate(participantId, streamId, muted); },
     async updateLiveParticipant(participantId, perm) {
       const changes = q.updateLiveParticipant.run({
         id: participantId, pub: JSON.stringify(perm.publishStreams), subs: JSON.stringify(perm.subscribeStreams),

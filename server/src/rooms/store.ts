@@ -1,4 +1,5 @@
 /** The room module's records and its slice of the store: participants live on the media nodes. */
+import type { MediaKind, RtcStreamLayer, StreamSource } from '@rtc/protocol';
 
 /** A grant a live participant has used and that has not expired: removing the participant revokes each. */
 export interface LiveGrant {
@@ -25,12 +26,24 @@ export interface LiveParticipantRecord extends LiveParticipantPermissions {
   /** Set through the room service API; a media node's upsert (join, renewal) never changes them once stored. */
   readonly metadata: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /** What the participant publishes now, as its media node last recorded it. */
+  readonly streams: readonly LiveStream[];
 }
 
 /** A change of a participant's metadata (replaced) and attributes (merged: a null value deletes its key). */
 export interface ParticipantMetadataPatch {
   readonly metadata?: string | undefined;
   readonly attributes?: Readonly<Record<string, string | null>> | undefined;
+}
+
+/** A stream a live participant publishes (docs/reference/room-api.md, "Published streams"). */
+export interface LiveStream {
+  readonly streamId: number;
+  readonly kind: MediaKind;
+  readonly source: StreamSource;
+  readonly muted: boolean;
+  /** Simulcast layers of a WebRTC video, smallest first, as measured when recorded; empty otherwise. */
+  readonly layers: readonly RtcStreamLayer[];
 }
 
 /** The streams a live participant may publish and receive. */
@@ -45,6 +58,13 @@ export interface LiveParticipantStore {
   /** Records a participant, or replaces its row (a renewal brings a grant). */
   upsertLiveParticipant(participant: LiveParticipantRecord): Promise<void>;
   deleteLiveParticipant(participantId: string): Promise<void>;
+  /** Replaces what a participant's row says it publishes; nothing when there is no row. */
+  setLiveStreams(participantId: string, streams: readonly LiveStream[]): Promise<void>;
+  /**
+   * Sets `muted` of one stream of a participant's row, in one atomic step; undefined when there is
+   * no row or the row lists no such stream.
+   */
+  muteLiveStream(participantId: string, streamId: number, muted: boolean): Promise<LiveParticipantRecord | undefined>;
   /** Changes the permissions of a participant's row; undefined when there is none. */
   updateLiveParticipant(participantId: string, permissions: LiveParticipantPermissions): Promise<LiveParticipantRecord | undefined>;
   /**

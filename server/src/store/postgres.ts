@@ -167,6 +167,8 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
   POSTGRES_SESSION_MIGRATION,
+  // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
+  `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

@@ -164,6 +164,8 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
   SQLITE_SESSION_MIGRATION,
+  // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
+  `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

@@ -1,6 +1,6 @@
 import { HEADER_BYTES, MAX_CLIENT_MESSAGE_BYTES, TAG_BYTES } from '@rtc/protocol';
 import { MediaError } from '../errors.ts';
-import type { FrameKind } from '../types.ts';
+import type { FrameKind, StreamSource } from '../types.ts';
 
 /**
  * Largest frame payload: the server's 64 KiB message limit less header and tag.
@@ -32,14 +32,17 @@ export interface LocalStreamOwner {
 export class LocalStream {
   readonly streamId: number;
   readonly kind: FrameKind;
+  /** What the stream carries, as told to the server (the room service API lists it); undefined: not said. */
+  readonly source: StreamSource | undefined;
   private readonly owner: LocalStreamOwner;
   private endedWith: MediaError | undefined;
 
   /** @internal */
-  constructor(owner: LocalStreamOwner, streamId: number, kind: FrameKind) {
+  constructor(owner: LocalStreamOwner, streamId: number, kind: FrameKind, source?: StreamSource) {
     this.owner = owner;
     this.streamId = streamId;
     this.kind = kind;
+    this.source = source;
   }
 
   /** Whether the stream still publishes. */

@@ -1,9 +1,9 @@
-import { KIND_CODE, MEDIA_KINDS } from '@rtc/protocol';
+import { KIND_CODE, MEDIA_KINDS, STREAM_SOURCES } from '@rtc/protocol';
 import type { Connection } from '../connection.ts';
 import type { SecretKey } from '../crypto.ts';
 import type { Emitter } from '../emitter.ts';
 import { MediaError, requestError } from '../errors.ts';
-import type { FrameKind, MediaSessionEvents } from '../types.ts';
+import type { FrameKind, MediaSessionEvents, PublishOptions, StreamSource } from '../types.ts';
 import type { SessionMedia } from '../webrtc/media.ts';
 import { LocalStream, type LocalStreamOwner } from './local-stream.ts';
 
@@ -41,11 +41,13 @@ export class Publishing implements LocalStreamOwner {
   }
 
   /** Publishes a stream id of the grant's `publish_streams`; rejects with `stream_not_allowed` otherwise. */
-  async publish(streamId: number, kind: FrameKind): Promise<LocalStream> {
+  async publish(streamId: number, kind: FrameKind, options: PublishOptions = {}): Promise<LocalStream> {
     if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
     if (!FRAME_KINDS.includes(kind)) throw new TypeError('kind must be audio, video or data');
+    const { source } = options;
+    if (source !== undefined && !STREAM_SOURCES.includes(source)) throw new TypeError(`source must be one of ${STREAM_SOURCES.join(', ')}`);
     if (this.local.get(streamId)?.active) throw new MediaError('already_published', 'this stream is already published');
-    const stream = new LocalStream(this, streamId, kind);
+    const stream = new LocalStream(this, streamId, kind, source);
     await this.request(stream);
     this.local.set(streamId, stream);
     return stream;
@@ -86,10 +88,11 @@ export class Publishing implements LocalStreamOwner {
   }
 
   /** `publish` on the server, resolving once the stream's key is in hand. */
-  async request(stream: { readonly streamId: number; readonly kind: FrameKind }): Promise<void> {
+  async request(stream: { readonly streamId: number; readonly kind: FrameKind; readonly source?: StreamSource | undefined }): Promise<void> {
     const connection = this.host.connection();
     if (!connection) throw new MediaError('connection_failed', 'the session is not connected');
-    const reply = await connection.request({ type: 'publish', stream_id: stream.streamId, kind: stream.kind });
+    const { source } = stream;
+    const reply = await connection.request({ type: 'publish', stream_id: stream.streamId, kind: stream.kind, ...(source !== undefined && { source }) });
     if (reply.type !== 'published') throw requestError(reply);
     if (!this.keys.has(stream.streamId)) throw new MediaError('protocol_error', 'the server sent no stream key');
   }

@@ -8,12 +8,12 @@ import { MAX_SDP_CHARS, type RtcTrack, type RtcVideoPreference } from '@rtc/prot
 import type { ServerMessage } from '../connection.ts';
 import { MediaError } from '../errors.ts';
 import type { SecretKey } from '../crypto.ts';
-import type { MediaSessionEvents, MediaToken, RemoteStream, WebRtcOptions } from '../types.ts';
+import type { MediaSessionEvents, MediaToken, RemoteStream, StreamSource, WebRtcOptions } from '../types.ts';
 import { ElementWatch, type PageView } from './adaptive-video.ts';
 import { browserWebRtc, type IceServer, type MediaElementLike, type MediaStreamTrackLike, type MediaTrackKind } from './dom.ts';
 import { LocalTrack, type LocalTrackOwner } from './local-track.ts';
 import { Peer, webRtcAvailable, type PeerHost, type QualityReport, type ReceiveSlot } from './peer.ts';
-import { planSend, type PublishTrackOptions } from './publish-plan.ts';
+import { planSend, wireSource, type PublishTrackOptions } from './publish-plan.ts';
 import { RemoteTrack, type RemoteTrackOwner, type StreamLayer, type VideoState } from './remote-track.ts';
 import { VideoPreferences, realScheduler, type ResolvedBounds, type Scheduler } from './video-bounds.ts';
 import type { E2eeStats } from './e2ee-worker.ts';
@@ -27,7 +27,7 @@ export interface MediaHost {
   /** A control message without reply on the current connection; false when there is none. */
   notify(message: RtcVideoPreference): boolean;
   /** `publish` on the server, resolving once its key is in hand. */
-  publish(streamId: number, kind: MediaTrackKind): Promise<void>;
+  publish(streamId: number, kind: MediaTrackKind, source: StreamSource): Promise<void>;
   unpublish(streamId: number): Promise<void>;
   emit<K extends keyof MediaSessionEvents>(type: K, payload: MediaSessionEvents[K]): void;
 }
@@ -212,7 +212,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     if (!Number.isInteger(streamId) || streamId < 1 || streamId > 0xffffffff) throw new TypeError('streamId must be an integer from 1 to 4294967295');
     if (this.tracks.get(streamId)?.active) throw new MediaError('already_published', 'this stream is already published');
     const plan = planSend(source, options);
-    await this.host.publish(streamId, source.kind);
+    await this.host.publish(streamId, source.kind, wireSource(source.kind, plan));
     const local = new LocalTrack(this, streamId, source, source.kind, plan);
     this.tracks.set(streamId, local);
     try {
@@ -243,7 +243,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   async republish(): Promise<void> {
     for (const track of [...this.tracks.values()]) {
       try {
-        await this.host.publish(track.streamId, track.kind);
+        await this.host.publish(track.streamId, track.kind, wireSource(track.kind, track.plan));
         await this.roomFor(track.streamId).send(track.streamId, track.source, track.plan);
       } catch (err) {
         this.localEnded(track.streamId, err instanceof MediaError ? err : new MediaError('protocol_error', 'republishing failed', { cause: err }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MediaStreamTrackLike } from './dom.ts';
-import { DEFAULT_VIDEO_LAYERS, defaultVideoLayers, planSend, type PublishTrackOptions, type VideoLayer } from './publish-plan.ts';
+import { DEFAULT_VIDEO_LAYERS, defaultVideoLayers, planSend, wireSource, type PublishTrackOptions, type VideoLayer } from './publish-plan.ts';
 
 function track(kind: 'audio' | 'video', settings: Record<string, unknown> = {}): MediaStreamTrackLike {
   return {
@@ -64,10 +64,15 @@ describe('planSend', () => {
     assert.equal(planSend(track('video', { displaySurface: 'window' }), { source: 'camera' }).source, 'camera');
   });
 
-  it('leaves audio as it is', () => {
-    assert.deepEqual(planSend(track('audio'), { simulcast: true, source: 'screen' }), {
-      source: 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined,
-    });
+  it('leaves audio as it is, a screen share\'s sound named so for the server', () => {
+    const screenAudio = planSend(track('audio'), { simulcast: true, source: 'screen' });
+    assert.deepEqual(screenAudio, { source: 'screen', encodings: undefined, contentHint: undefined, degradationPreference: undefined });
+    assert.equal(wireSource('audio', screenAudio), 'screen_share_audio');
+    const mic = planSend(track('audio'), { simulcast: true });
+    assert.deepEqual(mic, { source: 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined });
+    assert.equal(wireSource('audio', mic), 'microphone');
+    assert.equal(wireSource('video', planSend(track('video'), { source: 'screen' })), 'screen_share');
+    assert.equal(wireSource('video', planSend(track('video'), {})), 'camera');
   });
 
   it('refuses options that are not valid with a TypeError', () => {

@@ -5,6 +5,7 @@
  */
 import { MAX_SIMULCAST_LAYERS } from '@rtc/protocol';
 import type { MediaStreamTrackLike, RtpEncodingLike } from './dom.ts';
+import type { StreamSource } from '../types.ts';
 
 /**
  * One simulcast layer of a published video: how much smaller than the captured picture it is, and
@@ -96,7 +97,8 @@ export interface PublishTrackOptions {
   /**
    * What a video track shows. `screen` (found on its own for a track of `getDisplayMedia`) sends
    * one layer that keeps its resolution and sharpness when the bandwidth drops; `camera` sends
-   * simulcast layers. Ignored for audio.
+   * simulcast layers. For audio, `screen` tells the server the track is a screen share's sound
+   * (listed as `screen_share_audio` by the room service API); otherwise it is a microphone.
    */
   readonly source?: 'camera' | 'screen';
   /**
@@ -118,6 +120,12 @@ export interface SendPlan {
   readonly degradationPreference: 'maintain-resolution' | undefined;
 }
 
+/** What the server is told a track carries (docs/protocol/media.md, "publish"). */
+export function wireSource(kind: 'audio' | 'video', plan: SendPlan): StreamSource {
+  if (plan.source === 'screen') return kind === 'audio' ? 'screen_share_audio' : 'screen_share';
+  return plan.source;
+}
+
 /** Decides how a track is sent; throws TypeError for options that are not valid. */
 export function planSend(track: MediaStreamTrackLike, options: PublishTrackOptions): SendPlan {
   const { source, simulcast } = options;
@@ -125,7 +133,9 @@ export function planSend(track: MediaStreamTrackLike, options: PublishTrackOptio
   if (simulcast !== undefined && typeof simulcast !== 'boolean' && !Array.isArray(simulcast)) {
     throw new TypeError('simulcast must be a boolean or an array of layers');
   }
-  if (track.kind !== 'video') return { source: 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined };
+  if (track.kind !== 'video') {
+    return { source: source === 'screen' ? 'screen' : 'microphone', encodings: undefined, contentHint: undefined, degradationPreference: undefined };
+  }
   const screen = source === 'screen' || (source === undefined && isScreenCapture(track));
   const settings = typeof track.getSettings === 'function' ? track.getSettings() : {};
   const defaults = (): readonly VideoLayer[] => defaultVideoLayers(settings.width ?? 0, settings.height ?? 0);

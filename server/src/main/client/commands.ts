@@ -8,7 +8,7 @@ import type {
   RtcRoom, TokenRequest,
 } from '@rtc/protocol';
 import type { TokenClient } from '@rtc/server-sdk';
-import { MAX_BAN_SECONDS } from '@rtc/protocol';
+import { MAX_BAN_SECONDS, MAX_STREAM_ID } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
 import {
   asCustomer, JSON_FLAG, parseCommand, positional, print, required, SESSION_FLAGS, sessionOf, storedSession, str, URL_FLAG,
@@ -45,6 +45,11 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   rooms create ROOM | rooms update ROOM [--metadata TEXT] [--max-participants N] [--empty-timeout S]
   rooms send-data ROOM (TEXT | --file F) [--topic T] [--to PARTICIPANT,…] [--to-user USER,…]
                  sends a data message to the room's apps (to those named with --to/--to-user)
+  rooms mute ROOM PARTICIPANT STREAM [--unmute]
+                 stop (or, with --unmute, resume) forwarding one stream the participant publishes
+  rooms permissions ROOM PARTICIPANT [--publish 1,2] [--subscribe 3,4 | --subscribe-room]
+                 change what a live participant may publish and receive (flags left out keep
+                 their value; --publish "" takes publishing away)
   grant verify GRANT --url TOKEN_URL
                  check a media grant or signaling token against the JWKS of TOKEN_URL
 ${WEBHOOKS_USAGE}
@@ -267,11 +272,19 @@ function participantLine(p: RtcParticipant): string {
     + `subscribe=${p.subscribe_room ? 'room' : list(p.subscribe_streams)}`;
 }
 
+/** The participant's line, then one line per stream it publishes. */
+function participantLines(p: RtcParticipant): string[] {
+  return [participantLine(p), ...p.streams.map((s) => {
+    const layers = s.layers.map((l) => `${l.rid ?? '-'}:${l.width ?? '?'}x${l.height ?? '?'}@${l.bitrate ?? '?'}`).join(',');
+    return `    stream ${s.stream_id}  ${s.kind}  source=${s.source}${s.muted ? '  muted' : ''}${layers ? `  layers=${layers}` : ''}`;
+  })];
+}
+
 function roomLines(room: RtcRoom, withParticipants: boolean): string[] {
   const people = room.participants;
   const started = new Date(room.started_at * 1000).toISOString();
   const head = `${room.room_id}  ${people.length} participant${people.length === 1 ? '' : 's'}  media=${room.media_node ?? '-'}  started=${started}`;
-  return withParticipants ? [head, ...people.map(participantLine)] : [head];
+  return withParticipants ? [head, ...people.flatMap(participantLines)] : [head];
 }
 
 async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
@@ -311,7 +324,9 @@ async function rooms(args: readonly string[], io: ClientIO): Promise<number> {
     print(io, values['json'] === true, body, () => [`ended (${participants} participants disconnected)`]);
     return 0;
   }
-  throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end, create, update, send-data)`);
+  const more = ROOM_PARTICIPANT_COMMANDS[sub ?? ''];
+  if (more) return more(command, rest, io);
+  throw new UsageError(`rooms: unknown subcommand ${JSON.stringify(sub ?? '')} (list, show, remove, end, mute, permissions, create, update, send-data)`);
 }
 
 /** `rooms list`: one page, or with --all every page (docs/reference/cli.md). */
@@ -382,6 +397,46 @@ async function roomDataCommand(sub: 'create' | 'update' | 'send-data', rest: rea
   print(io, values['json'] === true, body, () => roomLines(body, true));
   return 0;
 }
+
+/** `rooms mute` and `rooms permissions`: a live participant's streams and permissions (docs/reference/cli.md). */
+const ROOM_PARTICIPANT_COMMANDS: Readonly<Record<string, (command: string, rest: readonly string[], io: ClientIO) => Promise<number>>> = {
+  async mute(command, rest, io) {
+    const { values, positionals } = parseCommand(command, rest, { ...APP_FLAGS, ...JSON_FLAG, unmute: { type: 'boolean' } }, 3);
+    const roomId = positional(command, positionals, 0, 'ROOM');
+    const participant = positional(command, positionals, 1, 'PARTICIPANT');
+    const streamText = positional(command, positionals, 2, 'STREAM');
+    if (!/^\d{1,10}$/.test(streamText) || Number(streamText) < 1 || Number(streamText) > MAX_STREAM_ID) {
+      throw new UsageError(`${command}: STREAM is a stream number from 1 to ${MAX_STREAM_ID}`);
+    }
+    const streamId = Number(streamText);
+    const muted = values['unmute'] !== true;
+    const body = await viaAppClient(appClient(command, values, io), (client) => client.muteStream(roomId, participant, streamId, muted));
+    print(io, values['json'] === true, body, () => [`stream ${streamId} ${muted ? 'muted' : 'unmuted'}`, ...participantLines(body)]);
+    return 0;
+  },
+  async permissions(command, rest, io) {
+    const { values, positionals } = parseCommand(command, rest, {
+      ...APP_FLAGS, ...JSON_FLAG, publish: { type: 'string' }, subscribe: { type: 'string' }, 'subscribe-room': { type: 'boolean' },
+    }, 2);
+    const roomId = positional(command, positionals, 0, 'ROOM');
+    const participant = positional(command, positionals, 1, 'PARTICIPANT');
+    const publish = numbers(command, 'publish', str(values, 'publish'));
+    const subscribe = numbers(command, 'subscribe', str(values, 'subscribe'));
+    const subscribeRoom = values['subscribe-room'] === true;
+    if (subscribe !== undefined && subscribeRoom) throw new UsageError(`${command}: --subscribe and --subscribe-room exclude each other`);
+    if (publish === undefined && subscribe === undefined && !subscribeRoom) {
+      throw new UsageError(`${command}: give --publish, --subscribe or --subscribe-room`);
+    }
+    const patch = {
+      ...(publish !== undefined && { publish_streams: publish }),
+      ...(subscribe !== undefined && { subscribe_streams: subscribe }),
+      ...(subscribeRoom && { subscribe_room: true }),
+    };
+    const body = await viaAppClient(appClient(command, values, io), (client) => client.updateParticipant(roomId, participant, patch));
+    print(io, values['json'] === true, body, () => ['permissions changed', ...participantLines(body)]);
+    return 0;
+  },
+};
 
 async function grant(args: readonly string[], io: ClientIO): Promise<number> {
   const [sub, ...rest] = args;

@@ -147,6 +147,15 @@ export class StreamLayers {
     return this.layers.map((l) => Math.round(l.fps * 10) / 10);
   }
 
+  /**
+   * Each layer as last measured, for the room service API (docs/reference/room-api.md, "Published
+   * streams"): its picture size (0 until its first key frame) and rate in bit/s (0 when not received
+   * lately). Reads only: the starvation bookkeeping of `rates` is left alone.
+   */
+  measured(nowMs: number): { width: number; height: number; bps: number }[] {
+    return this.layers.map((l) => ({ width: l.width, height: l.height, bps: nowMs - l.lastPacketMs > STALE_MS ? 0 : Math.round(l.bps) }));
+  }
+
   sizes(): { width: number; height: number }[] {
     return this.layers.map((l) => ({ width: l.width, height: l.height }));
   }

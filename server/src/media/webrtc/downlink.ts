@@ -249,6 +249,18 @@ export class Downlink {
     this.allocate();
   }
 
+  /**
+   * The stream's media resumes after a stop at its source (a mute by the customer's server): what comes
+   * next starts a new source, numbered on from the last packet sent, a video from a key frame, so the
+   * subscriber sees neither a gap of sequence numbers to ask again for nor a delta frame it cannot decode.
+   */
+  restart(streamId: number): void {
+    const out = this.outbound.get(streamId);
+    if (!out) return;
+    out.rewriter.reset();
+    if (out.kind === 'video' && !out.paused) out.current = -1;
+  }
+
   /** Forwards a publisher's packet on the stream's m-line, if the allocation lets it through. */
   forward(streamId: number, packet: ForwardedRtp): boolean {
     const out = this.outbound.get(streamId);

@@ -20,7 +20,7 @@ export interface PeerOwner {
   /** RTP of a stream the session publishes, for its subscribers. */
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
-  onPublishing(streamId: number, layers: number): void;
+  onPublishing(streamId: number, rids: readonly string[]): void;
   /** The worst loss the subscribers of a stream the session publishes report for it (fraction). */
   downstreamLoss(streamId: number): number;
   /** The simulcast layers of a stream the session receives, as its publisher sends them. */
@@ -110,6 +110,11 @@ export class RtcPeer {
     const out = this.receiving.get(streamId);
     if (!out || out.kind !== kind || !this.connected || !this.owner.canSubscribe(streamId)) return false;
     return this.downlink.forward(streamId, packet);
+  }
+
+  /** A stream this client receives resumes after a mute: it restarts as a new source. */
+  restart(streamId: number): void {
+    this.downlink.restart(streamId);
   }
 
   /** The client changed its bounds on the video of `streamId` (`rtc_video`). */
@@ -217,7 +222,7 @@ export class RtcPeer {
     const ids = extensionIds(local);
     const twcc = ids.get(RTP_EXTENSION_URI.transportWideCC);
     this.uplink.configure({ mid: ids.get(RTP_EXTENSION_URI.sdesMid), rid: ids.get(RTP_EXTENSION_URI.sdesRTPStreamID), twcc }, sending);
-    for (const line of sending.values()) this.owner.onPublishing(line.streamId, Math.max(line.rids.length, 1));
+    for (const line of sending.values()) this.owner.onPublishing(line.streamId, line.rids);
     this.downlink.setOutbound([...receiving].map(([streamId, o]) => ({ streamId, kind: o.kind, transceiver: o.transceiver })),
       { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc, playoutDelay: ids.get(PLAYOUT_DELAY_URI) });
     for (const streamId of receiving.keys()) this.preferenceChanged(streamId);

@@ -138,6 +138,8 @@ interface Entry {
   readonly received: Buffer[];
   /** recv: packets received. */
   count: number;
+  /** recv: RTP sequence numbers received, in arrival order (when the client keeps payloads). */
+  readonly seqs: number[];
   /** recv: SSRC of the server's packets (what a PLI names). */
   remoteSsrc: number | undefined;
   /** recv: sequence number of the last packet received. */
@@ -314,6 +316,11 @@ export class RtcClient {
     return this.entry('recv', streamId).received;
   }
 
+  /** RTP sequence numbers received so far on the receive m-line of a stream, in arrival order. */
+  receivedSeqs(streamId: number): number[] {
+    return this.entry('recv', streamId).seqs;
+  }
+
   /** Packets received so far on the receive m-line of a stream (kept or not). */
   receivedCount(streamId: number): number {
     return this.entry('recv', streamId).count;
@@ -396,7 +403,7 @@ export class RtcClient {
     const entry: Entry = {
       spec, transceiver, track,
       rtp: { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: randomInt(0, 2 ** 32 - 1) },
-      received: [], count: 0, remoteSsrc: undefined, lastSeq: undefined, plis: 0, layers: new Map(),
+      received: [], count: 0, seqs: [], remoteSsrc: undefined, lastSeq: undefined, plis: 0, layers: new Map(),
     };
     for (const rid of spec.rids ?? []) {
       entry.layers.set(rid, { ssrc: randomInt(1, 2 ** 32 - 1), sequenceNumber: randomInt(0, 0xffff), timestamp: entry.rtp.timestamp, plis: 0 });
@@ -408,7 +415,10 @@ export class RtcClient {
           entry.remoteSsrc = packet.header.ssrc;
           entry.lastSeq = packet.header.sequenceNumber;
           entry.count += 1;
-          if (this.keepPayloads) entry.received.push(Buffer.from(packet.payload));
+          if (this.keepPayloads) {
+            entry.received.push(Buffer.from(packet.payload));
+            entry.seqs.push(packet.header.sequenceNumber);
+          }
           this.onRtp?.(spec.streamId, packet);
         });
       });
