@@ -8,7 +8,7 @@ import { postgresRoomStore } from '../rooms/postgres.ts';
 import { postgresTokenStore } from '../tokens/postgres.ts';
 import type { Store } from './port.ts';
 import { POSTGRES_WEBHOOK_MIGRATION, postgresWebhookStore } from '../webhooks/postgres.ts';
-import { POSTGRES_SESSION_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
+import { POSTGRES_SESSION_MIGRATION, POSTGRES_SESSION_USAGE_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
 
 /**
  * The schema history of the one database every module's adapter shares (each module's queries live in
@@ -167,6 +167,8 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
   POSTGRES_SESSION_MIGRATION,
+  // the usage kind of each session, for the cost of participant minutes (docs/console.md, "Usage")
+  POSTGRES_SESSION_USAGE_MIGRATION,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

@@ -8,7 +8,7 @@ import { sqliteRoomStore } from '../rooms/sqlite.ts';
 import { sqliteTokenStore } from '../tokens/sqlite.ts';
 import type { Store } from './port.ts';
 import { SQLITE_WEBHOOK_MIGRATION, sqliteWebhookStore } from '../webhooks/sqlite.ts';
-import { SQLITE_SESSION_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
+import { SQLITE_SESSION_MIGRATION, SQLITE_SESSION_USAGE_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
 
 // The schema history of the one database file every module's adapter shares (each module's queries
 // live in its own sqlite.ts). Each entry moves the schema one version forward; PRAGMA user_version
@@ -164,6 +164,8 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // every media session from join to leave, for the session history and participant minutes (docs/console.md, "Session history")
   SQLITE_SESSION_MIGRATION,
+  // the usage kind of each session, for the cost of participant minutes (docs/console.md, "Usage")
+  SQLITE_SESSION_USAGE_MIGRATION,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
