@@ -142,6 +142,8 @@ function SessionHistory({ projectId }: { projectId: string }) {
   const more = useAction();
   const shown = useRef(sessions);
   shown.current = sessions;
+  const wanted = useRef(filter);
+  wanted.current = filter;
   const page = (roomId: string, after: string | null): Promise<MediaSessionList> => {
     const query = new URLSearchParams({ limit: String(SESSIONS_PAGE) });
     if (roomId) query.set('room_id', roomId);
@@ -150,8 +152,15 @@ function SessionHistory({ projectId }: { projectId: string }) {
   };
   // the first page follows the live figures: a join or leave shows within their refresh; rows loaded
   // with "Load more" stay, the first page's updated in place and newer ones put on top
+  useEffect(() => {
+    shown.current = [];
+    setSessions([]);
+    setCursor(null);
+  }, [projectId, filter]);
   usePoll(() => list.run(async () => {
     const first = await page(filter, null);
+    // an answer for the filter before the last change is dropped
+    if (wanted.current !== filter) return;
     const held = shown.current;
     if (held.length <= SESSIONS_PAGE) {
       setSessions(first.sessions);
@@ -162,10 +171,6 @@ function SessionHistory({ projectId }: { projectId: string }) {
     const kept = new Set(held.map((s) => s.participant_id));
     setSessions([...first.sessions.filter((s) => !kept.has(s.participant_id)), ...held.map((s) => fresh.get(s.participant_id) ?? s)]);
   }), LIVE_POLL_MS, [projectId, filter]);
-  useEffect(() => {
-    setSessions([]);
-    setCursor(null);
-  }, [projectId, filter]);
   return (
     <section aria-labelledby="sessions-title">
       <h2 id="sessions-title">Session history</h2>
@@ -198,6 +203,7 @@ function SessionHistory({ projectId }: { projectId: string }) {
       {cursor && (
         <button type="button" class="secondary" disabled={more.busy} onClick={() => void more.run(async () => {
           const next = await page(filter, cursor);
+          if (wanted.current !== filter) return;
           setSessions((held) => [...held, ...next.sessions.filter((s) => !held.some((h) => h.participant_id === s.participant_id))]);
           setCursor(next.next_cursor);
         })}>Load more</button>
