@@ -63,9 +63,13 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     return () => clearTimeout(timer);
   }, [copied]);
   return (
-    <button type="button" class="secondary" aria-label={label} onClick={() => void navigator.clipboard.writeText(text).then(() => setCopied(true))}>
-      {copied ? 'Copied' : 'Copy'}
-    </button>
+    <>
+      {/* the name starts with the visible word (WCAG "label in name"); the confirmation is a status of its own */}
+      <button type="button" class="secondary" aria-label={label} onClick={() => void navigator.clipboard.writeText(text).then(() => setCopied(true))}>
+        Copy
+      </button>
+      {copied && <span role="status" class="copied">Copied</span>}
+    </>
   );
 }
 
@@ -74,7 +78,7 @@ export function Snippet({ code, label }: { code: string; label: string }) {
   return (
     <div class="snippet">
       <div class="snippet-bar"><span>{label}</span><CopyButton text={code} label={`Copy ${label}`} /></div>
-      <pre><code>{code}</code></pre>
+      <pre tabIndex={0} aria-label={label}><code>{code}</code></pre>
     </div>
   );
 }

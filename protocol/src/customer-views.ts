@@ -84,12 +84,38 @@ export interface ParticipantDayMinutes {
   readonly participant_seconds: number;
   /** `participant_seconds` in minutes, rounded up. */
   readonly participant_minutes: number;
+  /**
+   * The day's minutes per usage kind of the price list, each kind's seconds rounded up: every kind
+   * listed, 0 when none; `turn_relay` counts on top of the audio or video kinds.
+   */
+  readonly minutes_by_kind: Readonly<Record<string, number>>;
+}
+
+/** What the minutes of the usage period would cost under the project's plan, as a quote prices them. */
+export interface UsageCost {
+  readonly plan: string;
+  /** `subscription`: the project's approved plan; `default`: no subscription, the price list's first plan. */
+  readonly plan_source: 'subscription' | 'default';
+  /** The first and last UTC day of the period (`YYYY-MM-DD`). */
+  readonly from_day: string;
+  readonly to_day: string;
+  /** The minutes per usage kind of the period: the sum of the days' `minutes_by_kind`. */
+  readonly usage: Readonly<Record<string, number>>;
+  readonly currency: string;
+  readonly minor_units: number;
+  readonly price_list_version: string;
+  /** As `POST /v1/billing/quotes` answers for `plan` and `usage`: monthly fee, lines, discount. */
+  readonly plan_fee_minor: number;
+  readonly usage_subtotal_minor: number;
+  readonly discount_minor: number;
+  readonly total_minor: number;
 }
 
 /** `GET /v1/projects/{id}/usage` (`ProjectUsage`): the last 14 days. */
 export interface ProjectUsage {
   readonly tokens_per_day: readonly TokenDayCount[];
   readonly participant_minutes_per_day: readonly ParticipantDayMinutes[];
+  readonly cost: UsageCost;
 }
 
 /** One media session of the history (`MediaSession`); `left_at` and `reason` are null while it is open. */
@@ -104,6 +130,10 @@ export interface MediaSession {
   /** As `participant.left` says, or `node_lost` when the media node stopped without closing the session. */
   readonly reason: ParticipantLeftReason | 'node_lost' | null;
   readonly duration_seconds: number;
+  /** What its minutes are priced as (docs/console.md, "Usage"); null while open, or when its media node was lost. */
+  readonly usage_kind: string | null;
+  /** Its media went through a TURN relay (`turn_relay` minutes on top). */
+  readonly turn_relay: boolean;
 }
 
 /** `GET /v1/projects/{id}/sessions` (`MediaSessionList`): newest first. */

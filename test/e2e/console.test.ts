@@ -5,14 +5,15 @@
  * phone (390 px) width into test-output/console (not committed), and at 390 px no page scrolls sideways.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
-import { startMediaServer } from './media-helpers.ts';
+import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
+import type { TokenResponse } from '@rtc/protocol';
 
 const SHOTS = join(ROOT, 'test-output', 'console');
 /** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */
@@ -20,6 +21,20 @@ const PROJECT = 'acme_video_prod_eu_west_1';
 const HOOK = 'https://203.0.113.10/rtc-webhooks';
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
+/** axe-core, evaluated in the page through the DevTools protocol (the page's CSP refuses injected script tags). */
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
+
+/** No accessibility violation of impact serious or critical (axe-core's rules) on the page as it is now. */
+async function checkAxe(page: Page, name: string): Promise<void> {
+  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(AXE);
+  const violations = await page.evaluate<AxeViolation[]>(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))");
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`), [],
+    `${name}: accessibility violations`);
+}
 
 describe('console web page (Chromium)', () => {
   let server: RunningServer | undefined;
@@ -48,13 +63,18 @@ describe('console web page (Chromium)', () => {
     page.on('dialog', (dialog) => void dialog.dismiss().then(() => assert.fail(`a browser dialog: ${dialog.message()}`)));
     return { context, page };
   };
-  /** A screenshot at both widths; at the phone's, the page must not be wider than the screen. */
+  /**
+   * A screenshot at both widths, and axe-core's check at both; at the phone's, the page must not be
+   * wider than the screen.
+   */
   const shots = async (page: Page, name: string): Promise<void> => {
     await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+    await checkAxe(page, `${name} at ${DESKTOP.width} px`);
     await page.setViewportSize(PHONE);
     try {
       const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       assert.ok(width <= PHONE.width, `${name}: ${width} px wide at ${PHONE.width} px`);
+      await checkAxe(page, `${name} at ${PHONE.width} px`);
       await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
     } finally {
       await page.setViewportSize(DESKTOP);
@@ -244,7 +264,8 @@ describe('console web page (Chromium)', () => {
       await shots(page, '12-rooms-empty');
       await nav(page, 'Sessions and usage');
       await heading(page, 'Sessions and usage');
-      await page.getByTestId('live-summary').filter({ hasText: '0 rooms, 0 participants' }).waitFor();
+      await page.getByTestId('live-summary').filter({ hasText: 'Live now: 0 rooms, 0 participants' }).waitFor();
+      await page.getByTestId('period-cost').filter({ hasText: 'on the developer plan' }).waitFor();
       await shots(page, '13-usage');
       await nav(page, 'Test room');
       await heading(page, 'Test room');
@@ -374,6 +395,82 @@ describe('console web page (Chromium)', () => {
       await host.page.getByRole('status').filter({ hasText: 'You were removed from the room.' }).waitFor();
     } finally {
       for (const p of [host, guest, late]) await p.context.close();
+    }
+  });
+
+  it('shows live figures that follow a call on the same page, the session history with its kinds, and the period\'s cost', async () => {
+    const host = await newPage();
+    const guest = await newPage();
+    const nodeSessions: { close(): Promise<void> }[] = [];
+    try {
+      // sessions of Node clients over WebSocket frames: one sends video (of a size the node cannot see), the others nothing
+      const token = async (user: string): Promise<TokenResponse> => {
+        const res = await request(`${server!.urls['token']}/v1/rtc/tokens`, {
+          headers: { authorization: `Basic ${Buffer.from(`${appId}:${secret}`).toString('base64')}` },
+          body: { room_id: 'usage-extra', user_id: user, role: 'speaker', publish_streams: [7] },
+        });
+        assert.equal(res.status, 200, res.text);
+        return res.json<TokenResponse>();
+      };
+      const camera = await joinMedia(await token('node-video'), { reconnect: false });
+      const stream = await camera.publish(7, 'video');
+      for (let i = 0; i < 5; i++) await stream.send(text(`v${i}`));
+      await camera.close();
+      for (let i = 0; i < 10; i++) nodeSessions.push(await joinMedia(await token(`node-${i}`), { reconnect: false }));
+      for (const s of nodeSessions.splice(0)) await s.close();
+
+      await signIn(host.page, `/${new URL(projectUrl).hash}/test-room`);
+      await heading(host.page, 'Test room');
+      await host.page.getByLabel('Room', { exact: true }).fill('usage-room');
+      await host.page.getByLabel('Your user id').fill('carol');
+      await host.page.getByRole('button', { name: 'Join test room' }).click();
+      await host.page.getByRole('status').filter({ hasText: 'In usage-room as carol.' }).waitFor();
+      await host.page.getByRole('button', { name: 'Create share link' }).click();
+      const link = await host.page.getByRole('textbox', { name: /^Share link/ }).inputValue();
+
+      // the call goes on while the page shows its figures: one participant, then two within a few seconds of the second join
+      await nav(host.page, 'Sessions and usage');
+      await heading(host.page, 'Sessions and usage');
+      const summary = host.page.getByTestId('live-summary');
+      await summary.filter({ hasText: 'Live now: 1 room, 1 participant' }).waitFor({ timeout: 5000 });
+      await guest.page.goto(link);
+      await guest.page.getByLabel('Your name').fill('dave');
+      await guest.page.getByRole('button', { name: 'Join', exact: true }).click();
+      await guest.page.getByRole('status').filter({ hasText: 'In usage-room as dave.' }).waitFor();
+      const joinedAt = Date.now();
+      await summary.filter({ hasText: 'Live now: 1 room, 2 participants' }).waitFor({ timeout: 4000 });
+      console.log(`# "2 participants" ${Date.now() - joinedAt} ms after the second join`);
+
+      // the history: both open, newest first, the Node clients' ended sessions with their kinds
+      const history = host.page.getByRole('table', { name: 'Session history' });
+      await history.getByRole('row', { name: /dave.*usage-room.*in the room/ }).waitFor({ timeout: 5000 });
+      await history.getByRole('row', { name: /carol.*usage-room.*in the room/ }).waitFor();
+      assert.equal(await history.getByRole('row').count(), 11, 'a header and a page of ten');
+      await host.page.getByRole('button', { name: 'Load more' }).click();
+      await history.getByRole('row', { name: /node-video.*usage-extra.*left.*Video SD/ }).waitFor();
+      await history.getByRole('row', { name: /node-0.*usage-extra.*left.*Audio/ }).waitFor();
+      await shots(host.page, '23-sessions-call');
+
+      // the guest leaves: the figures follow
+      await guest.page.getByRole('button', { name: 'Leave' }).click();
+      await summary.filter({ hasText: 'Live now: 1 room, 1 participant' }).waitFor({ timeout: 4000 });
+      // WebRTC: the fake camera's 640x480 key frames make it Video SD
+      await history.getByRole('row', { name: /dave.*usage-room.*left.*Video SD/ }).waitFor({ timeout: 5000 });
+
+      // one room's sessions
+      await host.page.getByRole('search', { name: 'Filter the sessions' }).getByLabel('Room').fill('usage-room');
+      await host.page.getByRole('button', { name: 'Filter' }).click();
+      await history.getByRole('row', { name: /carol/ }).waitFor();
+      await host.page.waitForFunction('document.querySelectorAll(\'table[aria-labelledby="sessions-title"] tbody tr\').length === 2');
+      assert.equal(await host.page.getByRole('button', { name: 'Load more' }).count(), 0);
+
+      // the period's cost, on the developer plan, with the way to the prices
+      await host.page.getByTestId('period-cost').filter({ hasText: /0\.00 USD on the developer plan/ }).waitFor();
+      await host.page.getByRole('link', { name: 'pricing page' }).click();
+      await heading(host.page, 'Pricing');
+    } finally {
+      for (const s of nodeSessions) await s.close();
+      for (const p of [host, guest]) await p.context.close();
     }
   });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createDecipheriv, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type RtcRoom, type TokenResponse } from '@rtc/protocol';
+import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type MediaSessionList, type RtcRoom, type TokenResponse } from '@rtc/protocol';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
@@ -222,6 +222,21 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       await closePage(a);
       await closePage(b);
     }
+    // the media node recorded both sessions as relayed video of the fake camera's 640x480 (docs/console.md, "Usage kind of a session")
+    const ended = async (): Promise<MediaSessionList['sessions']> => {
+      const res = await request(`${server!.api}/v1/projects/${issuer.customer.projectId}/sessions?room_id=relay-call`, {
+        method: 'GET', headers: { authorization: `Bearer ${issuer.customer.accessToken}` },
+      });
+      assert.equal(res.status, 200, res.text);
+      return res.json<MediaSessionList>().sessions;
+    };
+    const deadline = Date.now() + 10_000;
+    while ((await ended()).filter((s) => s.left_at !== null).length < 2) {
+      assert.ok(Date.now() < deadline, 'both sessions ended');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual((await ended()).map((s) => [s.user_id, s.usage_kind, s.turn_relay]).sort(),
+      [['carol', 'video_sd', true], ['dave', 'video_sd', true]]);
   });
 
   it('gives no track of a stream outside the grant, and an audience page cannot publish', async () => {

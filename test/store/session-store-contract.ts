@@ -15,7 +15,7 @@ const DAY0 = 1_800_057_600;
  */
 export function describeSessionStoreContract(stores: () => { readonly store: Store; readonly other: Store }): void {
   describe('media sessions', () => {
-    const opened = (projectId: string, fields: Partial<MediaSessionRecord> = {}): Omit<MediaSessionRecord, 'leftAt' | 'reason'> => ({
+    const opened = (projectId: string, fields: Partial<MediaSessionRecord> = {}): Omit<MediaSessionRecord, 'leftAt' | 'reason' | 'usageKind' | 'relayed'> => ({
       participantId: uid('pa'), projectId, roomId: 'room-1', userId: uid('u'), role: 'speaker', mediaNode: 'media-1:7880',
       joinedAt: DAY0 + 100, ...fields,
     });
@@ -33,10 +33,10 @@ export function describeSessionStoreContract(stores: () => { readonly store: Sto
       await other.closeMediaSession(a.participantId, DAY0 + 90, 'timeout');
       // a leave stamped before the join (clocks of two processes) ends at the join
       await other.closeMediaSession(b.participantId, DAY0 + 5, 'left');
-      assert.deepEqual(await other.getMediaSession(projectId, a.participantId), { ...a, leftAt: DAY0 + 70, reason: 'removed' });
+      assert.deepEqual(await other.getMediaSession(projectId, a.participantId), { ...a, leftAt: DAY0 + 70, reason: 'removed', usageKind: null, relayed: false });
       assert.equal(await other.getMediaSession(uid('prj'), a.participantId), undefined);
       const all = await other.listMediaSessions(projectId, { limit: 10 });
-      assert.deepEqual(all, [{ ...c, leftAt: null, reason: null }, { ...b, leftAt: DAY0 + 20, reason: 'left' }, { ...a, leftAt: DAY0 + 70, reason: 'removed' }]);
+      assert.deepEqual(all, [{ ...c, leftAt: null, reason: null, usageKind: null, relayed: false }, { ...b, leftAt: DAY0 + 20, reason: 'left', usageKind: null, relayed: false }, { ...a, leftAt: DAY0 + 70, reason: 'removed', usageKind: null, relayed: false }]);
       assert.deepEqual((await store.listMediaSessions(projectId, { limit: 1, afterId: c.participantId })).map((s) => s.participantId), [b.participantId]);
       assert.deepEqual((await store.listMediaSessions(projectId, { roomId: 'room-1', limit: 10 })).map((s) => s.participantId),
         [c.participantId, a.participantId]);
@@ -60,6 +60,31 @@ export function describeSessionStoreContract(stores: () => { readonly store: Sto
       assert.deepEqual(await other.mediaSecondsPerDay(projectId, DAY0, 0, DAY0), []);
     });
 
+    it('keeps the usage kind a session ended with and adds its seconds per day, kind and relay', async () => {
+      const { store, other } = stores();
+      const projectId = uid('prj');
+      const video = opened(projectId, { joinedAt: DAY0 + 100 });
+      const relayed = opened(projectId, { joinedAt: DAY0 + DAY - 30 });
+      const open = opened(projectId, { joinedAt: DAY0 + 200 });
+      const audio = opened(projectId, { joinedAt: DAY0 + 300 });
+      for (const s of [video, relayed, open, audio]) await store.openMediaSession(s);
+      await store.closeMediaSession(video.participantId, DAY0 + 160, 'left', { usageKind: 'video_hd', relayed: false });
+      await store.closeMediaSession(relayed.participantId, DAY0 + DAY + 45, 'left', { usageKind: 'video_hd', relayed: true });
+      await store.closeMediaSession(audio.participantId, DAY0 + 310, 'left', { usageKind: 'audio', relayed: false });
+      // a session ended already keeps the kind it ended with
+      await other.closeMediaSession(video.participantId, DAY0 + 170, 'timeout', { usageKind: 'audio', relayed: true });
+      assert.deepEqual(await other.getMediaSession(projectId, video.participantId),
+        { ...video, leftAt: DAY0 + 160, reason: 'left', usageKind: 'video_hd', relayed: false });
+      assert.deepEqual((await other.getMediaSession(projectId, relayed.participantId))?.relayed, true);
+      const rows = await other.mediaSecondsPerDayByKind(projectId, DAY0, 3, DAY0 + 400);
+      const key = (r: { dayStart: number; usageKind: string | null; relayed: boolean }): string => `${r.dayStart - DAY0} ${r.usageKind} ${r.relayed}`;
+      const found = Object.fromEntries(rows.filter((r) => r.seconds > 0).map((r) => [key(r), r.seconds]));
+      assert.deepEqual(found, {
+        '0 video_hd false': 60, [`0 video_hd true`]: 30, '0 null false': 200, '0 audio false': 10, [`${DAY} video_hd true`]: 45,
+      });
+      assert.deepEqual(await other.mediaSecondsPerDayByKind(projectId, DAY0, 0, DAY0), []);
+    });
+
     it('ends the open sessions of a media node cleared or purged as stale at its last heartbeat, and purges ended sessions by age', async () => {
       const { store, other } = stores();
       const projectId = uid('prj');
@@ -76,15 +101,15 @@ export function describeSessionStoreContract(stores: () => { readonly store: Sto
       await store.heartbeatMediaNode(alive, DAY0 + 1000);
       assert.equal(await other.purgeMediaNodes(DAY0 + 500), 2);
       const get = async (s: { participantId: string }) => other.getMediaSession(projectId, s.participantId);
-      assert.deepEqual(await get(lost), { ...lost, leftAt: DAY0 + 40, reason: 'node_lost' });
-      assert.deepEqual(await get(afterBeat), { ...afterBeat, leftAt: DAY0 + 50, reason: 'node_lost' });
-      assert.deepEqual(await get(ended), { ...ended, leftAt: DAY0 + 8, reason: 'left' });
-      assert.deepEqual(await get(onRestarted), { ...onRestarted, leftAt: DAY0 + 30, reason: 'node_lost' });
-      assert.deepEqual(await get(live), { ...live, leftAt: null, reason: null });
+      assert.deepEqual(await get(lost), { ...lost, leftAt: DAY0 + 40, reason: 'node_lost', usageKind: null, relayed: false });
+      assert.deepEqual(await get(afterBeat), { ...afterBeat, leftAt: DAY0 + 50, reason: 'node_lost', usageKind: null, relayed: false });
+      assert.deepEqual(await get(ended), { ...ended, leftAt: DAY0 + 8, reason: 'left', usageKind: null, relayed: false });
+      assert.deepEqual(await get(onRestarted), { ...onRestarted, leftAt: DAY0 + 30, reason: 'node_lost', usageKind: null, relayed: false });
+      assert.deepEqual(await get(live), { ...live, leftAt: null, reason: null, usageKind: null, relayed: false });
       // a node that starts again clears what its earlier run left open
       await store.heartbeatMediaNode(alive, DAY0 + 1200);
       await other.clearMediaNode(alive);
-      assert.deepEqual(await get(live), { ...live, leftAt: DAY0 + 1200, reason: 'node_lost' });
+      assert.deepEqual(await get(live), { ...live, leftAt: DAY0 + 1200, reason: 'node_lost', usageKind: null, relayed: false });
       const openOne = opened(projectId, { joinedAt: DAY0 });
       await store.openMediaSession(openOne);
       assert.ok(await store.purgeMediaSessions(DAY0 + 41) >= 2);

@@ -122,7 +122,7 @@ export function InspectorPage() {
             {typeof c['iat'] === 'number' && <><dt>Issued</dt><dd>{formatTime(c['iat'])}</dd></>}
             {exp !== undefined && <><dt>Expires</dt><dd>{formatTime(exp)} ({exp > now ? `in ${Math.round(exp - now)} s` : 'expired'})</dd></>}
           </dl>
-          <details><summary>Raw header and claims</summary><pre>{JSON.stringify({ header: decoded.header, claims: c }, null, 2)}</pre></details>
+          <details><summary>Raw header and claims</summary><pre tabIndex={0}>{JSON.stringify({ header: decoded.header, claims: c }, null, 2)}</pre></details>
         </div>
       )}
     </section>

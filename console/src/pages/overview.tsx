@@ -69,7 +69,7 @@ function TestTokenForm({ projectId, archived }: { projectId: string; archived: b
       {shown && token && (
         <div class="panel">
           <p class="ok" role="status">Token issued for {token.user_id} in {token.room_id}, valid until {new Date(token.expires_at * 1000).toLocaleTimeString()}.</p>
-          <pre aria-label="Token response" class="response">{JSON.stringify(shown, null, 2)}</pre>
+          <pre aria-label="Token response" class="response" tabIndex={0}>{JSON.stringify(shown, null, 2)}</pre>
           <button type="button" onClick={() => {
             openInInspector(token.media.grant);
             navigate(`/projects/${projectId}/inspect`);

@@ -13,6 +13,14 @@ interface Invitation {
 /** Who this page is in the test room, for the Rooms page to mark as "you". */
 let me: { readonly projectId: string; readonly participantId: string } | undefined;
 
+const changeListeners = new Set<() => void>();
+
+/** Called when the test room's call joins or leaves, or somebody joins or leaves it: live figures refresh then. */
+export function onTestRoomChange(listener: () => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
 export function myParticipant(projectId: string): string | undefined {
   return me?.projectId === projectId ? me.participantId : undefined;
 }
@@ -33,6 +41,9 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
   useEffect(() => {
     me = call.session ? { projectId, participantId: call.session.participantId } : undefined;
   }, [call.session]);
+  useEffect(() => {
+    for (const listener of changeListeners) listener();
+  }, [call.session, call.people.length]);
 
   const join = (): Promise<void> => action.run(async () => {
     const media = devices.media;

@@ -10,6 +10,8 @@ import type { ProjectCutoffRecord } from '../customers/store.ts';
 import type { LiveParticipantRecord, LiveStream, RoomCutoffRecord } from '../rooms/store.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
+import { usageKindOf } from '../sessions/usage-kind.ts';
+import { PRICE_LIST } from '../billing/catalog/price-list.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
@@ -276,9 +278,10 @@ export class MediaHub implements SessionHost {
     const count = room.members.size;
     const reason = session.leftReason;
     const leftAt = this.nowSec();
+    const usage = { usageKind: usageKindOf(PRICE_LIST, session.usage.videoPixels), relayed: session.usage.relayed };
     this.writePresence(session, async (store) => {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
-      await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason));
+      await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason, usage));
       await this.record(session, 'participant.left', { reason, num_participants: count });
       if (lastOfRoom && !keep) await this.record(session, 'room.finished', { num_participants: 0 });
     });

@@ -29,6 +29,7 @@ import type { DownlinkSnapshot } from './webrtc/downlink.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
+import { SessionUsage } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
 import type { MediaStats } from '../metrics/media-stats.ts';
 
@@ -99,6 +100,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
   attributes: Readonly<Record<string, string>> = {};
   /** When the session joined its room (seconds). */
   joinedAtSec = 0;
+  /** The video it sent and received and whether it went through TURN: its usage kind at the leave (docs/console.md, "Usage"). */
+  readonly usage = new SessionUsage();
   readonly published = new Map<number, Stream>();
   /** Bounds the client set with `rtc_video` on the video it receives, by stream id (docs/protocol/media.md, "Layers"). */
   readonly videoPreferences = new Map<number, RtcVideoPreference>();
@@ -217,11 +220,16 @@ export class Session implements Member, PeerOwner, RenewingSession {
 
   pushMedia(kind: number, message: Buffer): void {
     this.host.stats.websocketOut.add(kind, message.length);
+    // a WebSocket frame's picture size is in its opaque payload: video of unknown size
+    if (kind === KIND_CODE.video) this.usage.noteVideo();
     this.queue.pushMedia(kind, message);
   }
 
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
-    return this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
+    const sent = this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
+    // the layer a subscriber receives shows its size in each key frame sent to it
+    if (sent && kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
+    return sent;
   }
 
   restartRtp(streamId: number): void {
@@ -241,6 +249,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     const stream = this.published.get(streamId);
     if (!stream) return;
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
+    if (stream.kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
     if (stream.subscribers.size === 0 || stream.muted) return;
     let sent = 0;
@@ -278,6 +287,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
   videoBounds(streamId: number): VideoBounds | undefined {
     const p = this.videoPreferences.get(streamId);
     return p ? { maxWidth: p.max_width, maxHeight: p.max_height, maxLayer: p.max_layer } : undefined;
+  }
+
+  onRelayed(): void {
+    this.usage.relayed = true;
   }
 
   onDownlinkReport(snapshot: DownlinkSnapshot): void {
@@ -440,6 +453,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (result === 'forwarded') {
       this.host.stats.framesForwarded += 1;
       this.host.stats.websocketIn.add(header.kind, message.length);
+      if (header.kind === KIND_CODE.video) this.usage.noteVideo();
     } else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }

@@ -3,6 +3,8 @@ import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { MediaSessionRecord, MediaSessionStore } from './store.ts';
+import { AUDIO_KIND, TURN_RELAY_KIND } from './usage-kind.ts';
+import type { PriceList } from '../billing/catalog/price-list.ts';
 import type { MediaSession, ParticipantDayMinutes } from '@rtc/protocol';
 
 /** A media session as the session history shows it (docs/console.md, "Session history"). */
@@ -11,6 +13,7 @@ export type SessionView = MediaSession;
 export const sessionView = (s: MediaSessionRecord, now: number): SessionView => ({
   participant_id: s.participantId, room_id: s.roomId, user_id: s.userId, role: s.role, media_node: s.mediaNode,
   joined_at: s.joinedAt, left_at: s.leftAt, reason: s.reason, duration_seconds: Math.max(0, (s.leftAt ?? now) - s.joinedAt),
+  usage_kind: s.usageKind, turn_relay: s.relayed,
 });
 
 /** A project's media sessions, newest join first, one page at a time; of one room with `roomId`. */
@@ -35,14 +38,29 @@ export type DayMinutes = ParticipantDayMinutes;
 
 /**
  * The project's participant minutes in each of the UTC days from `fromSec` (a day's start), oldest
- * first: a session counts on each day it overlaps, an open one up to now.
+ * first: a session counts on each day it overlaps, an open one up to now; per usage kind of the price
+ * list too (docs/console.md, "Usage").
  */
 export async function participantMinutesPerDay(
-  deps: ServiceDeps<MediaSessionStore>, projectId: string, fromSec: number, days: readonly string[],
+  deps: ServiceDeps<MediaSessionStore>, list: PriceList, projectId: string, fromSec: number, days: readonly string[],
 ): Promise<DayMinutes[]> {
-  const seconds = await deps.store.mediaSecondsPerDay(projectId, fromSec, days.length, nowSec(deps.clock));
+  const now = nowSec(deps.clock);
+  const [seconds, byKind] = await Promise.all([
+    deps.store.mediaSecondsPerDay(projectId, fromSec, days.length, now),
+    deps.store.mediaSecondsPerDayByKind(projectId, fromSec, days.length, now),
+  ]);
+  const kindSeconds = days.map(() => new Map<string, number>(list.usage_kinds.map((k) => [k.id, 0])));
+  for (const row of byKind) {
+    const held = kindSeconds[Math.round((row.dayStart - fromSec) / 86_400)];
+    if (!held) continue;
+    // a session is classed at its leave: until then (or when its media node was lost) its minutes are audio
+    const kind = row.usageKind ?? AUDIO_KIND;
+    held.set(kind, (held.get(kind) ?? 0) + row.seconds);
+    if (row.relayed) held.set(TURN_RELAY_KIND, (held.get(TURN_RELAY_KIND) ?? 0) + row.seconds);
+  }
   return days.map((day, i) => {
     const s = seconds[i] ?? 0;
-    return { day, participant_seconds: s, participant_minutes: Math.ceil(s / 60) };
+    const minutes = Object.fromEntries([...(kindSeconds[i] ?? [])].map(([kind, sec]) => [kind, Math.ceil(sec / 60)]));
+    return { day, participant_seconds: s, participant_minutes: Math.ceil(s / 60), minutes_by_kind: minutes };
   });
 }

@@ -22,6 +22,10 @@ export const POSTGRES_SESSION_MIGRATION = `CREATE TABLE media_sessions (
    CREATE INDEX media_sessions_open ON media_sessions(media_node) WHERE left_at IS NULL;
    CREATE INDEX media_sessions_left ON media_sessions(left_at);`;
 
+/** The usage kind of each session, set at its leave (docs/console.md, "Usage"): a migration of postgres.ts. */
+export const POSTGRES_SESSION_USAGE_MIGRATION = `ALTER TABLE media_sessions ADD COLUMN usage_kind TEXT;
+   ALTER TABLE media_sessions ADD COLUMN relayed BOOLEAN NOT NULL DEFAULT false;`;
+
 /**
  * A statement that ends the open sessions of the media nodes named in a CTE `nodes(node_id, seen_at)`
  * at each node's last heartbeat (not before their join): see rooms/postgres.ts.
@@ -38,9 +42,9 @@ export function postgresSessionStore(pool: pg.Pool): MediaSessionStore {
         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (participant_id) DO NOTHING`,
       [s.participantId, s.projectId, s.roomId, s.userId, s.role, s.mediaNode, s.joinedAt]);
     },
-    async closeMediaSession(participantId, leftAt, reason) {
-      await pool.query(`UPDATE media_sessions SET left_at = GREATEST(joined_at, $2), reason = $3
-        WHERE participant_id = $1 AND left_at IS NULL`, [participantId, leftAt, reason]);
+    async closeMediaSession(participantId, leftAt, reason, usage) {
+      await pool.query(`UPDATE media_sessions SET left_at = GREATEST(joined_at, $2), reason = $3, usage_kind = $4, relayed = $5
+        WHERE participant_id = $1 AND left_at IS NULL`, [participantId, leftAt, reason, usage?.usageKind ?? null, usage?.relayed === true]);
     },
     async getMediaSession(projectId, participantId) {
       const r = await one<MediaSessionRow>(`SELECT ${SESSION_COLUMNS} FROM media_sessions WHERE project_id = $1 AND participant_id = $2`,
@@ -62,6 +66,15 @@ export function postgresSessionStore(pool: pg.Pool): MediaSessionStore {
         LEFT JOIN media_sessions s ON s.project_id = $1 AND s.joined_at < d + 86400 AND COALESCE(s.left_at, $4) > d
         GROUP BY d ORDER BY d`, [projectId, fromSec, fromSec + (days - 1) * 86_400, nowSec]);
       return found.map((r) => Number(r.seconds));
+    },
+    async mediaSecondsPerDayByKind(projectId, fromSec, days, nowSec) {
+      if (days <= 0) return [];
+      const found = await rows<{ d: string; usage_kind: string | null; relayed: boolean; seconds: string }>(`SELECT d, s.usage_kind, s.relayed,
+          sum(GREATEST(0, LEAST(COALESCE(s.left_at, $4), d + 86400) - GREATEST(s.joined_at, d)))::bigint AS seconds
+        FROM generate_series($2::bigint, $3::bigint, 86400) AS d
+        JOIN media_sessions s ON s.project_id = $1 AND s.joined_at < d + 86400 AND COALESCE(s.left_at, $4) > d
+        GROUP BY d, s.usage_kind, s.relayed`, [projectId, fromSec, fromSec + (days - 1) * 86_400, nowSec]);
+      return found.map((r) => ({ dayStart: Number(r.d), usageKind: r.usage_kind, relayed: r.relayed, seconds: Number(r.seconds) }));
     },
     async purgeMediaSessions(leftBefore) { return changed('DELETE FROM media_sessions WHERE left_at < $1', [leftBefore]); },
   };

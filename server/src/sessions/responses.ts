@@ -16,6 +16,11 @@ export const sessionSchema = responseComponent(z.strictObject({
   reason: z.enum([...PARTICIPANT_LEFT_REASONS, 'node_lost']).nullable()
     .meta({ description: 'why it ended, as participant.left says; node_lost: its media node stopped; null while open' }),
   duration_seconds: z.int().min(0).meta({ description: 'left_at - joined_at; up to now while open' }),
+  usage_kind: z.string().nullable().meta({
+    description: 'what its minutes are priced as, a usage kind of GET /v1/public/pricing/rates, decided by its media node at the leave; '
+      + 'null while open, or when its media node was lost (counted as audio)',
+  }),
+  turn_relay: z.boolean().meta({ description: 'its media went through a TURN relay: as many turn_relay minutes on top' }),
 }) satisfies z.ZodType<SessionView>, 'MediaSession');
 
 export const sessionListSchema = responseComponent(z.strictObject({

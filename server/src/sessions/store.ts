@@ -22,14 +22,32 @@ export interface MediaSessionRecord {
   readonly joinedAt: number;
   readonly leftAt: number | null;
   readonly reason: SessionEndReason | null;
+  /** What its minutes are priced as, decided by its media node at the leave (sessions/usage-kind.ts); null before. */
+  readonly usageKind: string | null;
+  /** Its media went through a TURN relay. */
+  readonly relayed: boolean;
+}
+
+/** How a media node classed a session's minutes when it ended. */
+export interface SessionUsageKind {
+  readonly usageKind: string;
+  readonly relayed: boolean;
+}
+
+/** Seconds of one UTC day (`dayStart`) spent in sessions of one usage kind (null: not classed), relayed or not. */
+export interface MediaSecondsOfKind {
+  readonly dayStart: number;
+  readonly usageKind: string | null;
+  readonly relayed: boolean;
+  readonly seconds: number;
 }
 
 /** The media sessions' slice of the store. */
 export interface MediaSessionStore {
   /** Records a session that joined (open); a second call for the same participant changes nothing. */
-  openMediaSession(session: Omit<MediaSessionRecord, 'leftAt' | 'reason'>): Promise<void>;
-  /** Ends an open session; one already ended keeps its end. */
-  closeMediaSession(participantId: string, leftAt: number, reason: SessionEndReason): Promise<void>;
+  openMediaSession(session: Omit<MediaSessionRecord, 'leftAt' | 'reason' | 'usageKind' | 'relayed'>): Promise<void>;
+  /** Ends an open session, with its usage kind; one already ended keeps its end. */
+  closeMediaSession(participantId: string, leftAt: number, reason: SessionEndReason, usage?: SessionUsageKind): Promise<void>;
   /** A project's session, open or ended. */
   getMediaSession(projectId: string, participantId: string): Promise<MediaSessionRecord | undefined>;
   /** A project's sessions (of one room when `roomId` is given), newest join first, after `afterId` when given. */
@@ -39,6 +57,8 @@ export interface MediaSessionStore {
    * (a day's start), a session counting on each day it overlaps; an open one counts up to `nowSec`.
    */
   mediaSecondsPerDay(projectId: string, fromSec: number, days: number, nowSec: number): Promise<number[]>;
+  /** The same seconds split by usage kind and relay, in any order; groups without seconds may be left out. */
+  mediaSecondsPerDayByKind(projectId: string, fromSec: number, days: number, nowSec: number): Promise<MediaSecondsOfKind[]>;
   /** Forgets sessions that ended before `leftBefore`; how many. */
   purgeMediaSessions(leftBefore: number): Promise<number>;
 }

@@ -8,7 +8,7 @@ import { postgresRoomStore } from '../rooms/postgres.ts';
 import { postgresTokenStore } from '../tokens/postgres.ts';
 import type { Store } from './port.ts';
 import { POSTGRES_WEBHOOK_MIGRATION, postgresWebhookStore } from '../webhooks/postgres.ts';
-import { POSTGRES_SESSION_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
+import { POSTGRES_SESSION_MIGRATION, POSTGRES_SESSION_USAGE_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
 
 /**
  * The schema history of the one database every module's adapter shares (each module's queries live in
@@ -169,6 +169,8 @@ const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_MIGRATION,
   // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
   `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
+  // the usage kind of each session, for the cost of participant minutes (docs/console.md, "Usage")
+  POSTGRES_SESSION_USAGE_MIGRATION,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

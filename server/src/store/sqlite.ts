@@ -8,7 +8,7 @@ import { sqliteRoomStore } from '../rooms/sqlite.ts';
 import { sqliteTokenStore } from '../tokens/sqlite.ts';
 import type { Store } from './port.ts';
 import { SQLITE_WEBHOOK_MIGRATION, sqliteWebhookStore } from '../webhooks/sqlite.ts';
-import { SQLITE_SESSION_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
+import { SQLITE_SESSION_MIGRATION, SQLITE_SESSION_USAGE_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
 
 // The schema history of the one database file every module's adapter shares (each module's queries
 // live in its own sqlite.ts). Each entry moves the schema one version forward; PRAGMA user_version
@@ -166,6 +166,8 @@ const MIGRATIONS: readonly string[] = [
   SQLITE_SESSION_MIGRATION,
   // what each live participant publishes (docs/reference/room-api.md, "Published streams"): JSON, as its media node records it
   `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
+  // the usage kind of each session, for the cost of participant minutes (docs/console.md, "Usage")
+  SQLITE_SESSION_USAGE_MIGRATION,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

@@ -6,13 +6,14 @@ import { registerOperation } from '../http/operation-route.ts';
 import { TOKEN_CONSOLE_API } from './operations.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
 import type { TokenCountStore } from './store.ts';
+import type { SubscriptionStore } from '../billing/store.ts';
 import { createInvitation, redeemInvitation } from './invitations.ts';
 import { issueTemporaryToken } from './temporary.ts';
 import { projectUsage } from './usage.ts';
 
 /** The console's token routes (docs/console.md), on its session: temporary test tokens and the project's token counts. */
 export function registerTokenConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore & MediaSessionStore>,
+  app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore & MediaSessionStore & SubscriptionStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
 

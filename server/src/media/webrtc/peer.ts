@@ -30,6 +30,8 @@ export interface PeerOwner {
   /** The client's bounds on a received video (`rtc_video`), if it set any. */
   videoBounds(streamId: number): VideoBounds | undefined;
   sendControl(message: ServerControl): void;
+  /** The selected ICE pair of the session's connection goes through a TURN relay (docs/console.md, "Usage"). */
+  onRelayed(): void;
   /** Every few seconds, the downlink's estimate and its sharing out (debug logs). */
   onDownlinkReport(snapshot: DownlinkSnapshot): void;
 }
@@ -138,6 +140,7 @@ export class RtcPeer {
     this.closed = true;
     this.connected = false;
     const pc = this.pc;
+    if (pc) this.checkRelayed(pc);
     this.pc = undefined;
     this.settleIce?.('abandoned');
     this.receiving.clear();
@@ -230,9 +233,20 @@ export class RtcPeer {
     return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };
   }
 
+  /**
+   * Tells the owner when the nominated ICE pair's remote candidate is a relay candidate (the client
+   * reaches the node through a TURN server): checked when the connection is up, and at its end, since
+   * a pair can be nominated again meanwhile. A relayed address the client did not announce (learned
+   * as peer-reflexive) is not recognised.
+   */
+  private checkRelayed(pc: RTCPeerConnection): void {
+    if (pc.iceTransports.some((t) => t.connection.nominated?.remoteCandidate.type === 'relay')) this.owner.onRelayed();
+  }
+
   /** Closes the peer connection for the client's new one; what it sent and received is negotiated afresh. */
   private replaceConnection(): void {
     const old = this.pc;
+    if (old) this.checkRelayed(old);
     this.pc = undefined;
     this.settleIce?.('abandoned');
     this.connected = false;
@@ -248,7 +262,10 @@ export class RtcPeer {
       if (this.pc !== pc) return;
       const was = this.connected;
       this.connected = state === 'connected' && !this.closed;
-      if (this.connected && !was) this.askKeyFrames([...this.receiving.keys()]);
+      if (this.connected && !was) {
+        this.askKeyFrames([...this.receiving.keys()]);
+        this.checkRelayed(pc);
+      }
     });
     return pc;
   }
