@@ -11,7 +11,7 @@ export { ROLES } from './wire.ts';
 export type {
   Role, GrantedPermissions, TokenRequest, TokenResponse, MediaCredentials, TurnCredentials, SignalingCredentials,
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomUpdate,
-  DataMessageRequest, DataMessageSent, RtcPublishedStream, RtcStreamLayer, StreamMuteRequest,
+  DataMessageRequest, DataMessageSent, RtcPublishedStream, RtcStreamLayer, StreamMuteRequest, RtcParticipantQuality,
 } from './wire.ts';
 export { ID_PREFIX, isId } from './ids.ts';
 export { encodeBase64url, decodeBase64url } from './base64url.ts';

@@ -98,6 +98,29 @@ export interface RtcParticipant extends GrantedPermissions {
   readonly attributes: Readonly<Record<string, string>>;
   /** The streams the participant publishes now, in the order it published them. */
   readonly streams: readonly RtcPublishedStream[];
+  /** How the participant's media flows, as its media node measured it at its last heartbeat; null until then. */
+  readonly quality: RtcParticipantQuality | null;
+}
+
+/**
+ * A live participant's media quality, as its media node measured it over its last heartbeat period
+ * (docs/reference/room-api.md, "Quality"): rounded, so that it changes only when the figures do.
+ */
+export interface RtcParticipantQuality {
+  /** Bit/s of media payload received from the participant. */
+  readonly bitrate_in: number;
+  /** Bit/s of media payload sent to the participant. */
+  readonly bitrate_out: number;
+  /** Fraction (0..1) of the RTP packets it sends that the media node did not receive; null without WebRTC publishing. */
+  readonly packet_loss_in: number | null;
+  /** Fraction (0..1) of what the media node sends it that it reports lost (worst stream); null without WebRTC receiving. */
+  readonly packet_loss_out: number | null;
+  /** Round trip between the media node and it, ms, from its receiver reports; null until measured. */
+  readonly rtt_ms: number | null;
+  /** The simulcast layer (rid) it receives now of each simulcast video it receives, by stream id. */
+  readonly layers: Readonly<Record<string, string>>;
+  /** Seconds since the Unix epoch: when the media node measured it. */
+  readonly updated_at: number;
 }
 
 /** A stream a live participant publishes (docs/reference/room-api.md, "Published streams"). */

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
-import type { LiveStream, RoomRecord } from '../../server/src/rooms/store.ts';
+import type { LiveQuality, LiveStream, RoomRecord } from '../../server/src/rooms/store.ts';
 import { describeSessionStoreContract } from './session-store-contract.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
 
@@ -348,6 +348,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
         subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
         grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {}, streams: [] as LiveStream[],
+        quality: null as LiveQuality | null,
       });
 
       it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
@@ -414,6 +415,28 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         await other.deleteLiveParticipant(p.participantId);
         await store.setLiveStreams(p.participantId, streams);
         assert.equal(await other.muteLiveStream(p.participantId, 2, true), undefined);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+      });
+
+      it('records a participant\'s quality, null until set, which a media node\'s upsert (a renewal) keeps', async () => {
+        const now = 2_000_000_000;
+        const node = `${uid('n')}:443`;
+        await store.heartbeatMediaNode(node, now);
+        const p = participant(uid('prj'), 'room-1', node, now);
+        await store.upsertLiveParticipant(p);
+        assert.equal((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.quality, null);
+        const quality: LiveQuality = {
+          bitrateIn: 1_200_000, bitrateOut: 56_000, packetLossIn: 0.012, packetLossOut: null, rttMs: 40, layers: { 2: 'h' }, updatedAt: now,
+        };
+        await other.setLiveQuality(p.participantId, quality);
+        assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [{ ...p, quality }]);
+        await store.upsertLiveParticipant({ ...p, publishStreams: [1] });
+        assert.deepEqual((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.quality, quality);
+        const next = { ...quality, bitrateIn: 0, packetLossIn: null, rttMs: null, layers: {}, updatedAt: now + 10 };
+        await store.setLiveQuality(p.participantId, next);
+        assert.deepEqual((await other.updateLiveParticipant(p.participantId, { publishStreams: [], subscribeStreams: [], subscribeRoom: true }))?.quality, next);
+        await other.deleteLiveParticipant(p.participantId);
+        await store.setLiveQuality(p.participantId, quality);
         assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
       });
 

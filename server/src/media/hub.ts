@@ -23,7 +23,7 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams'> & MediaNodeStore
+  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams' | 'setLiveQuality'> & MediaNodeStore
     & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>
     & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
   readonly bus: EventBus;
@@ -90,6 +90,8 @@ export class MediaHub implements SessionHost {
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
   /** What was last written of each session's publications (JSON), so that the heartbeat writes only a change. */
   private readonly streamsWritten = new WeakMap<Session, string>();
+  /** What was last written of each session's quality (JSON, without its time), likewise. */
+  private readonly qualityWritten = new WeakMap<Session, string>();
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -154,7 +156,11 @@ export class MediaHub implements SessionHost {
     const heartbeat = setInterval(() => {
       const now = this.nowSec();
       // the layers' sizes and rates, as measured now, for the room service API
-      for (const session of this.participants.values()) if (session.isJoined) this.writeStreams(session, false);
+      for (const session of this.participants.values()) {
+        if (!session.isJoined) continue;
+        this.writeStreams(session, false);
+        this.writeQuality(session);
+      }
       this.store.heartbeatMediaNode(nodeId, now)
         .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
         .then(() => this.store.purgeRoomRecords(now))
@@ -369,6 +375,19 @@ export class MediaHub implements SessionHost {
     if (!force && this.streamsWritten.get(session) === json) return;
     this.streamsWritten.set(session, json);
     this.writePresence(session, (store) => store.setLiveStreams(session.participantId, streams));
+  }
+
+  /**
+   * Writes what a session's media quality was over the last heartbeat period, when it changed since the
+   * last write (docs/reference/room-api.md, "Quality"): its figures are rounded, so noise does not.
+   */
+  private writeQuality(session: Session): void {
+    const quality = session.sampleQuality();
+    if (this.nodeId === undefined || !quality) return;
+    const json = JSON.stringify({ ...quality, updatedAt: 0 });
+    if (this.qualityWritten.get(session) === json) return;
+    this.qualityWritten.set(session, json);
+    this.writePresence(session, (store) => store.setLiveQuality(session.participantId, quality));
   }
 
   /** Runs a session's presence writes one after the other; a failure is logged, never thrown into a join or leave. */

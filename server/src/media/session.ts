@@ -29,6 +29,8 @@ import type { DownlinkSnapshot } from './webrtc/downlink.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
+import { QualityMeter } from './quality.ts';
+import type { LiveQuality } from '../rooms/store.ts';
 import { SessionUsage } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
 import type { MediaStats } from '../metrics/media-stats.ts';
@@ -102,6 +104,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
   joinedAtSec = 0;
   /** The video it sent and received and whether it went through TURN: its usage kind at the leave (docs/console.md, "Usage"). */
   readonly usage = new SessionUsage();
+  /** The media bytes it receives and sends, for its quality in the room service API (docs/reference/room-api.md, "Quality"). */
+  private readonly meter: QualityMeter;
   readonly published = new Map<number, Stream>();
   /** Bounds the client set with `rtc_video` on the video it receives, by stream id (docs/protocol/media.md, "Layers"). */
   readonly videoPreferences = new Map<number, RtcVideoPreference>();
@@ -111,6 +115,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   constructor(host: SessionHost, ws: WebSocket, socket: Duplex) {
     this.host = host;
     this.ws = ws;
+    this.meter = new QualityMeter(host.nowMs());
     this.grants = new SessionGrants<Session>(this, host.grantHolders, () => host.nowMs(), () => this.close('expired'));
     this.renewal = new Renewal(this, host);
     this.queue = new SendQueue(
@@ -219,6 +224,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   }
 
   pushMedia(kind: number, message: Buffer): void {
+    this.meter.sent(message.length);
     this.host.stats.websocketOut.add(kind, message.length);
     // a WebSocket frame's picture size is in its opaque payload: video of unknown size
     if (kind === KIND_CODE.video) this.usage.noteVideo();
@@ -229,6 +235,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     const sent = this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
     // the layer a subscriber receives shows its size in each key frame sent to it
     if (sent && kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
+    if (sent) this.meter.sent(packet.payload.length);
     return sent;
   }
 
@@ -248,6 +255,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   onRtp(streamId: number, packet: ForwardedRtp): void {
     const stream = this.published.get(streamId);
     if (!stream) return;
+    this.meter.received(packet.payload.length);
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
     if (stream.kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
@@ -268,6 +276,14 @@ export class Session implements Member, PeerOwner, RenewingSession {
       changed = true;
     }
     if (changed) this.room?.layersChanged(stream);
+  }
+
+  /** Its quality since the last call (docs/reference/room-api.md, "Quality"); undefined when no time passed. */
+  sampleQuality(): LiveQuality | undefined {
+    return this.meter.sample(this.host.nowMs(), this.peer?.quality(), (streamId, layer) => {
+      const rids = this.room?.streams.get(streamId)?.rids ?? [];
+      return rids.length > 0 ? rids[layer] : undefined;
+    });
   }
 
   receiveLoss(streamId: number): number {
@@ -451,6 +467,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     }
     const result = forwardFrame(message, header, this.published, this.grants.mayHavePublished, () => this.host.nowMs());
     if (result === 'forwarded') {
+      this.meter.received(message.length);
       this.host.stats.framesForwarded += 1;
       this.host.stats.websocketIn.add(header.kind, message.length);
       if (header.kind === KIND_CODE.video) this.usage.noteVideo();

@@ -6,7 +6,7 @@ import type { HttpContext } from '../http/context.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
-import { endRoom, getRoom, listRooms, removeParticipant, updateParticipant } from './service.ts';
+import { endRoom, getRoom, listRooms, muteStream, removeParticipant, updateParticipant } from './service.ts';
 import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
 /** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
@@ -45,5 +45,13 @@ export function registerRoomConsoleRoutes(
     // the console's own tokens carry both scopes: so may its permission changes
     const caller = { projectId: project.id, scopes: { publisher: true, subscriber: true } };
     return reply.send(await updateParticipant(ctx.deps, caller, input.params.room_id, input.params.participant_id, input.body()));
+  }, session);
+
+  registerOperation(app, ROOM_CONSOLE_API.muteProjectStream, async (req, reply, input) => {
+    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
+    await admitConsoleRead(ctx.deps, req.accountId);
+    const caller = { projectId: project.id, scopes: { publisher: true, subscriber: true } };
+    const { room_id: roomId, participant_id: participantId, stream_id: streamId } = input.params;
+    return reply.send(await muteStream(ctx.deps, caller, roomId, participantId, streamId, input.body()));
   }, session);
 }

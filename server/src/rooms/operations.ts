@@ -209,6 +209,16 @@ export const ROOM_CONSOLE_API = {
     responses: { 200: { description: 'the participant was removed', schema: participantRemovedSchema } },
     errors: [[503, 'unavailable']],
   }),
+  muteProjectStream: onConsole(ROOM_API.muteRtcStream, {
+    id: 'muteProjectStream', path: '/v1/projects/{id}/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute',
+    pathParams: { ...projectParticipant, stream_id: participantStream.stream_id },
+    summary: 'Mute or unmute one stream a live participant publishes, for the console',
+    description: 'What POST /v1/rtc/rooms/{room_id}/participants/{participant_id}/streams/{stream_id}/mute does, with the '
+      + 'console session and both scopes (as the console\'s temporary tokens have).',
+    body: requestComponent(streamMuteRequestSchema, 'StreamMuteRequest'), bodyLimitBytes: TOKEN_API_BODY_LIMIT_BYTES,
+    example: { muted: true },
+    errors: [[503, 'unavailable']],
+  }),
   endProjectRoom: onConsole(ROOM_API.endRtcRoom, {
     id: 'endProjectRoom', path: '/v1/projects/{id}/rooms/{room_id}/end', pathParams: projectRoom,
     summary: 'End a room of the project, for the console',

@@ -28,6 +28,9 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
     async setLiveStreams(participantId, streams) {
       await pool.query('UPDATE live_participants SET streams = $2 WHERE participant_id = $1', [participantId, JSON.stringify(streams)]);
     },
+    async setLiveQuality(participantId, quality) {
+      await pool.query('UPDATE live_participants SET quality = $2 WHERE participant_id = $1', [participantId, JSON.stringify(quality)]);
+    },
     async muteLiveStream(participantId, streamId, muted) {
       // one statement: the row is locked from its read to its write, so a write of the media node cannot fall in between
       const r = await one<LiveParticipantRow>(`UPDATE live_participants SET streams = (

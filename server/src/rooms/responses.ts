@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MEDIA_KINDS, ROLES, STREAM_SOURCES } from '@rtc/protocol';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
-import type { DataMessageSent, RtcPublishedStream, RtcStreamLayer } from '@rtc/protocol';
+import type { DataMessageSent, RtcParticipantQuality, RtcPublishedStream, RtcStreamLayer } from '@rtc/protocol';
 import type { ParticipantRemoved, ParticipantView, RoomEnded, RoomView } from './service.ts';
 
 /**
@@ -27,6 +27,20 @@ const publishedStreamSchema = responseComponent(z.strictObject({
   }),
 }) satisfies z.ZodType<RtcPublishedStream>, 'PublishedStream');
 
+const participantQualitySchema = responseComponent(z.strictObject({
+  bitrate_in: z.int().min(0).meta({ description: 'bit/s of media payload received from the participant (2 significant digits)' }),
+  bitrate_out: z.int().min(0).meta({ description: 'bit/s of media payload sent to the participant (2 significant digits)' }),
+  packet_loss_in: z.number().min(0).max(1).nullable().meta({
+    description: 'fraction of the RTP packets the participant sends that the media node did not receive (worst stream, to 0.001); null without WebRTC publishing',
+  }),
+  packet_loss_out: z.number().min(0).max(1).nullable().meta({
+    description: 'fraction of the RTP packets sent to the participant that its receiver reports say it lost (worst stream, to 0.001); null without WebRTC receiving',
+  }),
+  rtt_ms: z.int().min(0).nullable().meta({ description: 'round trip to the participant from its receiver reports, to 10 ms; null until measured' }),
+  layers: z.record(z.string(), z.string()).meta({ description: 'stream id → rid of the simulcast layer the participant receives now' }),
+  updated_at: epochSeconds.meta({ description: 'when the media node measured it: at most one heartbeat (10 s) ago' }),
+}) satisfies z.ZodType<RtcParticipantQuality>, 'ParticipantQuality');
+
 const roomParticipantSchema = responseComponent(z.strictObject({
   participant_id: z.string().meta({ description: 'pa_…, given by the media server at join' }),
   user_id: z.string(),
@@ -38,6 +52,9 @@ const roomParticipantSchema = responseComponent(z.strictObject({
   metadata: z.string().meta({ description: 'set by the customer\'s server; \'\' when none' }),
   attributes: z.record(z.string(), z.string()).meta({ description: 'set by the customer\'s server, key by key; {} when none' }),
   streams: z.array(publishedStreamSchema).meta({ description: 'the streams the participant publishes now, in the order published' }),
+  quality: participantQualitySchema.nullable().meta({
+    description: 'its media quality over the media node\'s last heartbeat period; null until the first heartbeat after the join',
+  }),
 }) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
 
 const roomFields = z.strictObject({

@@ -1,11 +1,11 @@
 import { EVERY_USER } from './cutoff.ts';
-import type { LiveGrant, LiveParticipantRecord, LiveStream, RoomCutoffRecord, RoomRecord } from './store.ts';
+import type { LiveGrant, LiveParticipantRecord, LiveQuality, LiveStream, RoomCutoffRecord, RoomRecord } from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
 export interface LiveParticipantRow {
   participant_id: string; project_id: string; room_id: string; user_id: string; role: string; publish_streams: string;
   subscribe_streams: string; subscribe_room: number | boolean; joined_at: number; room_started_at: number; media_node: string;
-  grants: string; metadata: string; attributes: string; streams: string;
+  grants: string; metadata: string; attributes: string; streams: string; quality: string | null;
 }
 
 export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord => ({
@@ -14,6 +14,7 @@ export const toLiveParticipant = (r: LiveParticipantRow): LiveParticipantRecord 
   subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, joinedAt: r.joined_at, roomStartedAt: r.room_started_at,
   mediaNode: r.media_node, grants: JSON.parse(r.grants) as LiveGrant[], metadata: r.metadata,
   attributes: JSON.parse(r.attributes) as Record<string, string>, streams: JSON.parse(r.streams) as LiveStream[],
+  quality: r.quality === null ? null : JSON.parse(r.quality) as LiveQuality,
 });
 
 /** The streams of a row with `muted` of one set; undefined when it lists no such stream. */

@@ -40,6 +40,10 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   streams: p.streams.map((s) => ({
     stream_id: s.streamId, kind: s.kind, source: s.source, muted: s.muted, layers: s.layers.map((l) => ({ ...l })),
   })),
+  quality: p.quality ? {
+    bitrate_in: p.quality.bitrateIn, bitrate_out: p.quality.bitrateOut, packet_loss_in: p.quality.packetLossIn,
+    packet_loss_out: p.quality.packetLossOut, rtt_ms: p.quality.rttMs, layers: { ...p.quality.layers }, updated_at: p.quality.updatedAt,
+  } : null,
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */

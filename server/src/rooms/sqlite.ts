@@ -24,6 +24,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
       subscribe_room = excluded.subscribe_room, grants = excluded.grants, streams = excluded.streams`),
     setLiveStreams: db.prepare<[string, string]>('UPDATE live_participants SET streams = ? WHERE participant_id = ?'),
+    setLiveQuality: db.prepare<[string, string]>('UPDATE live_participants SET quality = ? WHERE participant_id = ?'),
     deleteLiveParticipant: db.prepare<[string]>('DELETE FROM live_participants WHERE participant_id = ?'),
     updateLiveParticipant: db.prepare<{ id: string; pub: string; subs: string; subRoom: number }>(`UPDATE live_participants
       SET publish_streams = @pub, subscribe_streams = @subs, subscribe_room = @subRoom WHERE participant_id = @id`),
@@ -113,6 +114,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     async upsertLiveParticipant(p) { q.upsertLiveParticipant.run(liveParams(p)); },
     async deleteLiveParticipant(participantId) { q.deleteLiveParticipant.run(participantId); },
     async setLiveStreams(participantId, streams) { q.setLiveStreams.run(JSON.stringify(streams), participantId); },
+    async setLiveQuality(participantId, quality) { q.setLiveQuality.run(JSON.stringify(quality), participantId); },
     async muteLiveStream(participantId, streamId, muted) { return muteLiveStream.immediate(participantId, streamId, muted); },
     async updateLiveParticipant(participantId, perm) {
       const changes = q.updateLiveParticipant.run({

@@ -28,6 +28,23 @@ export interface LiveParticipantRecord extends LiveParticipantPermissions {
   readonly attributes: Readonly<Record<string, string>>;
   /** What the participant publishes now, as its media node last recorded it. */
   readonly streams: readonly LiveStream[];
+  /**
+   * Its media quality as its media node last measured it; null until the first heartbeat after the
+   * join. Read only: the upsert never writes it, `setLiveQuality` does.
+   */
+  readonly quality?: LiveQuality | null;
+}
+
+/** A live participant's media quality (docs/reference/room-api.md, "Quality"), rounded by its media node. */
+export interface LiveQuality {
+  readonly bitrateIn: number;
+  readonly bitrateOut: number;
+  readonly packetLossIn: number | null;
+  readonly packetLossOut: number | null;
+  readonly rttMs: number | null;
+  /** stream id → the rid of the layer received. */
+  readonly layers: Readonly<Record<string, string>>;
+  readonly updatedAt: number;
 }
 
 /** A change of a participant's metadata (replaced) and attributes (merged: a null value deletes its key). */
@@ -60,6 +77,8 @@ export interface LiveParticipantStore {
   deleteLiveParticipant(participantId: string): Promise<void>;
   /** Replaces what a participant's row says it publishes; nothing when there is no row. */
   setLiveStreams(participantId: string, streams: readonly LiveStream[]): Promise<void>;
+  /** Replaces a participant's row's quality; nothing when there is no row. */
+  setLiveQuality(participantId: string, quality: LiveQuality): Promise<void>;
   /**
    * Sets `muted` of one stream of a participant's row, in one atomic step; undefined when there is
    * no row or the row lists no such stream.

@@ -171,6 +171,8 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE live_participants ADD COLUMN streams TEXT NOT NULL DEFAULT '[]';`,
   // the usage kind of each session, for the cost of participant minutes (docs/console.md, "Usage")
   POSTGRES_SESSION_USAGE_MIGRATION,
+  // each live participant's media quality (docs/reference/room-api.md, "Quality"): JSON, as its media node measures it; NULL until then
+  `ALTER TABLE live_participants ADD COLUMN quality TEXT;`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

@@ -328,6 +328,19 @@ export class Downlink {
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
+  /** The worst loss the client last reported on the streams it receives (fraction); undefined while it receives none. */
+  get worstLoss(): number | undefined {
+    if (this.outbound.size === 0) return undefined;
+    let worst = 0;
+    for (const out of this.outbound.values()) worst = Math.max(worst, out.lossFraction);
+    return worst;
+  }
+
+  /** The streams it receives, by id. */
+  streamIds(): number[] {
+    return [...this.outbound.keys()];
+  }
+
   forwardedLayer(streamId: number): number | undefined {
     const out = this.outbound.get(streamId);
     if (!out || out.paused || out.target < 0) return undefined;

@@ -65,6 +65,15 @@ interface Outbound {
  * one simulcast layer per video, retransmissions). Which m-line carries which stream comes from the
  * offer's `tracks`, and is checked against the session's grant at each packet.
  */
+/** What a peer connection measured of its client's link (RtcPeer.quality). */
+export interface PeerQuality {
+  readonly lossIn: number | undefined;
+  readonly lossOut: number | undefined;
+  readonly rttMs: number | undefined;
+  /** stream id → the layer sent of it now (0 the smallest). */
+  readonly layers: ReadonlyMap<number, number>;
+}
+
 export class RtcPeer {
   private readonly owner: PeerOwner;
   private readonly options: RtcOptions;
@@ -128,6 +137,19 @@ export class RtcPeer {
   /** The loss the client last reported for a stream it receives (fraction, 0 when unknown). */
   receiveLoss(streamId: number): number {
     return this.downlink.lossOf(streamId);
+  }
+
+  /**
+   * What the media node sees of the connection (docs/reference/room-api.md, "Quality"): the loss of what
+   * it receives and of what it sends, the round trip, and the layer sent of each stream received.
+   */
+  quality(): PeerQuality {
+    const layers = new Map<number, number>();
+    for (const id of this.downlink.streamIds()) {
+      const layer = this.downlink.forwardedLayer(id);
+      if (layer !== undefined) layers.set(id, layer);
+    }
+    return { lossIn: this.uplink.loss, lossOut: this.downlink.worstLoss, rttMs: this.downlink.rtt, layers };
   }
 
   /** Asks the client for a key frame of a layer of a stream it sends (-1: every layer). */

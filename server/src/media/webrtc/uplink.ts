@@ -45,6 +45,8 @@ interface Source {
   highest: number | undefined;
   /** The cumulative loss of the last receiver report sent for it, so the counts grow by the difference. */
   lostReported: number;
+  /** The loss fraction of the last receiver report sent for it, as the uplink measured it. */
+  lossFraction: number;
 }
 
 export interface UplinkOwner {
@@ -109,6 +111,14 @@ export class Uplink {
     }
   }
 
+  /** The worst loss fraction of the streams it receives, per the last receiver reports; undefined while it receives none. */
+  get loss(): number | undefined {
+    if (this.sources.size === 0) return undefined;
+    let worst = 0;
+    for (const source of this.sources.values()) worst = Math.max(worst, source.lossFraction);
+    return worst;
+  }
+
   /** Asks the client for a key frame of one layer of a stream it publishes. */
   requestKeyFrame(streamId: number, layer: number): void {
     for (const [ssrc, source] of this.sources) {
@@ -137,6 +147,7 @@ export class Uplink {
       nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10, reorderDelayMs: NACK_REORDER_MS }) : undefined,
       highest: undefined,
       lostReported: 0,
+      lossFraction: 0,
     };
     this.sources.set(ssrc, source);
     return source;
@@ -236,6 +247,7 @@ export class Uplink {
         const lost = cumulativeLost(report.packetsLost);
         if (lost > source.lostReported) this.stats.packetsLostIn += lost - source.lostReported;
         source.lostReported = lost;
+        source.lossFraction = report.fractionLost / 256;
         // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
         // path to the worst subscriber, not of the uplink alone (video adapts per subscriber instead)
         if (source.kind === 'audio') {
