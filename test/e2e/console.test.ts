@@ -13,7 +13,7 @@ import { launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
-import type { TokenResponse } from '@rtc/protocol';
+import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 
 const SHOTS = join(ROOT, 'test-output', 'console');
 /** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */
@@ -366,7 +366,35 @@ describe('console web page (Chromium)', () => {
       await room.getByRole('row', { name: /bob/ }).waitFor({ timeout: 15_000 });
       assert.match(await room.getByRole('row', { name: /alice/ }).textContent() ?? '', /you/);
       assert.doesNotMatch(await room.getByRole('row', { name: /bob/ }).textContent() ?? '', /you/);
+      // alice's published streams, her quality once a heartbeat measured it, and a mute of her camera and back
+      const alice = room.getByRole('row', { name: /alice/ });
+      await alice.getByRole('listitem').filter({ hasText: /video · camera/ }).waitFor();
+      await alice.getByRole('listitem').filter({ hasText: /audio · microphone/ }).waitFor();
+      await alice.locator('.quality dd').first().filter({ hasText: /^[1-9][0-9.]* (k|M)bit\/s$/ }).waitFor({ timeout: 30_000 });
       await shots(host.page, '20-rooms');
+      const roomApi = async (): Promise<RtcRoom> => {
+        const res = await request(`${server!.urls['api']}/v1/rtc/rooms/test-room`, {
+          method: 'GET', headers: { authorization: `Basic ${Buffer.from(`${appId}:${secret}`).toString('base64')}` },
+        });
+        assert.equal(res.status, 200, res.text);
+        return res.json<RtcRoom>();
+      };
+      const camera = alice.getByRole('listitem').filter({ hasText: /video · camera/ });
+      const cameraMuted = async (): Promise<boolean | undefined> =>
+        (await roomApi()).participants.find((x) => x.user_id === 'alice')?.streams.find((x) => x.kind === 'video')?.muted;
+      await camera.getByRole('button', { name: /^Mute stream \d+ of alice$/ }).click();
+      const muting = host.page.getByRole('alertdialog', { name: /^Mute stream \d+ \(video, camera\) of alice\?$/ });
+      await shots(host.page, '20b-rooms-mute-dialog');
+      await muting.getByRole('button', { name: 'Mute stream' }).click();
+      await host.page.getByRole('status').filter({ hasText: /stream \d+ \(video, camera\) of alice was muted/ }).waitFor();
+      await camera.getByText('muted', { exact: true }).waitFor();
+      assert.equal(await cameraMuted(), true);
+      await camera.getByRole('button', { name: /^Unmute stream \d+ of alice$/ }).click();
+      await host.page.getByRole('alertdialog', { name: /^Unmute stream/ }).getByRole('button', { name: 'Unmute stream' }).click();
+      await host.page.getByRole('status').filter({ hasText: /of alice was unmuted/ }).waitFor();
+      await camera.getByRole('button', { name: /^Mute stream \d+ of alice$/ }).waitFor();
+      assert.equal(await camera.getByText('muted', { exact: true }).count(), 0);
+      assert.equal(await cameraMuted(), false);
 
       await room.getByRole('button', { name: 'Permissions of bob' }).click();
       const permit = dialog(host.page, 'Permissions of bob');

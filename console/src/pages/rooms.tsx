@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { RoomList, RtcParticipant, RtcRoom } from '@rtc/protocol';
+import type { RoomList, RtcParticipant, RtcParticipantQuality, RtcPublishedStream, RtcRoom } from '@rtc/protocol';
 import { api } from '../api.ts';
 import { EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 import { myParticipant } from './test-room.tsx';
@@ -13,9 +13,47 @@ function streamIds(text: string): number[] {
   return [...new Set(ids)];
 }
 
+/** A bitrate as people read it: 1.2 Mbit/s, 56 kbit/s. */
+export function formatBitrate(bps: number): string {
+  if (bps >= 1_000_000) return `${(bps / 1_000_000).toFixed(1)} Mbit/s`;
+  if (bps >= 1_000) return `${Math.round(bps / 1_000)} kbit/s`;
+  return `${bps} bit/s`;
+}
+
+const percent = (fraction: number | null): string => (fraction === null ? '—' : `${(fraction * 100).toFixed(1)} %`);
+
+/** What a stream is: its kind and source, its layers as measured. */
+function StreamLine({ stream }: { stream: RtcPublishedStream }) {
+  const layers = stream.layers.map((l) => [l.rid ?? 'single', l.width && l.height ? `${l.width}×${l.height}` : '', l.bitrate ? formatBitrate(l.bitrate) : '']
+    .filter(Boolean).join(' '));
+  return (
+    <>
+      <span>#{stream.stream_id} {stream.kind} · {stream.source}</span>
+      {stream.muted && <span class="badge warn">muted</span>}
+      {layers.length > 0 && <><br /><small>layers: {layers.join(', ')}</small></>}
+    </>
+  );
+}
+
+/** The participant's media quality, as its media node measured it at its last heartbeat. */
+function QualityCell({ quality }: { quality: RtcParticipantQuality | null }) {
+  if (!quality) return <small>measuring…</small>;
+  const layers = Object.entries(quality.layers).map(([id, rid]) => `#${id}: ${rid}`);
+  return (
+    <dl class="quality">
+      <div><dt>In</dt><dd>{formatBitrate(quality.bitrate_in)}</dd></div>
+      <div><dt>Out</dt><dd>{formatBitrate(quality.bitrate_out)}</dd></div>
+      <div><dt>Loss</dt><dd>{percent(quality.packet_loss_in)} in, {percent(quality.packet_loss_out)} out</dd></div>
+      <div><dt>Round trip</dt><dd>{quality.rtt_ms === null ? '—' : `${quality.rtt_ms} ms`}</dd></div>
+      {layers.length > 0 && <div><dt>Layers received</dt><dd>{layers.join(', ')}</dd></div>}
+    </dl>
+  );
+}
+
 /**
- * The project's live rooms and participants, refreshed every three seconds: remove (with an optional
- * ban), change permissions, end the room, each confirmed in the page (room API, docs/reference/room-api.md).
+ * The project's live rooms and participants, refreshed every two seconds while the page is visible:
+ * published streams and quality; remove (with an optional ban), change permissions, mute a stream, end
+ * the room, each confirmed in the page (room API, docs/reference/room-api.md).
  */
 export function RoomsPage({ projectId }: { projectId: string }) {
   const [rooms, setRooms] = useState<readonly RtcRoom[] | undefined>(undefined);
@@ -26,7 +64,9 @@ export function RoomsPage({ projectId }: { projectId: string }) {
   const reload = async (): Promise<void> => setRooms((await api<RoomList>('GET', base)).rooms);
   useEffect(() => {
     void load.run(reload);
-    const timer = setInterval(() => void reload().catch(() => undefined), 3000);
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void reload().catch(() => undefined);
+    }, 2000);
     return () => clearInterval(timer);
   }, [projectId]);
   const me = myParticipant(projectId);
@@ -71,6 +111,22 @@ export function RoomsPage({ projectId }: { projectId: string }) {
     },
   });
 
+  const mute = (room: RtcRoom, p: RtcParticipant, stream: RtcPublishedStream): void => {
+    const muted = !stream.muted;
+    const what = `stream ${stream.stream_id} (${stream.kind}, ${stream.source}) of ${p.user_id}`;
+    confirm.ask({
+      title: `${muted ? 'Mute' : 'Unmute'} ${what}?`, confirm: muted ? 'Mute stream' : 'Unmute stream',
+      message: muted
+        ? <p>The media server stops forwarding it to everyone in the room at once; it stays published and can be unmuted.</p>
+        : <p>The media server forwards it again; a video resumes from its next key frame.</p>,
+      onConfirm: async () => {
+        await api('POST', `${path(room, p)}/streams/${stream.stream_id}/mute`, { muted });
+        setDone(`The ${what} was ${muted ? 'muted' : 'unmuted'}.`);
+        await reload();
+      },
+    });
+  };
+
   const end = (room: RtcRoom): void => confirm.ask({
     title: `End ${room.room_id}?`, confirm: 'End room', danger: true,
     message: <p>Everyone in it is disconnected within about a second, and every token issued for it until now stops working.
@@ -102,7 +158,7 @@ export function RoomsPage({ projectId }: { projectId: string }) {
           </div>
           <p><small>Started {formatTime(room.started_at)}{room.media_node ? ` · media node ${room.media_node}` : ''} · {room.participants.length} participant{room.participants.length === 1 ? '' : 's'}</small></p>
           <table>
-            <thead><tr><th scope="col">Participant</th><th scope="col">Role</th><th scope="col">May publish</th><th scope="col">Receives</th><th scope="col">Actions</th></tr></thead>
+            <thead><tr><th scope="col">Participant</th><th scope="col">Role</th><th scope="col">May publish</th><th scope="col">Receives</th><th scope="col">Published streams</th><th scope="col">Quality</th><th scope="col">Actions</th></tr></thead>
             <tbody>
               {room.participants.map((p) => (
                 <tr key={p.participant_id}>
@@ -110,6 +166,20 @@ export function RoomsPage({ projectId }: { projectId: string }) {
                   <td data-label="Role">{p.role}</td>
                   <td data-label="May publish">{p.publish_streams.length > 0 ? p.publish_streams.join(', ') : 'nothing'}</td>
                   <td data-label="Receives">{p.subscribe_room ? 'the whole room' : p.subscribe_streams.length > 0 ? p.subscribe_streams.join(', ') : 'nothing'}</td>
+                  <td data-label="Published streams">
+                    {p.streams.length === 0 ? 'none' : (
+                      <ul class="streams">
+                        {p.streams.map((st) => (
+                          <li key={st.stream_id}>
+                            <StreamLine stream={st} />
+                            <button type="button" class="secondary small" aria-label={`${st.muted ? 'Unmute' : 'Mute'} stream ${st.stream_id} of ${p.user_id}`}
+                              onClick={() => mute(room, p, st)}>{st.muted ? 'Unmute' : 'Mute'}</button>
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  <td data-label="Quality"><QualityCell quality={p.quality} /></td>
                   <td class="actions">
                     <button type="button" class="secondary" aria-label={`Permissions of ${p.user_id}`} onClick={() => permissions(room, p)}>Permissions</button>
                     <button type="button" class="danger" aria-label={`Remove ${p.user_id}`} onClick={() => remove(room, p)}>Remove</button>
@@ -118,8 +188,6 @@ export function RoomsPage({ projectId }: { projectId: string }) {
               ))}
             </tbody>
           </table>
-          {/* Muting a participant and listing its published streams come with the room API's next additions. */}
-          <p class="muted" data-slot="mute-and-streams"><small>Muting and published streams: coming soon.</small></p>
         </section>
       ))}
     </section>
