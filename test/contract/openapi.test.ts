@@ -265,7 +265,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
       return session.participantId;
     };
     const liveParticipantId = await participant(LIVE_ROOM, 'holder');
-    // publishes stream 1 for the example of muteRtcStream (the holder's publishing is taken away by updateRtcParticipant's)
+    // publishes stream 1 for the examples of muteRtcStream and muteProjectStream (the holder's publishing is taken away by updateRtcParticipant's)
     const publisherId = await participant(LIVE_ROOM, 'publisher');
     await mediaSessions.at(-1)!.publish(1, 'audio', { source: 'microphone' });
     const removable = { api: await participant(LIVE_ROOM, 'removed-on-api'), token: await participant(LIVE_ROOM, 'removed-on-token') };
@@ -402,7 +402,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
     const params: Record<string, string> = {
       id: op.id === 'archiveProject' || op.id === 'unarchiveProject' ? f.archivedProjectId : f.customer.projectId, app_id: f.spareAppId, quote_id: f.quoteId, request_id: f.requestId,
       room_id: op.id === 'endRtcRoom' || op.id === 'endProjectRoom' ? endRoomOf(host) : LIVE_ROOM,
-      participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : op.id === 'muteRtcStream' ? f.publisherId : f.liveParticipantId) ?? '',
+      participant_id: (op.id === 'removeRtcParticipant' ? f.removable[host] : op.id === 'muteRtcStream' || op.id === 'muteProjectStream' ? f.publisherId : f.liveParticipantId) ?? '',
       webhook_id: f.webhookId,
       stream_id: '1',
     };
