@@ -2,7 +2,7 @@
  * The console web page (docs/console.md) in headless Chromium, against a real `rtc serve`: what a
  * developer does in it, page by page, found the way a person finds things (roles, labels, text) and
  * checked through the public API it drives. Every page is photographed at desktop (1280 px) and
- * phone (390 px) width into test-output/console (not committed), and at 390 px no page scrolls sideways.
+ * phone (390 px) width into .tmp/console-screenshots (not committed), and at 390 px no page scrolls sideways.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 
-const SHOTS = join(ROOT, 'test-output', 'console');
+const SHOTS = join(ROOT, '.tmp', 'console-screenshots');
 /** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */
 const PROJECT = 'acme_video_prod_eu_west_1';
 const HOOK = 'https://203.0.113.10/rtc-webhooks';
