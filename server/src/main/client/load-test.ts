@@ -9,7 +9,7 @@ import type { TokenClient } from '@rtc/server-sdk';
 import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import type { PeerConfig } from 'werift';
 import { viaAppClient } from './app-client.ts';
-import type { ClientIO } from './commands.ts';
+import type { ClientIO } from './common.ts';
 import { ApiResponseError, UsageError } from './http.ts';
 import {
   SequenceTracker, newCounters, parseBitrate, parseDurationMs, progressLine, snapshot, summarize, summaryLines,
