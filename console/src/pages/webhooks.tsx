@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { WEBHOOK_EVENT_TYPES } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { CopyButton, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
+import { CopyButton, EditPanel, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
 interface Webhook {
   readonly id: string;
@@ -187,16 +187,14 @@ export function WebhooksPage({ projectId, archived }: { projectId: string; archi
         </table>
       )}
       {editing && (
-        <section class="panel" aria-labelledby="wh-edit-title">
-          <h2 id="wh-edit-title">Edit endpoint</h2>
+        <EditPanel title="Edit endpoint" onCancel={() => setEditing(undefined)}>
           <WebhookForm draft={editing.draft} submit="Save endpoint" busy={action.busy} onChange={(d) => setEditing({ ...editing, draft: d })}
             onSubmit={() => void action.run(async () => {
               await api('PATCH', `${base}/${editing.id}`, body(editing.draft));
               setEditing(undefined);
               await reload();
             })} />
-          <button type="button" class="link" onClick={() => setEditing(undefined)}>Cancel</button>
-        </section>
+        </EditPanel>
       )}
       <details class="panel" open={creating} onToggle={(e) => setCreating(e.currentTarget.open)}>
         <summary>New endpoint</summary>
