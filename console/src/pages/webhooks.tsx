@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { WEBHOOK_EVENT_TYPES } from '@rtc/protocol';
+import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookDeliveryList } from '@rtc/protocol';
 import { api } from '../api.ts';
 import { CopyButton, EditPanel, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
@@ -11,18 +11,6 @@ interface Webhook {
   readonly enabled: boolean;
   readonly created_at: number;
   readonly previous_secret_expires_at: number | null;
-}
-
-interface Delivery {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly status: 'pending' | 'delivered' | 'failed';
-  readonly attempts: number;
-  readonly last_status_code: number | null;
-  readonly last_error: string | null;
-  readonly next_attempt_at: number | null;
-  readonly created_at: number;
 }
 
 interface Draft {
@@ -70,10 +58,10 @@ function SecretNotice({ secret, onDone }: { secret: { url: string; secret: strin
 }
 
 function DeliveryLog({ base, webhook }: { base: string; webhook: Webhook }) {
-  const [deliveries, setDeliveries] = useState<readonly Delivery[] | undefined>(undefined);
+  const [deliveries, setDeliveries] = useState<readonly WebhookDelivery[] | undefined>(undefined);
   const load = useAction();
   const reload = (): Promise<void> => load.run(async () => {
-    setDeliveries((await api<{ deliveries: Delivery[] }>('GET', `${base}/${webhook.id}/deliveries?limit=20`)).deliveries);
+    setDeliveries((await api<WebhookDeliveryList>('GET', `${base}/${webhook.id}/deliveries?limit=20`)).deliveries);
   });
   useEffect(() => {
     void reload();
