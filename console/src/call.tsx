@@ -171,6 +171,19 @@ export function useCall(): {
   return { session, tiles, people, status, join, leave };
 }
 
+/** The call's status line, then this page's own preview and a tile for every other participant. */
+export function CallView({ call, media, user }: { call: ReturnType<typeof useCall>; media: MediaStream | undefined; user: string }) {
+  return (
+    <>
+      <p role="status" class="status">{call.status}</p>
+      <div class="tiles">
+        {media && <figure><Video stream={media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
+        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
+      </div>
+    </>
+  );
+}
+
 /** Two pairs of stream ids of its own for each page: stream ids are room-wide. */
 export function ownStreams(): [number, number] {
   const base = 2 * Math.floor(Math.random() * 1_000_000) + 1;

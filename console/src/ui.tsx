@@ -93,6 +93,24 @@ export function EmptyState({ title, children }: { title: string; children?: Comp
   );
 }
 
+/**
+ * A panel that edits one item: its heading names the region, the form comes as children, and Cancel
+ * closes it without saving.
+ */
+export function EditPanel({ title, level = 2, onCancel, children }: {
+  title: string; level?: 2 | 3; onCancel: () => void; children: ComponentChildren;
+}) {
+  const id = useId();
+  const Heading = level === 3 ? 'h3' : 'h2';
+  return (
+    <section class="panel" aria-labelledby={id}>
+      <Heading id={id}>{title}</Heading>
+      {children}
+      <button type="button" class="link" onClick={onCancel}>Cancel</button>
+    </section>
+  );
+}
+
 export interface ConfirmRequest {
   readonly title: string;
   readonly message: ComponentChildren;

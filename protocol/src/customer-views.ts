@@ -3,7 +3,7 @@
  * "Schemas"). Field names are the wire's, snake_case; times are seconds since the Unix epoch.
  */
 import type { RtcRoom } from './wire.ts';
-import type { ParticipantLeftReason } from './webhooks.ts';
+import type { ParticipantLeftReason, WebhookEventType } from './webhooks.ts';
 
 /** A signed-in account (`Account`). */
 export interface Account {
@@ -139,6 +139,27 @@ export interface MediaSession {
 /** `GET /v1/projects/{id}/sessions` (`MediaSessionList`): newest first. */
 export interface MediaSessionList {
   readonly sessions: readonly MediaSession[];
+  readonly next_cursor: string | null;
+}
+
+/** One event's delivery to a webhook endpoint (`WebhookDelivery`). */
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly event_id: string;
+  readonly event_type: WebhookEventType;
+  readonly status: 'pending' | 'delivered' | 'failed';
+  readonly attempts: number;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+  /** Seconds since the epoch (rounded up); null once delivered or failed. */
+  readonly next_attempt_at: number | null;
+  readonly delivered_at: number | null;
+  readonly created_at: number;
+}
+
+/** `GET /v1/projects/{id}/webhooks/{webhook_id}/deliveries` (`WebhookDeliveryList`): the delivery log, newest first. */
+export interface WebhookDeliveryList {
+  readonly deliveries: readonly WebhookDelivery[];
   readonly next_cursor: string | null;
 }
 

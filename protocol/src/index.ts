@@ -51,7 +51,7 @@ export type {
 export type {
   Account, SessionTokens, Project, ProjectList, CredentialScope, Credential, CredentialWithSecret, CredentialList, TokenDayCount,
   ProjectUsage, RoomList, RoomEnded, ParticipantRemoved, RemovalRequest, PricingPlan, RevocationResult,
-  ParticipantDayMinutes, UsageCost, MediaSession, MediaSessionList,
+  ParticipantDayMinutes, UsageCost, MediaSession, MediaSessionList, WebhookDelivery, WebhookDeliveryList,
 } from './customer-views.ts';
 export {
   GRANT_TYPE, SIGNALING_TOKEN_TYPE, verifyJws, jwsKeyId, decodeJwsSegment, importEd25519Jwk, jwksKeyLookup,

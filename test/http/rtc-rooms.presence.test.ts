@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TokenResponse } from '@rtc/protocol';
 import type { Redis } from 'ioredis';
-import pino from 'pino';
-import { loadConfig } from '../../server/src/config.ts';
-import { startMediaRole } from '../../server/src/media/role.ts';
-import type { RoleServer } from '../../server/src/role.ts';
 import type { ProjectEventInput } from '../../server/src/core/ports.ts';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { join, sleep } from '../e2e/media-helpers.ts';
+import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
+import { sleep } from '../e2e/media-helpers.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import type { MediaNodeDirectory } from '../../server/src/core/media-placement.ts';
 import { createRedisClient } from '../../server/src/redis/client.ts';
@@ -20,29 +16,26 @@ import { createRedisMediaNodeDirectory } from '../../server/src/redis/media-node
 // clock: what it records (presence, project events) is read back through the room service API.
 for (const cluster of [false, true]) describe(`media role presence and project events${cluster ? ', in a cluster (Redis media node directory)' : ''}`, () => {
   let server: InProcessPlatform;
-  let media: RoleServer;
+  let media: InProcessMedia;
   let redis: RedisServer | undefined;
   let directory: MediaNodeDirectory | undefined;
   let redisClient: Redis | undefined;
   let customer: Customer;
   const recorded: ProjectEventInput[] = [];
-  const sessions: MediaSession[] = [];
 
   before(async () => {
     server = await startInProcess();
     customer = await createCustomer(server);
-    const config = loadConfig({ RTC_ROLES: 'media', RTC_DATA_DIR: server.dataDir, RTC_MEDIA_PORT: '0' });
     const events = { record: async (event: ProjectEventInput) => { recorded.push(event); } };
     if (cluster) {
       redis = await startRedis();
       redisClient = createRedisClient(redis.url, () => undefined);
       directory = createRedisMediaNodeDirectory(redisClient);
     }
-    media = await startMediaRole({ config, deps: { ...server.deps, events, mediaNodes: directory }, logger: pino({ level: 'silent' }) });
+    media = await startInProcessMedia(server, customer, { ...server.deps, events, mediaNodes: directory });
   });
 
   after(async () => {
-    for (const s of sessions) await s.close();
     await media?.close();
     directory?.close();
     redisClient?.disconnect();
@@ -53,17 +46,7 @@ for (const cluster of [false, true]) describe(`media role presence and project e
   const rooms = () => server.request(`${server.api}/v1/rtc/rooms`, { method: 'GET', headers: { authorization: customer.auth } });
   const listedCount = async (): Promise<number> =>
     (await rooms()).json<{ rooms: { participants: unknown[] }[] }>().rooms.reduce((n, r) => n + r.participants.length, 0);
-  const enter = async (room: string, user: string): Promise<MediaSession> => {
-    const res = await server.request(`${server.api}/v1/rtc/tokens`, {
-      headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker', publish_streams: [1] },
-    });
-    assert.equal(res.status, 200, res.text);
-    const token = res.json<TokenResponse>();
-    const port = Number(new URL(media.url).port);
-    const session = await join({ ...token, media: { ...token.media, sfu_host: '127.0.0.1', sfu_port: port } });
-    sessions.push(session);
-    return session;
-  };
+  const enter = (room: string, user: string): Promise<MediaSession> => media.enter(room, user);
   const eventsOf = (participantId: string | undefined, type: ProjectEventInput['type']) =>
     recorded.filter((e) => e.type === type && (participantId === undefined || e.data['participant_id'] === participantId));
   const settle = async (check: () => boolean | Promise<boolean>): Promise<void> => {
@@ -79,7 +62,7 @@ for (const cluster of [false, true]) describe(`media role presence and project e
     await settle(async () => (await listedCount()) === 2);
     await settle(() => eventsOf(second.participantId, 'participant.joined').length === 1);
     // events name the node only where there are several (docs/reference/webhooks.md)
-    const node = cluster ? `localhost:${new URL(media.url).port}` : null;
+    const node = cluster ? `localhost:${new URL(media.role.url).port}` : null;
     assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node, num_participants: 1 }]);
     const joined = eventsOf(first.participantId, 'participant.joined')[0]!;
     assert.equal(joined.projectId, customer.projectId);

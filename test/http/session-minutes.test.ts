@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { MediaSessionList, ProjectUsage, TokenResponse } from '@rtc/protocol';
-import pino from 'pino';
-import { loadConfig } from '../../server/src/config.ts';
-import { startMediaRole } from '../../server/src/media/role.ts';
-import type { RoleServer } from '../../server/src/role.ts';
+import type { MediaSessionList, ProjectUsage } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, testClock, type InProcessPlatform } from '../helpers/inproc.ts';
-import { join, sleep } from '../e2e/media-helpers.ts';
+import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
+import { sleep } from '../e2e/media-helpers.ts';
 
 // Calls of known length on the injected clock: the media role in this process records each session
 // as it joins and leaves, and the session history and participant minutes (docs/console.md, "Usage",
@@ -17,34 +14,21 @@ describe('session history and participant minutes of calls of known length', () 
   // 2026-11-25T10:00:00Z
   const clock = testClock(Date.UTC(2026, 10, 25, 10, 0));
   let server: InProcessPlatform;
-  let media: RoleServer;
+  let media: InProcessMedia;
   let customer: Customer;
-  const sessions: MediaSession[] = [];
 
   before(async () => {
     server = await startInProcess({ clock });
     customer = await createCustomer(server);
-    const config = loadConfig({ RTC_ROLES: 'media', RTC_DATA_DIR: server.dataDir, RTC_MEDIA_PORT: '0' });
-    media = await startMediaRole({ config, deps: server.deps, logger: pino({ level: 'silent' }) });
+    media = await startInProcessMedia(server, customer);
   });
 
   after(async () => {
-    for (const s of sessions) await s.close();
     await media?.close();
     await server?.close();
   });
 
-  const enter = async (room: string, user: string): Promise<MediaSession> => {
-    const res = await server.request(`${server.api}/v1/rtc/tokens`, {
-      headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker', publish_streams: [1] },
-    });
-    assert.equal(res.status, 200, res.text);
-    const token = res.json<TokenResponse>();
-    const port = Number(new URL(media.url).port);
-    const session = await join({ ...token, media: { ...token.media, sfu_host: '127.0.0.1', sfu_port: port } });
-    sessions.push(session);
-    return session;
-  };
+  const enter = (room: string, user: string): Promise<MediaSession> => media.enter(room, user);
   const history = async (room: string): Promise<MediaSessionList['sessions']> => {
     const res = await server.request(`${server.api}/v1/projects/${customer.projectId}/sessions?room_id=${room}`, {
       method: 'GET', headers: bearer(customer.accessToken),

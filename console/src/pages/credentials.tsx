@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Credential, CredentialList, CredentialScope, CredentialWithSecret } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
+import { EditPanel, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
 interface Draft {
   name: string;
@@ -129,16 +129,14 @@ export function CredentialsSection({ projectId }: { projectId: string }) {
         </tbody>
       </table>}
       {editing && (
-        <section class="panel" aria-labelledby="edit-title">
-          <h3 id="edit-title">Edit credential</h3>
+        <EditPanel title="Edit credential" level={3} onCancel={() => setEditing(undefined)}>
           <CredentialForm draft={editing.draft} submit="Save changes" busy={action.busy} onChange={(d) => setEditing({ ...editing, draft: d })}
             onSubmit={() => void action.run(async () => {
               await api('PATCH', `${base}/${editing.appId}`, bodyOf(editing.draft));
               setEditing(undefined);
               await reload();
             })} />
-          <button type="button" class="link" onClick={() => setEditing(undefined)}>Cancel</button>
-        </section>
+        </EditPanel>
       )}
       <details class="panel" open={creating} onToggle={(e) => setCreating(e.currentTarget.open)}>
         <summary>New credential</summary>

@@ -1,7 +1,7 @@
 import type { TokenResponse } from '@rtc/protocol';
 import { useState } from 'preact/hooks';
 import { publicPost } from '../api.ts';
-import { DevicePicker, ownStreams, useCall, useDevices, Video } from '../call.tsx';
+import { CallView, DevicePicker, ownStreams, useCall, useDevices } from '../call.tsx';
 import { EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
 
 /**
@@ -39,11 +39,7 @@ export function JoinPage({ invitation }: { invitation: string }) {
         </form>
       )}
       <ErrorText error={action.error} />
-      <p role="status" class="status">{call.status}</p>
-      <div class="tiles">
-        {devices.media && <figure><Video stream={devices.media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
-        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
-      </div>
+      <CallView call={call} media={devices.media} user={user} />
       {call.session && <button type="button" class="secondary" onClick={call.leave}>Leave</button>}
       {call.session && call.people.length === 0 && <EmptyState title="Nobody else is here yet"><p>The person who shared the link joins from their console.</p></EmptyState>}
       {used && !call.session && <p>This link has been used: ask for a new one to join again.</p>}

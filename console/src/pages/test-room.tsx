@@ -1,7 +1,7 @@
 import type { TokenResponse } from '@rtc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { DevicePicker, ownStreams, useCall, useDevices, Video } from '../call.tsx';
+import { CallView, DevicePicker, ownStreams, useCall, useDevices } from '../call.tsx';
 import { CopyButton, EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
 
 interface Invitation {
@@ -71,11 +71,7 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
         </form>
       )}
       <ErrorText error={action.error} />
-      <p role="status" class="status">{call.status}</p>
-      <div class="tiles">
-        {devices.media && <figure><Video stream={devices.media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
-        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
-      </div>
+      <CallView call={call} media={devices.media} user={user} />
       {call.session && (
         <>
           <button type="button" class="secondary" onClick={call.leave}>Leave room</button>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { WEBHOOK_EVENT_TYPES } from '@rtc/protocol';
+import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookDeliveryList } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { CopyButton, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
+import { CopyButton, EditPanel, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
 interface Webhook {
   readonly id: string;
@@ -11,18 +11,6 @@ interface Webhook {
   readonly enabled: boolean;
   readonly created_at: number;
   readonly previous_secret_expires_at: number | null;
-}
-
-interface Delivery {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly status: 'pending' | 'delivered' | 'failed';
-  readonly attempts: number;
-  readonly last_status_code: number | null;
-  readonly last_error: string | null;
-  readonly next_attempt_at: number | null;
-  readonly created_at: number;
 }
 
 interface Draft {
@@ -70,10 +58,10 @@ function SecretNotice({ secret, onDone }: { secret: { url: string; secret: strin
 }
 
 function DeliveryLog({ base, webhook }: { base: string; webhook: Webhook }) {
-  const [deliveries, setDeliveries] = useState<readonly Delivery[] | undefined>(undefined);
+  const [deliveries, setDeliveries] = useState<readonly WebhookDelivery[] | undefined>(undefined);
   const load = useAction();
   const reload = (): Promise<void> => load.run(async () => {
-    setDeliveries((await api<{ deliveries: Delivery[] }>('GET', `${base}/${webhook.id}/deliveries?limit=20`)).deliveries);
+    setDeliveries((await api<WebhookDeliveryList>('GET', `${base}/${webhook.id}/deliveries?limit=20`)).deliveries);
   });
   useEffect(() => {
     void reload();
@@ -187,16 +175,14 @@ export function WebhooksPage({ projectId, archived }: { projectId: string; archi
         </table>
       )}
       {editing && (
-        <section class="panel" aria-labelledby="wh-edit-title">
-          <h2 id="wh-edit-title">Edit endpoint</h2>
+        <EditPanel title="Edit endpoint" onCancel={() => setEditing(undefined)}>
           <WebhookForm draft={editing.draft} submit="Save endpoint" busy={action.busy} onChange={(d) => setEditing({ ...editing, draft: d })}
             onSubmit={() => void action.run(async () => {
               await api('PATCH', `${base}/${editing.id}`, body(editing.draft));
               setEditing(undefined);
               await reload();
             })} />
-          <button type="button" class="link" onClick={() => setEditing(undefined)}>Cancel</button>
-        </section>
+        </EditPanel>
       )}
       <details class="panel" open={creating} onToggle={(e) => setCreating(e.currentTarget.open)}>
         <summary>New endpoint</summary>

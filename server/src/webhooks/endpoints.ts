@@ -1,3 +1,4 @@
+import type { WebhookDelivery } from '@rtc/protocol';
 import { paginate, type PageQuery } from '../core/cursor.ts';
 import { ApiError, notFound } from '../core/errors.ts';
 import { newId, newWebhookSecret } from '../core/ids.ts';
@@ -43,19 +44,8 @@ export interface WebhookWithSecret extends WebhookView {
   readonly secret: string;
 }
 
-export interface DeliveryView {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: ProjectEventType;
-  readonly status: 'pending' | 'delivered' | 'failed';
-  readonly attempts: number;
-  readonly last_status_code: number | null;
-  readonly last_error: string | null;
-  /** Seconds since the epoch (rounded up); null once delivered or failed. */
-  readonly next_attempt_at: number | null;
-  readonly delivered_at: number | null;
-  readonly created_at: number;
-}
+/** A delivery as the API shows it: the wire's shape, which clients read from @rtc/protocol too. */
+export type DeliveryView = WebhookDelivery;
 
 const toSec = (ms: number | null): number | null => (ms === null ? null : Math.ceil(ms / 1000));
 

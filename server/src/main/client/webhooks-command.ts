@@ -2,7 +2,7 @@
  * `rtc webhooks`: a project's webhook endpoints and their delivery log, as the stored session of
  * `rtc login` (docs/reference/cli.md, "Webhooks"; the API is docs/reference/webhooks.md).
  */
-import type { WebhookEventType } from '@rtc/protocol';
+import type { WebhookDelivery, WebhookDeliveryList, WebhookEventType } from '@rtc/protocol';
 import { asCustomer, JSON_FLAG, parseCommand, positional, print, required, str, type ClientIO, type Options, type Values } from './common.ts';
 import { CommandError, UsageError } from './http.ts';
 
@@ -37,24 +37,6 @@ interface WebhookWithSecret extends Webhook {
   readonly secret: string;
 }
 
-interface Delivery {
-  readonly id: string;
-  readonly event_id: string;
-  readonly event_type: WebhookEventType;
-  readonly status: 'pending' | 'delivered' | 'failed';
-  readonly attempts: number;
-  readonly last_status_code: number | null;
-  readonly last_error: string | null;
-  readonly next_attempt_at: number | null;
-  readonly delivered_at: number | null;
-  readonly created_at: number;
-}
-
-interface DeliveryList {
-  readonly deliveries: readonly Delivery[];
-  readonly next_cursor: string | null;
-}
-
 /** The flags every subcommand takes; no `--url`: the platform is the stored session's. */
 const BASE: Options = { ...JSON_FLAG, project: { type: 'string' } };
 const EDIT: Options = { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } };
@@ -80,7 +62,7 @@ function webhookTable(list: readonly Webhook[]): string[] {
     list.map((w) => [w.id, w.enabled ? 'enabled' : 'disabled', events(w), w.url, w.description]));
 }
 
-function deliveryTable(list: readonly Delivery[]): string[] {
+function deliveryTable(list: readonly WebhookDelivery[]): string[] {
   return table(['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST CODE', 'CREATED', 'LAST ERROR'], list.map((d) => [
     d.id, d.event_type, d.status, String(d.attempts), d.last_status_code === null ? '-' : String(d.last_status_code),
     time(d.created_at), d.last_error ?? '',
@@ -145,7 +127,7 @@ async function update(command: string, args: readonly string[], io: ClientIO): P
   return 0;
 }
 
-function deliveryOutcome(d: Delivery): string {
+function deliveryOutcome(d: WebhookDelivery): string {
   if (d.status === 'delivered') return `delivered: answered ${d.last_status_code ?? '-'} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`;
   const why = d.last_error ?? (d.last_status_code === null ? 'no answer' : `answered ${d.last_status_code}`);
   if (d.status === 'failed') return `failed after ${d.attempts} attempts: ${why}`;
@@ -158,9 +140,9 @@ async function test(command: string, args: readonly string[], io: ClientIO): Pro
   const waitSec = wholeNumber(command, values, 'wait', 'a whole number of seconds') ?? DEFAULT_WAIT_SECONDS;
   const { event_id: eventId } = await asCustomer<{ event_id: string }>(io, SESSION, `${path}/test`, { method: 'POST' });
   const deadline = io.nowSec() + waitSec;
-  let delivery: Delivery | undefined;
+  let delivery: WebhookDelivery | undefined;
   while (waitSec > 0) {
-    const log = await asCustomer<DeliveryList>(io, SESSION, `${path}/deliveries?limit=100`);
+    const log = await asCustomer<WebhookDeliveryList>(io, SESSION, `${path}/deliveries?limit=100`);
     delivery = log.deliveries.find((d) => d.event_id === eventId);
     if ((delivery && (delivery.status !== 'pending' || delivery.attempts > 0)) || io.nowSec() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -201,7 +183,7 @@ export async function webhooks(args: readonly string[], io: ClientIO): Promise<n
     const limit = wholeNumber(command, values, 'limit', 'a whole number from 1 to 100');
     const cursor = str(values, 'cursor');
     const query = new URLSearchParams({ ...(limit === undefined ? {} : { limit: String(limit) }), ...(cursor === undefined ? {} : { cursor }) });
-    const body = await asCustomer<DeliveryList>(io, SESSION, `${path}/deliveries${query.toString() === '' ? '' : `?${query}`}`);
+    const body = await asCustomer<WebhookDeliveryList>(io, SESSION, `${path}/deliveries${query.toString() === '' ? '' : `?${query}`}`);
     print(io, json, body, () => [
       ...(body.deliveries.length === 0 ? ['no deliveries'] : deliveryTable(body.deliveries)),
       ...(body.next_cursor === null ? [] : ['', `more: --cursor ${body.next_cursor}`]),
