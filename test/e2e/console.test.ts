@@ -82,7 +82,15 @@ describe('console web page (Chromium)', () => {
   };
   const nav = (page: Page, name: string): Promise<void> =>
     page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click();
-  const heading = (page: Page, name: string): Promise<void> => page.getByRole('heading', { name, level: 1 }).waitFor();
+  /** Waits for the page's title; when it does not come, the error says what the page shows instead. */
+  const heading = async (page: Page, name: string): Promise<void> => {
+    try {
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+    } catch (err) {
+      const shown = await page.locator('body').innerText({ timeout: 1000 }).catch(() => '(unreadable)');
+      throw new Error(`no heading "${name}" at ${page.url()}; the page shows: ${shown.slice(0, 600)}`, { cause: err });
+    }
+  };
   const signIn = async (page: Page, path = '/'): Promise<void> => {
     await page.goto(`${server!.api}${path}`);
     await page.getByLabel('E-mail').fill(email);
@@ -150,6 +158,8 @@ describe('console web page (Chromium)', () => {
       await page.getByRole('alert').filter({ hasText: 'invalid_credentials' }).waitFor();
 
       await page.getByRole('link', { name: 'Create an account' }).click();
+      // the page is drawn anew for its route: what is typed before it is would be lost with the old one
+      await heading(page, 'Create your account');
       await page.getByLabel('E-mail').fill(email);
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Create account' }).click();
@@ -489,7 +499,11 @@ describe('console web page (Chromium)', () => {
       await host.page.getByRole('search', { name: 'Filter the sessions' }).getByLabel('Room').fill('usage-room');
       await host.page.getByRole('button', { name: 'Filter' }).click();
       await history.getByRole('row', { name: /carol/ }).waitFor();
-      await host.page.waitForFunction('document.querySelectorAll(\'table[aria-labelledby="sessions-title"] tbody tr\').length === 2');
+      // the header row and the room's two sessions (a string predicate would be refused by the page's CSP)
+      for (let i = 0; (await history.getByRole('row').count()) !== 3; i++) {
+        assert.ok(i < 200, `the filtered history shows ${await history.getByRole('row').count() - 1} sessions, not 2`);
+        await new Promise<void>((resolve) => setTimeout(resolve, 25));
+      }
       assert.equal(await host.page.getByRole('button', { name: 'Load more' }).count(), 0);
 
       // the period's cost, on the developer plan, with the way to the prices
