@@ -175,11 +175,14 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       assert.ok(half.videoReports.some((r) => r.type === 'streamLayer' && r.streamId === cVideo!.streamId && r['layer'] === 0), JSON.stringify(half.videoReports));
 
       // hidden, then shown again: the video comes back without a pause report (the client hid it)
+      // (another stream's pause for bandwidth, on a loaded machine, is not this one's)
+      const reportsBefore = (await rtc(b)).videoReports.length;
       await setBounds(cVideo!.streamId!, { maxWidth: 0 });
       await setBounds(cVideo!.streamId!, null);
       const before = decoded(await rtc(b), cVideo!.streamId);
       const back = await until(b, (m) => decoded(m, cVideo!.streamId) > before + 10, 'milo decodes nora again', 30_000);
-      assert.ok(!back.videoReports.some((r) => r.type === 'streamPaused'), JSON.stringify(back.videoReports));
+      const since = back.videoReports.slice(reportsBefore);
+      assert.ok(!since.some((r) => r.type === 'streamPaused' && r.streamId === cVideo!.streamId), JSON.stringify(since));
       assert.equal(back.sessionState, 'connected');
       assert.deepEqual(back.events.filter((e) => e.startsWith('mediaError')), []);
       // every frame that arrived decrypted, across the layer switches
