@@ -2,30 +2,25 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
 import { GrantGuard, type GuardStore } from '../grant-guard/guard.ts';
 import { GrantHolders } from '../grant-guard/grant-holders.ts';
-import type { BusEvent, Clock, EventBus, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
+import type { Clock, EventBus, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
-import type { LiveParticipantRecord, LiveStream, RoomCutoffRecord } from '../rooms/store.ts';
-import type { LiveParticipantStore, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
-import type { MediaSessionStore } from '../sessions/store.ts';
-import { usageKindOf } from '../sessions/usage-kind.ts';
-import { PRICE_LIST } from '../billing/catalog/price-list.ts';
+import type { RoomCutoffRecord, RoomSettingsStore } from '../rooms/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room, roomKey, type PublicationListener, type RoomSettings, type Stream } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
+import { Recorder, type RecorderStore } from './recorder.ts';
+import { applyRoomCommand } from './room-commands.ts';
 import { MediaStats } from '../metrics/media-stats.ts';
 import type { LiveCounts } from '../metrics/metrics.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams' | 'setLiveQuality'> & MediaNodeStore
-    & Pick<RoomSettingsStore, 'getRoomRecord' | 'setRoomEmptiedAt' | 'purgeRoomRecords'>
-    & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
+  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -76,22 +71,11 @@ export class MediaHub implements SessionHost {
   private readonly wss: WebSocketServer;
   private readonly unsubscribe: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Set by `startPresence`; undefined: no presence is kept. */
-  private nodeId: string | undefined;
-  private readonly events: ProjectEvents | undefined;
-  private readonly nodeInEvents: boolean;
   /** Joined sessions by participant id: the room service API names them so. */
   private readonly participants = new Map<string, Session>();
-  /** The store writes of each session's presence, in order (a leave never overtakes its join). */
-  private readonly presenceWrites = new WeakMap<Session, Promise<void>>();
-  /** The store writes of each room's occupancy and events, in order (an emptying never overtakes the join before it). */
-  private readonly roomWrites = new WeakMap<Room, Promise<void>>();
-  private readonly pendingWrites = new Set<Promise<void>>();
+  /** What the node records of its sessions and rooms in the store and as webhook events. */
+  private readonly recorder: Recorder;
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
-  /** What was last written of each session's publications (JSON), so that the heartbeat writes only a change. */
-  private readonly streamsWritten = new WeakMap<Session, string>();
-  /** What was last written of each session's quality (JSON, without its time), likewise. */
-  private readonly qualityWritten = new WeakMap<Session, string>();
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -102,11 +86,12 @@ export class MediaHub implements SessionHost {
   private constructor(options: MediaHubOptions) {
     this.keys = options.keys;
     this.rtc = options.rtc;
-    this.events = options.events;
-    this.nodeInEvents = options.nodeInEvents ?? false;
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
+    this.recorder = new Recorder({
+      store: options.store, clock: options.clock, logger: options.logger, events: options.events, nodeInEvents: options.nodeInEvents,
+    });
     this.onRevocationClose = options.onRevocationClose;
     this.wss = new WebSocketServer({
       noServer: true,
@@ -114,7 +99,8 @@ export class MediaHub implements SessionHost {
       perMessageDeflate: false,
       clientTracking: false,
     });
-    this.unsubscribe = options.bus.subscribe((event) => this.onEvent(event));
+    // changes of the room service API; revocations and archives reach the guard
+    this.unsubscribe = options.bus.subscribe((event) => applyRoomCommand(event, this.participants, this.rooms));
     this.guard = GrantGuard.watch({
       store: options.store, bus: options.bus, clock: options.clock,
       onRevoked: (grantId) => this.revoke(grantId),
@@ -149,25 +135,8 @@ export class MediaHub implements SessionHost {
    * the node announces itself; docs/reference/room-api.md, "Presence"), from before the first join:
    * clears what an earlier run of the node left (a crash) and tells the store it is alive.
    */
-  async startPresence(nodeId: string): Promise<void> {
-    await this.store.clearMediaNode(nodeId);
-    await this.store.heartbeatMediaNode(nodeId, this.nowSec());
-    this.nodeId = nodeId;
-    const heartbeat = setInterval(() => {
-      const now = this.nowSec();
-      // the layers' sizes and rates, as measured now, for the room service API
-      for (const session of this.participants.values()) {
-        if (!session.isJoined) continue;
-        this.writeStreams(session, false);
-        this.writeQuality(session);
-      }
-      this.store.heartbeatMediaNode(nodeId, now)
-        .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
-        .then(() => this.store.purgeRoomRecords(now))
-        .catch((err: unknown) => this.logger.warn({ err }, 'media: recording this node as alive failed'));
-    }, MEDIA_NODE_HEARTBEAT_MS);
-    heartbeat.unref();
-    this.timers.push(heartbeat);
+  startPresence(nodeId: string): Promise<void> {
+    return this.recorder.startPresence(nodeId, () => this.participants.values());
   }
 
   nowMs(): number {
@@ -238,27 +207,15 @@ export class MediaHub implements SessionHost {
       'media: participant joined');
     this.participants.set(session.participantId, session);
     const room = this.roomFor(grant.projectId, grant.roomId);
-    const record = this.presenceOf(session, room);
-    if (record) this.streamsWritten.set(session, JSON.stringify(record.streams));
     const firstOfRoom = !room.started;
     room.started = true;
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
-    if (room.members.size === 1) this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, null, this.nowSec()));
-    const count = room.members.size;
-    const history = this.historyOf(session, grant);
-    this.writePresence(session, async (store) => {
-      if (record) await this.quietly(session, store.upsertLiveParticipant(record));
-      await this.quietly(session, store.openMediaSession(history));
-      if (firstOfRoom) await this.record(session, 'room.started', { num_participants: count });
-      await this.record(session, 'participant.joined', { num_participants: count });
-    });
+    this.recorder.joined(session, grant, room, firstOfRoom);
   }
 
   renewed(session: Session): void {
-    const room = this.roomFor(session.projectId, session.roomId);
-    const record = this.presenceOf(session, room);
-    if (record) this.writePresence(session, (store) => store.upsertLiveParticipant(record));
+    this.recorder.renewed(session, this.roomFor(session.projectId, session.roomId));
   }
 
   left(session: Session, room: Room): void {
@@ -270,7 +227,7 @@ export class MediaHub implements SessionHost {
     const keep = lastOfRoom && room.settings.emptyTimeout > 0;
     if (lastOfRoom) {
       const emptiedAt = this.nowSec();
-      this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, emptiedAt, emptiedAt));
+      this.recorder.roomEmptied(room, emptiedAt);
       if (keep) {
         // when the store's record expires: from the whole second the room emptied at
         room.expiresAtMs = (emptiedAt + room.settings.emptyTimeout) * 1000;
@@ -280,25 +237,7 @@ export class MediaHub implements SessionHost {
         this.rooms.delete(room.key);
       }
     }
-    // the count after the leave, on this node (docs/reference/webhooks.md)
-    const count = room.members.size;
-    const reason = session.leftReason;
-    const leftAt = this.nowSec();
-    const usage = { usageKind: usageKindOf(PRICE_LIST, session.usage.videoPixels), relayed: session.usage.relayed };
-    this.writePresence(session, async (store) => {
-      if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
-      await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason, usage));
-      await this.record(session, 'participant.left', { reason, num_participants: count });
-      if (lastOfRoom && !keep) await this.record(session, 'room.finished', { num_participants: 0 });
-    });
-  }
-
-  /** The session history's row of a session that joined (docs/console.md, "Session history"). */
-  private historyOf(session: Session, grant: MediaGrant): Parameters<MediaSessionStore['openMediaSession']>[0] {
-    return {
-      participantId: session.participantId, projectId: grant.projectId, roomId: grant.roomId, userId: grant.userId,
-      role: grant.role, mediaNode: this.nodeId ?? null, joinedAt: session.joinedAtSec,
-    };
+    this.recorder.left(session, room, lastOfRoom && !keep);
   }
 
   /** The empty_timeout of a room nobody joined again ran out: it finishes. */
@@ -307,129 +246,14 @@ export class MediaHub implements SessionHost {
     if (room.members.size > 0 || this.rooms.get(room.key) !== room) return;
     this.rooms.delete(room.key);
     this.logger.debug({ projectId: room.projectId, roomId: room.roomId }, 'media: room finished after its empty timeout');
-    this.writeRoom(room, () => this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId, num_participants: 0 }));
-  }
-
-  /** Runs a room's store writes one after the other; a failure is logged. */
-  private writeRoom(room: Room, write: (store: MediaHubOptions['store']) => Promise<void>): void {
-    const previous = this.roomWrites.get(room) ?? Promise.resolve();
-    const next = previous.then(() => write(this.store)).catch((err: unknown) => {
-      this.logger.warn({ err, roomId: room.roomId }, 'media: recording the room\'s occupancy failed');
-    });
-    this.roomWrites.set(room, next);
-    this.pendingWrites.add(next);
-    void next.finally(() => this.pendingWrites.delete(next));
-  }
-
-  /** The store row of a joined session (docs/reference/room-api.md, "Presence"). */
-  private presenceOf(session: Session, room: Room): LiveParticipantRecord | undefined {
-    const grant = session.currentGrant;
-    if (this.nodeId === undefined || !grant) return undefined;
-    return {
-      participantId: session.participantId,
-      projectId: grant.projectId,
-      roomId: grant.roomId,
-      userId: grant.userId,
-      role: grant.role,
-      publishStreams: grant.role === 'audience' ? [] : [...grant.pub],
-      subscribeStreams: [...grant.subs],
-      subscribeRoom: grant.subRoom,
-      joinedAt: session.joinedAtSec,
-      roomStartedAt: Math.floor(room.startedAtMs / 1000),
-      mediaNode: this.nodeId,
-      grants: [...session.grants.used].map(([grantId, expiresAt]) => ({ grantId, expiresAt })),
-      metadata: session.metadata,
-      attributes: { ...session.attributes },
-      streams: this.streamsOf(session),
-    };
-  }
-
-  /** What a session publishes, as the room service API shows it (docs/reference/room-api.md, "Published streams"). */
-  private streamsOf(session: Session): LiveStream[] {
-    const now = this.clock.nowMs();
-    return [...session.published.values()].map((s) => ({
-      streamId: s.id, kind: s.kind, source: s.source, muted: s.muted,
-      layers: s.kind !== 'video' || !s.layers ? [] : s.layers.measured(now).map((l, i) => ({
-        rid: s.rids[i] ?? null, width: l.width || null, height: l.height || null, bitrate: l.bps || null,
-      })),
-    }));
+    this.recorder.roomFinished(room);
   }
 
   /** A stream was published, unpublished, muted or unmuted, or its layers became known: recorded, with its webhook event. */
   private publicationsChanged(stream: Stream, event?: 'track.published' | 'track.unpublished'): void {
     const session = this.participants.get(stream.publisher.participantId);
     if (!session) return;
-    this.writeStreams(session, true);
-    if (event) {
-      this.writePresence(session, () => this.record(session, event, {
-        stream_id: stream.id, kind: stream.kind, source: stream.source,
-      }));
-    }
-  }
-
-  /** Writes a session's publications to the store: always when `force`, else only when they changed since the last write. */
-  private writeStreams(session: Session, force: boolean): void {
-    if (this.nodeId === undefined) return;
-    const streams = this.streamsOf(session);
-    const json = JSON.stringify(streams);
-    if (!force && this.streamsWritten.get(session) === json) return;
-    this.streamsWritten.set(session, json);
-    this.writePresence(session, (store) => store.setLiveStreams(session.participantId, streams));
-  }
-
-  /**
-   * Writes what a session's media quality was over the last heartbeat period, when it changed since the
-   * last write (docs/reference/room-api.md, "Quality"): its figures are rounded, so noise does not.
-   */
-  private writeQuality(session: Session): void {
-    const quality = session.sampleQuality();
-    if (this.nodeId === undefined || !quality) return;
-    const json = JSON.stringify({ ...quality, updatedAt: 0 });
-    if (this.qualityWritten.get(session) === json) return;
-    this.qualityWritten.set(session, json);
-    this.writePresence(session, (store) => store.setLiveQuality(session.participantId, quality));
-  }
-
-  /** Runs a session's presence writes one after the other; a failure is logged, never thrown into a join or leave. */
-  private writePresence(session: Session, write: (store: MediaHubOptions['store']) => Promise<void>): void {
-    const previous = this.presenceWrites.get(session) ?? Promise.resolve();
-    const next = previous.then(() => this.quietly(session, write(this.store)));
-    this.presenceWrites.set(session, next);
-    this.pendingWrites.add(next);
-    void next.finally(() => this.pendingWrites.delete(next));
-  }
-
-  private async quietly(session: Session, write: Promise<void>): Promise<void> {
-    try {
-      await write;
-    } catch (err) {
-      this.logger.warn({ err, participantId: session.participantId }, 'media: recording the participant\'s presence failed');
-    }
-  }
-
-  /** Records a webhook event of a session (docs/reference/webhooks.md); ids only, never a secret. */
-  private async record(session: Session, type: ProjectEventInput['type'], extra: Record<string, string | number> = {}): Promise<void> {
-    if (!this.events) return;
-    const grant = session.currentGrant;
-    if (!grant) return;
-    const room = type === 'room.started' || type === 'room.finished';
-    await this.recordEvent(grant.projectId, type, {
-      room_id: grant.roomId,
-      ...(!room && { participant_id: session.participantId, user_id: grant.userId, role: grant.role }),
-      ...extra,
-    });
-  }
-
-  private async recordEvent(projectId: string, type: ProjectEventInput['type'], data: Record<string, string | number>): Promise<void> {
-    if (!this.events) return;
-    try {
-      await this.events.record({
-        projectId, type, occurredAt: this.nowSec(),
-        data: { ...data, media_node: this.nodeInEvents ? this.nodeId ?? null : null },
-      });
-    } catch (err) {
-      this.logger.warn({ err, type }, 'media: recording a project event failed');
-    }
+    this.recorder.publicationsChanged(session, stream, event);
   }
 
   forget(session: Session): void {
@@ -460,54 +284,6 @@ export class MediaHub implements SessionHost {
       for (const stream of room.streams.values()) for (const member of stream.subscribers) subscribers.add(member);
     }
     return { participants, publishers, subscribers: subscribers.size, streams };
-  }
-
-  /** Changes of the room service API (permissions, mutes, metadata, settings, data); revocations and archives reach the guard. */
-  private onEvent(event: BusEvent): void {
-    switch (event.type) {
-      case 'stream.muted': {
-        const session = this.participants.get(event.participantId);
-        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
-        session.setStreamMuted(event.streamId, event.muted);
-        return;
-      }
-      case 'participant.updated': {
-        const session = this.participants.get(event.participantId);
-        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
-        session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
-        return;
-      }
-      case 'participant.metadata': {
-        const session = this.participants.get(event.participantId);
-        if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId || !session.isJoined) return;
-        session.metadata = event.metadata;
-        session.attributes = { ...event.attributes };
-        this.rooms.get(roomKey(event.projectId, event.roomId))?.broadcast({
-          type: 'participant_metadata', participant_id: session.participantId, user_id: session.userId,
-          metadata: session.metadata, attributes: { ...session.attributes },
-        });
-        return;
-      }
-      case 'room.updated': {
-        const room = this.rooms.get(roomKey(event.projectId, event.roomId));
-        if (!room) return;
-        const changed = room.settings.metadata !== event.metadata;
-        room.settings = { metadata: event.metadata, maxParticipants: event.maxParticipants, emptyTimeout: event.emptyTimeout };
-        if (changed) room.broadcast({ type: 'room_metadata', metadata: event.metadata });
-        return;
-      }
-      case 'room.data': {
-        const room = this.rooms.get(roomKey(event.projectId, event.roomId));
-        if (!room) return;
-        const everyone = event.participantIds.length === 0 && event.userIds.length === 0;
-        const message = { type: 'server_data', data: event.data, topic: event.topic } as const;
-        for (const member of room.members.values()) {
-          if (everyone || event.participantIds.includes(member.participantId) || event.userIds.includes(member.userId)) member.sendControl(message);
-        }
-        return;
-      }
-      default:
-    }
   }
 
   private revoke(grantId: string): void {
@@ -562,12 +338,10 @@ export class MediaHub implements SessionHost {
     this.unsubscribe();
     this.guard.close();
     for (const timer of this.timers) clearInterval(timer);
+    this.recorder.stop();
     for (const room of this.rooms.values()) clearTimeout(room.emptyTimer);
     for (const session of [...this.sessions]) session.close('going_away');
-    if (this.nodeId !== undefined) {
-      await Promise.all([...this.pendingWrites]);
-      await this.store.clearMediaNode(this.nodeId).catch((err: unknown) => this.logger.warn({ err }, 'media: clearing this node\'s presence failed'));
-    }
+    await this.recorder.close();
   }
 }
 

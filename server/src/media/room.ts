@@ -30,7 +30,7 @@ export interface Member {
 }
 
 /**
- * Told of changes to what the room's members publish (media/hub.ts records them in the store and as
+ * Told of changes to what the room's members publish (media/recorder.ts records them in the store and as
  * webhook events; docs/reference/room-api.md, "Published streams").
  */
 export interface PublicationListener {

@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { LiveQuality, LiveStream, RoomRecord } from '../../server/src/rooms/store.ts';
+import type { Store } from '../../server/src/store/port.ts';
+
+const uid = (prefix: string): string => `${prefix}_${randomBytes(11).toString('hex')}`;
+
+/**
+ * The room module's part of the store contract (store-contract.ts): live participants on the media
+ * nodes seen recently, their published streams, quality and metadata, room settings and occupancy,
+ * and room cut-offs (removals and ended rooms).
+ */
+export function describeRoomStoreContract(stores: () => { readonly store: Store; readonly other: Store }): void {
+  describe('live participants', () => {
+    const participant = (projectId: string, roomId: string, mediaNode: string, joinedAt: number) => ({
+      participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [1, 2],
+      subscribeStreams: [], subscribeRoom: true, joinedAt, roomStartedAt: joinedAt - 5, mediaNode,
+      grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {}, streams: [] as LiveStream[],
+      quality: null as LiveQuality | null,
+    });
+
+    it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const projectId = uid('prj');
+      const [nodeA, nodeB] = [`${uid('a')}:443`, `${uid('b')}:443`];
+      await store.heartbeatMediaNode(nodeA, now);
+      await other.heartbeatMediaNode(nodeB, now - 100);
+      const late = participant(projectId, 'room-1', nodeA, now + 2);
+      const early = participant(projectId, 'room-2', nodeA, now + 1);
+      const stale = participant(projectId, 'room-1', nodeB, now);
+      for (const p of [late, early, stale]) await store.upsertLiveParticipant(p);
+      await store.upsertLiveParticipant(participant(uid('prj'), 'room-1', nodeA, now));
+      assert.deepEqual(await other.listLiveParticipants(projectId, undefined, now - 30), [early, late]);
+      assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [late]);
+      assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 100), [stale, late]);
+      // a renewal replaces the grants and permissions, never who or where
+      const renewed = { ...late, publishStreams: [1], grants: [...late.grants, { grantId: uid('g'), expiresAt: now + 900 }] };
+      await store.upsertLiveParticipant({ ...renewed, userId: 'other', joinedAt: 1 });
+      assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', now - 30), [renewed]);
+      assert.equal(await store.purgeMediaNodes(now - 30), 1);
+      assert.deepEqual(await other.listLiveParticipants(projectId, 'room-1', 0), [renewed]);
+      await store.clearMediaNode(nodeA);
+      await store.heartbeatMediaNode(nodeA, now);
+      assert.deepEqual(await other.listLiveParticipants(projectId, undefined, 0), []);
+    });
+
+    it('changes the permissions of a row and deletes it; both do nothing for a participant without a row', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const node = `${uid('n')}:443`;
+      await store.heartbeatMediaNode(node, now);
+      const p = participant(uid('prj'), 'room-1', node, now);
+      await store.upsertLiveParticipant(p);
+      const permissions = { publishStreams: [], subscribeStreams: [7], subscribeRoom: false };
+      const updated = { ...p, ...permissions };
+      assert.deepEqual(await other.updateLiveParticipant(p.participantId, permissions), updated);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [updated]);
+      await other.deleteLiveParticipant(p.participantId);
+      assert.equal(await store.updateLiveParticipant(p.participantId, permissions), undefined);
+      await other.deleteLiveParticipant(p.participantId);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+    });
+
+    it('records what a participant publishes, mutes one stream of it, and does nothing for a row or stream that is not there', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const node = `${uid('n')}:443`;
+      await store.heartbeatMediaNode(node, now);
+      const p = participant(uid('prj'), 'room-1', node, now);
+      await store.upsertLiveParticipant(p);
+      const streams: LiveStream[] = [
+        { streamId: 2, kind: 'video', source: 'camera', muted: false, layers: [
+          { rid: 'q', width: 320, height: 180, bitrate: 150_000 }, { rid: 'h', width: null, height: null, bitrate: null }] },
+        { streamId: 1, kind: 'audio', source: 'unknown', muted: false, layers: [] },
+      ];
+      await other.setLiveStreams(p.participantId, streams);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [{ ...p, streams }]);
+      const muted = { ...p, streams: [streams[0]!, { ...streams[1]!, muted: true }] };
+      assert.deepEqual(await store.muteLiveStream(p.participantId, 1, true), muted);
+      assert.deepEqual(await other.listLiveParticipants(p.projectId, undefined, now), [muted]);
+      assert.equal(await store.muteLiveStream(p.participantId, 3, true), undefined);
+      // a renewal's upsert carries the streams the media node holds
+      await store.upsertLiveParticipant({ ...p, streams: [streams[0]!] });
+      assert.deepEqual((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.streams, [streams[0]]);
+      await other.deleteLiveParticipant(p.participantId);
+      await store.setLiveStreams(p.participantId, streams);
+      assert.equal(await other.muteLiveStream(p.participantId, 2, true), undefined);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+    });
+
+    it('records a participant\'s quality, null until set, which a media node\'s upsert (a renewal) keeps', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const node = `${uid('n')}:443`;
+      await store.heartbeatMediaNode(node, now);
+      const p = participant(uid('prj'), 'room-1', node, now);
+      await store.upsertLiveParticipant(p);
+      assert.equal((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.quality, null);
+      const quality: LiveQuality = {
+        bitrateIn: 1_200_000, bitrateOut: 56_000, packetLossIn: 0.012, packetLossOut: null, rttMs: 40, layers: { 2: 'h' }, updatedAt: now,
+      };
+      await other.setLiveQuality(p.participantId, quality);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, now), [{ ...p, quality }]);
+      await store.upsertLiveParticipant({ ...p, publishStreams: [1] });
+      assert.deepEqual((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.quality, quality);
+      const next = { ...quality, bitrateIn: 0, packetLossIn: null, rttMs: null, layers: {}, updatedAt: now + 10 };
+      await store.setLiveQuality(p.participantId, next);
+      assert.deepEqual((await other.updateLiveParticipant(p.participantId, { publishStreams: [], subscribeStreams: [], subscribeRoom: true }))?.quality, next);
+      await other.deleteLiveParticipant(p.participantId);
+      await store.setLiveQuality(p.participantId, quality);
+      assert.deepEqual(await store.listLiveParticipants(p.projectId, undefined, 0), []);
+    });
+
+    it('replaces metadata and merges attributes, which a media node\'s upsert (a renewal) keeps', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const node = `${uid('n')}:443`;
+      await store.heartbeatMediaNode(node, now);
+      const p = participant(uid('prj'), 'room-1', node, now);
+      await store.upsertLiveParticipant(p);
+      const first = await other.updateLiveParticipantMetadata(p.participantId, { metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
+      assert.deepEqual(first, { ...p, metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
+      // null and '' delete; a new key joins; metadata left out stays
+      const second = await store.updateLiveParticipantMetadata(p.participantId, { attributes: { hand: null, mood: '', lang: 'fr' } });
+      assert.deepEqual(second, { ...p, metadata: '{"seat":3}', attributes: { lang: 'fr' } });
+      await store.upsertLiveParticipant({ ...p, publishStreams: [1] });
+      assert.deepEqual(await other.listLiveParticipants(p.projectId, undefined, now),
+        [{ ...p, publishStreams: [1], metadata: '{"seat":3}', attributes: { lang: 'fr' } }]);
+      await Promise.all([
+        store.updateLiveParticipantMetadata(p.participantId, { attributes: { a: '1' } }),
+        other.updateLiveParticipantMetadata(p.participantId, { attributes: { b: '2' } }),
+      ]);
+      assert.deepEqual((await store.listLiveParticipants(p.projectId, undefined, now))[0]?.attributes, { lang: 'fr', a: '1', b: '2' });
+      await store.deleteLiveParticipant(p.participantId);
+      assert.equal(await other.updateLiveParticipantMetadata(p.participantId, { metadata: 'x' }), undefined);
+    });
+  });
+
+  describe('room settings', () => {
+    const room = (projectId: string, roomId: string, fields: Partial<RoomRecord> = {}): RoomRecord => ({
+      projectId, roomId, metadata: '', maxParticipants: 0, emptyTimeout: 60, createdAt: 1_000, emptiedAt: 1_000, ...fields,
+    });
+
+    it('creates a room once, lists the live ones by room id, and replaces an expired one', async () => {
+      const { store, other } = stores();
+      const projectId = uid('prj');
+      const a = room(projectId, 'b-room', { metadata: 'm', maxParticipants: 4 });
+      assert.deepEqual(await store.createRoom(a, 1_000), { room: a, created: true });
+      assert.deepEqual(await other.createRoom({ ...a, metadata: 'other' }, 1_010), { room: a, created: false });
+      const b = room(projectId, 'a-room', { emptiedAt: null });
+      await other.createRoom(b, 1_000);
+      await store.createRoom(room(uid('prj'), 'a-room'), 1_000);
+      assert.deepEqual(await store.listRoomRecords(projectId, undefined, 1_059), [b, a]);
+      assert.deepEqual(await store.listRoomRecords(projectId, ['b-room', 'nope'], 1_059), [a]);
+      assert.deepEqual(await other.getRoomRecord(projectId, 'b-room', 1_059), a);
+      // empty for its whole empty_timeout: expired, gone from every read, replaced by a new room
+      assert.deepEqual(await store.listRoomRecords(projectId, undefined, 1_060), [b]);
+      assert.equal(await other.getRoomRecord(projectId, 'b-room', 1_060), undefined);
+      assert.equal(await other.updateRoom(projectId, 'b-room', { metadata: 'late' }, 1_060), undefined);
+      const again = room(projectId, 'b-room', { createdAt: 1_100, emptiedAt: 1_100, metadata: 'new' });
+      assert.deepEqual(await store.createRoom(again, 1_100), { room: again, created: true });
+    });
+
+    it('changes settings, follows occupancy and purges expired rooms', async () => {
+      const { store, other } = stores();
+      const projectId = uid('prj');
+      const r = room(projectId, 'r', { emptyTimeout: 10 });
+      await store.createRoom(r, 1_000);
+      assert.deepEqual(await other.updateRoom(projectId, 'r', { metadata: 'x', maxParticipants: 2 }, 1_005),
+        { ...r, metadata: 'x', maxParticipants: 2 });
+      assert.deepEqual(await other.updateRoom(projectId, 'r', { emptyTimeout: 30 }, 1_005),
+        { ...r, metadata: 'x', maxParticipants: 2, emptyTimeout: 30 });
+      // occupied: live however long ago it was created
+      await store.setRoomEmptiedAt(projectId, 'r', null, 1_020);
+      assert.equal((await other.getRoomRecord(projectId, 'r', 5_000))?.emptiedAt, null);
+      await store.setRoomEmptiedAt(projectId, 'r', 5_000, 5_000);
+      assert.equal((await other.getRoomRecord(projectId, 'r', 5_029))?.emptiedAt, 5_000);
+      assert.equal(await store.purgeRoomRecords(5_029) >= 0, true);
+      assert.notEqual(await other.getRoomRecord(projectId, 'r', 5_029), undefined);
+      assert.equal(await store.purgeRoomRecords(5_030) >= 1, true);
+      assert.equal(await other.getRoomRecord(projectId, 'r', 0), undefined);
+      // an expired room is not brought back by a late occupancy write
+      await store.createRoom(room(projectId, 's', { emptyTimeout: 1 }), 1_000);
+      await store.setRoomEmptiedAt(projectId, 's', null, 2_000);
+      assert.equal(await other.getRoomRecord(projectId, 's', 2_000), undefined);
+    });
+  });
+
+  describe('room cut-offs (removals and ended rooms)', () => {
+    it('keeps the later cut-off per user and per room, answers the latest covering a user, lists and purges by expiry', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const projectId = uid('prj');
+      const cut = (userId: string | null, cutAt: number, expiresAt = cutAt + 3660) => ({ projectId, roomId: 'r1', userId, cutAt, expiresAt });
+      assert.deepEqual(await store.insertRoomCutoff(cut('carol', now + 600)), cut('carol', now + 600));
+      // a later removal without a ban does not shorten the ban: the stored cut-off is answered
+      assert.deepEqual(await other.insertRoomCutoff(cut('carol', now)), cut('carol', now + 600));
+      assert.equal(await other.roomCutoff(projectId, 'r1', 'carol'), now + 600);
+      assert.equal(await store.roomCutoff(projectId, 'r1', 'dave'), undefined);
+      assert.equal(await store.roomCutoff(projectId, 'r2', 'carol'), undefined);
+      await store.insertRoomCutoff(cut(null, now + 700));
+      assert.equal(await store.roomCutoff(projectId, 'r1', 'dave'), now + 700, 'the room\'s cut-off covers every user');
+      assert.equal(await store.roomCutoff(projectId, 'r1', 'carol'), now + 700, 'the later of the user\'s and the room\'s');
+      const expired = { ...cut('erin', now - 4000), expiresAt: now - 1 };
+      await store.insertRoomCutoff(expired);
+      const listed = (await store.listRoomCutoffs(now)).filter((c) => c.projectId === projectId);
+      assert.deepEqual(listed.sort((a, b) => a.cutAt - b.cutAt), [cut('carol', now + 600), cut(null, now + 700)]);
+      assert.equal(await store.purgeRoomCutoffs(now), 1);
+      assert.equal(await store.roomCutoff(projectId, 'r1', 'erin'), now + 700);
+    });
+  });
+}
