@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { after, before, describe, it } from 'node:test';
-import { startRedis, type RedisServer } from '../../../test/helpers/redis.ts';
+import { startRedis, startRedisSentinels, type RedisSentinelGroup, type RedisServer } from '../../../test/helpers/redis.ts';
 import { createRedisLimiter, LimiterUnavailableError } from '../limiter/redis.ts';
 import { createRedisClient, redisOptions, redisReady } from './client.ts';
 
@@ -106,5 +106,29 @@ describe('Redis connections (docs/operations/scale-out.md, "Redis Sentinel")', (
     assert.equal(reconnect(new Error("READONLY You can't write against a read only replica.")), true);
     assert.equal(reconnect(new Error('ERR wrong number of arguments')), false);
     assert.equal(redisOptions({ url: 'redis://x' }, {}).sentinels, undefined);
+  });
+});
+
+describe('Redis connections through Sentinel, closed by the platform', () => {
+  let group: RedisSentinelGroup | undefined;
+  after(async () => {
+    await group?.dispose();
+  });
+
+  it('closes the failover detector a connection attempt it abandoned opens late, whose sentinel connections would reconnect for ever', { timeout: 30_000 }, async () => {
+    group = await startRedisSentinels();
+    const client = createRedisClient({
+      sentinels: group.sentinels, masterName: group.masterName, password: group.password, sentinelPassword: group.sentinelPassword,
+    }, () => {});
+    await redisReady(client);
+    client.disconnect();
+    // what ioredis does when the stream of an attempt abandoned by that disconnect connects after it
+    type Detector = { sentinels: { client: Redis }[] };
+    const connector = (client as unknown as { connector: { initFailoverDetector(): Promise<void>; failoverDetector: Detector | null } }).connector;
+    await connector.initFailoverDetector();
+    const late = connector.failoverDetector!.sentinels.map((s) => s.client);
+    assert.ok(late.length > 0);
+    for (const s of late) if (s.status !== 'end') await new Promise<void>((resolve) => s.once('end', () => resolve()));
+    assert.ok(late.every((s) => s.status === 'end'), late.map((s) => s.status).join());
   });
 });

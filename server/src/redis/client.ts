@@ -100,6 +100,15 @@ function keepConnecting(client: Redis): void {
   client.on('ready', () => {
     attempt = 0;
   });
+  // Through Sentinel, a connection attempt the platform abandoned can still connect a moment later,
+  // and ioredis then opens its failover detector's connections to the sentinels, which reconnect for
+  // ever: the first sign of them on a closed client closes them (they say so when they reconnect,
+  // or once they are subscribed).
+  const closeLateDetector = (): void => {
+    if (closedHere) (client as unknown as { connector: { disconnect(): void } }).connector.disconnect();
+  };
+  client.on('sentinelReconnecting', closeLateDetector);
+  client.on('failoverSubscribed', closeLateDetector);
   client.on('end', () => {
     if (closedHere) return;
     attempt += 1;
