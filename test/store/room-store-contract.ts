@@ -19,6 +19,14 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
       grants: [{ grantId: uid('g'), expiresAt: joinedAt + 600 }], metadata: '', attributes: {}, streams: [] as LiveStream[],
       quality: null as LiveQuality | null,
     });
+    /** A participant of a new project's room-1 on a media node seen at `now`, recorded in `store`. */
+    const joined = async (store: Store, now: number) => {
+      const node = `${uid('n')}:443`;
+      await store.heartbeatMediaNode(node, now);
+      const p = participant(uid('prj'), 'room-1', node, now);
+      await store.upsertLiveParticipant(p);
+      return { p, node };
+    };
 
     it('lists the participants of nodes seen recently, oldest join first, and forgets a node cleared or not seen', async () => {
       const { store, other } = stores();
@@ -49,10 +57,7 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
     it('changes the permissions of a row and deletes it; both do nothing for a participant without a row', async () => {
       const { store, other } = stores();
       const now = 2_000_000_000;
-      const node = `${uid('n')}:443`;
-      await store.heartbeatMediaNode(node, now);
-      const p = participant(uid('prj'), 'room-1', node, now);
-      await store.upsertLiveParticipant(p);
+      const { p } = await joined(store, now);
       const permissions = { publishStreams: [], subscribeStreams: [7], subscribeRoom: false };
       const updated = { ...p, ...permissions };
       assert.deepEqual(await other.updateLiveParticipant(p.participantId, permissions), updated);
@@ -66,10 +71,7 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
     it('records what a participant publishes, mutes one stream of it, and does nothing for a row or stream that is not there', async () => {
       const { store, other } = stores();
       const now = 2_000_000_000;
-      const node = `${uid('n')}:443`;
-      await store.heartbeatMediaNode(node, now);
-      const p = participant(uid('prj'), 'room-1', node, now);
-      await store.upsertLiveParticipant(p);
+      const { p } = await joined(store, now);
       const streams: LiveStream[] = [
         { streamId: 2, kind: 'video', source: 'camera', muted: false, layers: [
           { rid: 'q', width: 320, height: 180, bitrate: 150_000 }, { rid: 'h', width: null, height: null, bitrate: null }] },
@@ -93,10 +95,7 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
     it('records a participant\'s quality, null until set, which a media node\'s upsert (a renewal) keeps', async () => {
       const { store, other } = stores();
       const now = 2_000_000_000;
-      const node = `${uid('n')}:443`;
-      await store.heartbeatMediaNode(node, now);
-      const p = participant(uid('prj'), 'room-1', node, now);
-      await store.upsertLiveParticipant(p);
+      const { p } = await joined(store, now);
       assert.equal((await other.listLiveParticipants(p.projectId, undefined, now))[0]?.quality, null);
       const quality: LiveQuality = {
         bitrateIn: 1_200_000, bitrateOut: 56_000, packetLossIn: 0.012, packetLossOut: null, rttMs: 40, layers: { 2: 'h' }, updatedAt: now,
@@ -116,10 +115,7 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
     it('replaces metadata and merges attributes, which a media node\'s upsert (a renewal) keeps', async () => {
       const { store, other } = stores();
       const now = 2_000_000_000;
-      const node = `${uid('n')}:443`;
-      await store.heartbeatMediaNode(node, now);
-      const p = participant(uid('prj'), 'room-1', node, now);
-      await store.upsertLiveParticipant(p);
+      const { p } = await joined(store, now);
       const first = await other.updateLiveParticipantMetadata(p.participantId, { metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
       assert.deepEqual(first, { ...p, metadata: '{"seat":3}', attributes: { hand: 'up', mood: 'ok' } });
       // null and '' delete; a new key joins; metadata left out stays

@@ -14,43 +14,44 @@ export function registerRoomConsoleRoutes(
   app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
+  /** The session's own project, within the account's console read limit. */
+  const ownProject = async (accountId: string, projectId: string): Promise<{ readonly id: string }> => {
+    const project = await getOwnProject(ctx.deps, accountId, projectId);
+    await admitConsoleRead(ctx.deps, accountId);
+    return project;
+  };
+  // the console's own tokens carry both scopes: so may its permission changes and mutes
+  const consoleCaller = (projectId: string) => ({ projectId, scopes: { publisher: true, subscriber: true } });
 
   registerOperation(app, ROOM_CONSOLE_API.listProjectRooms, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
+    const project = await ownProject(req.accountId, input.params.id);
     return reply.send(await listRooms(ctx.deps, project.id, input.query));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.getProjectRoom, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
+    const project = await ownProject(req.accountId, input.params.id);
     return reply.send(await getRoom(ctx.deps, project.id, input.params.room_id));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.removeProjectParticipant, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
+    const project = await ownProject(req.accountId, input.params.id);
     return reply.send(await removeParticipant(ctx.deps, project.id, input.params.room_id, input.params.participant_id, input.body()));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.endProjectRoom, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
+    const project = await ownProject(req.accountId, input.params.id);
     return reply.send(await endRoom(ctx.deps, project.id, input.params.room_id));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.updateProjectParticipant, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
-    // the console's own tokens carry both scopes: so may its permission changes
-    const caller = { projectId: project.id, scopes: { publisher: true, subscriber: true } };
+    const project = await ownProject(req.accountId, input.params.id);
+    const caller = consoleCaller(project.id);
     return reply.send(await updateParticipant(ctx.deps, caller, input.params.room_id, input.params.participant_id, input.body()));
   }, session);
 
   registerOperation(app, ROOM_CONSOLE_API.muteProjectStream, async (req, reply, input) => {
-    const project = await getOwnProject(ctx.deps, req.accountId, input.params.id);
-    await admitConsoleRead(ctx.deps, req.accountId);
-    const caller = { projectId: project.id, scopes: { publisher: true, subscriber: true } };
+    const project = await ownProject(req.accountId, input.params.id);
+    const caller = consoleCaller(project.id);
     const { room_id: roomId, participant_id: participantId, stream_id: streamId } = input.params;
     return reply.send(await muteStream(ctx.deps, caller, roomId, participantId, streamId, input.body()));
   }, session);
