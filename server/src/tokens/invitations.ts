@@ -32,7 +32,8 @@ const GUEST_STREAMS = 2;
 const REDEEMED_MARK_SKEW_SECONDS = 60;
 
 export const invitationCreateSchema = z.strictObject({ room_id: opaqueId('room_id') });
-// docs/decisions.md, "Share-link guests": user_id and publish_streams are still accepted (and checked), then ignored
+// docs/decisions.md, "Share-link guests are who the platform says": user_id and publish_streams
+// are still accepted (and checked), then ignored
 export const invitationRedeemSchema = z.strictObject({
   invitation: z.string({ error: 'invitation must be a string' }).max(MAX_INVITATION_LENGTH, { error: 'invitation is too long' }),
   user_id: opaqueId('user_id').optional().meta({
