@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.ts';
+import { joinAsGuest, launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
@@ -25,14 +25,6 @@ const PHONE = { width: 390, height: 844 };
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
-
-/** Joins on a share link's page and returns the guest's user id, the platform's choice (guest_…). */
-async function joinAsGuest(page: Page, room: string): Promise<string> {
-  await page.getByRole('button', { name: 'Join', exact: true }).click();
-  const status = page.getByRole('status').filter({ hasText: new RegExp(`^In ${room} as guest_[A-Za-z0-9_-]{22}\\.$`) });
-  await status.waitFor();
-  return /as (guest_[A-Za-z0-9_-]{22})\./.exec(await status.textContent() ?? '')![1]!;
-}
 
 /** No accessibility violation of impact serious or critical (axe-core's rules) on the page as it is now. */
 async function checkAxe(page: Page, name: string): Promise<void> {
