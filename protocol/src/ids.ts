@@ -11,6 +11,12 @@ export const ID_PREFIX = {
 
 export type IdKind = keyof typeof ID_PREFIX;
 
+/**
+ * The user ids of share-link guests (docs/console.md, "Share links"): `guest_` and 22 random
+ * characters, chosen by the platform. No other token may name a user id with this prefix.
+ */
+export const GUEST_USER_PREFIX = 'guest_';
+
 const ID_PATTERN: Readonly<Record<'project' | 'app' | 'account', RegExp>> = {
   project: /^prj_[A-Za-z0-9_-]{22}$/,
   app: /^app_[A-Za-z0-9_-]{22}$/,

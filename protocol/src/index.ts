@@ -13,7 +13,7 @@ export type {
   RevocationRequest, GrantClaims, RtcParticipant, RtcRoom, ParticipantPermissions, ParticipantUpdate, RoomCreateRequest, RoomUpdate,
   DataMessageRequest, DataMessageSent, RtcPublishedStream, RtcStreamLayer, StreamMuteRequest, RtcParticipantQuality,
 } from './wire.ts';
-export { ID_PREFIX, isId } from './ids.ts';
+export { GUEST_USER_PREFIX, ID_PREFIX, isId } from './ids.ts';
 export { encodeBase64url, decodeBase64url } from './base64url.ts';
 export type { IdKind } from './ids.ts';
 export { ReplayWindow } from './replay-window.ts';

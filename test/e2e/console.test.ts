@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.ts';
+import { joinAsGuest, launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
@@ -347,9 +347,7 @@ describe('console web page (Chromium)', () => {
       // the second device: no account, no session
       await guest.page.goto(link);
       await heading(guest.page, 'Join a test room');
-      await guest.page.getByLabel('Your name').fill('bob');
-      await guest.page.getByRole('button', { name: 'Join', exact: true }).click();
-      await guest.page.getByRole('status').filter({ hasText: 'In test-room as bob.' }).waitFor();
+      const bob = await joinAsGuest(guest.page, 'test-room');
       // frames really decoded in each page's <video> of the other (polled: the page's CSP forbids eval)
       const decodes = async (page: Page, user: string): Promise<void> => {
         const frames = `document.querySelector('video[data-user="${user}"]')?.getVideoPlaybackQuality().totalVideoFrames ?? 0`;
@@ -359,7 +357,7 @@ describe('console web page (Chromium)', () => {
           await page.waitForTimeout(100);
         }
       };
-      await decodes(host.page, 'bob');
+      await decodes(host.page, bob);
       await decodes(guest.page, 'alice');
       await shots(host.page, '18-test-room-call');
       await shots(guest.page, '19-join-page');
@@ -373,9 +371,9 @@ describe('console web page (Chromium)', () => {
       await nav(host.page, 'Rooms');
       await heading(host.page, 'Rooms');
       const room = host.page.getByRole('region', { name: 'Room test-room' });
-      await room.getByRole('row', { name: /bob/ }).waitFor({ timeout: 15_000 });
+      await room.getByRole('row', { name: new RegExp(bob) }).waitFor({ timeout: 15_000 });
       assert.match(await room.getByRole('row', { name: /alice/ }).textContent() ?? '', /you/);
-      assert.doesNotMatch(await room.getByRole('row', { name: /bob/ }).textContent() ?? '', /you/);
+      assert.doesNotMatch(await room.getByRole('row', { name: new RegExp(bob) }).textContent() ?? '', /you/);
       // alice's published streams, her quality once a heartbeat measured it, and a mute of her camera and back
       const alice = room.getByRole('row', { name: /alice/ });
       await alice.getByRole('listitem').filter({ hasText: /video · camera/ }).waitFor();
@@ -406,20 +404,20 @@ describe('console web page (Chromium)', () => {
       assert.equal(await camera.getByText('muted', { exact: true }).count(), 0);
       assert.equal(await cameraMuted(), false);
 
-      await room.getByRole('button', { name: 'Permissions of bob' }).click();
-      const permit = dialog(host.page, 'Permissions of bob');
+      await room.getByRole('button', { name: `Permissions of ${bob}` }).click();
+      const permit = dialog(host.page, `Permissions of ${bob}`);
       await permit.getByLabel('May publish streams').fill('');
       await permit.getByRole('button', { name: 'Save permissions' }).click();
-      await host.page.getByRole('status').filter({ hasText: 'The permissions of bob were changed.' }).waitFor();
-      await room.getByRole('row', { name: /bob/ }).getByRole('cell', { name: 'nothing', exact: true }).waitFor();
+      await host.page.getByRole('status').filter({ hasText: `The permissions of ${bob} were changed.` }).waitFor();
+      await room.getByRole('row', { name: new RegExp(bob) }).getByRole('cell', { name: 'nothing', exact: true }).waitFor();
 
-      await room.getByRole('button', { name: 'Remove bob' }).click();
-      const removal = dialog(host.page, 'Remove bob from test-room?');
+      await room.getByRole('button', { name: `Remove ${bob}` }).click();
+      const removal = dialog(host.page, `Remove ${bob} from test-room?`);
       await removal.getByLabel('Ban').selectOption({ label: '10 minutes' });
       await shots(host.page, '21-rooms-remove-dialog');
-      await removal.getByRole('button', { name: 'Remove bob' }).click();
+      await removal.getByRole('button', { name: `Remove ${bob}` }).click();
       await guest.page.getByRole('status').filter({ hasText: 'You were removed from the room.' }).waitFor();
-      await host.page.getByRole('status').filter({ hasText: /bob was removed, banned until/ }).waitFor();
+      await host.page.getByRole('status').filter({ hasText: new RegExp(`${bob} was removed, banned until`) }).waitFor();
       // from the API's answer to the removed page's revocation (both pages share this machine's clock)
       const answeredAt = Number(await host.page.evaluate<string | undefined>('document.body.dataset.removeAnsweredAt'));
       const removedAt = Number(await guest.page.evaluate<string | undefined>('document.body.dataset.removedAt'));
@@ -472,16 +470,14 @@ describe('console web page (Chromium)', () => {
       const summary = host.page.getByTestId('live-summary');
       await summary.filter({ hasText: 'Live now: 1 room, 1 participant' }).waitFor({ timeout: 5000 });
       await guest.page.goto(link);
-      await guest.page.getByLabel('Your name').fill('dave');
-      await guest.page.getByRole('button', { name: 'Join', exact: true }).click();
-      await guest.page.getByRole('status').filter({ hasText: 'In usage-room as dave.' }).waitFor();
+      const dave = await joinAsGuest(guest.page, 'usage-room');
       const joinedAt = Date.now();
       await summary.filter({ hasText: 'Live now: 1 room, 2 participants' }).waitFor({ timeout: 4000 });
       console.log(`# "2 participants" ${Date.now() - joinedAt} ms after the second join`);
 
       // the history: both open, newest first, the Node clients' ended sessions with their kinds
       const history = host.page.getByRole('table', { name: 'Session history' });
-      await history.getByRole('row', { name: /dave.*usage-room.*in the room/ }).waitFor({ timeout: 5000 });
+      await history.getByRole('row', { name: new RegExp(`${dave}.*usage-room.*in the room`) }).waitFor({ timeout: 5000 });
       await history.getByRole('row', { name: /carol.*usage-room.*in the room/ }).waitFor();
       assert.equal(await history.getByRole('row').count(), 11, 'a header and a page of ten');
       await host.page.getByRole('button', { name: 'Load more' }).click();
@@ -493,7 +489,7 @@ describe('console web page (Chromium)', () => {
       await guest.page.getByRole('button', { name: 'Leave' }).click();
       await summary.filter({ hasText: 'Live now: 1 room, 1 participant' }).waitFor({ timeout: 4000 });
       // WebRTC: the fake camera's 640x480 key frames make it Video SD
-      await history.getByRole('row', { name: /dave.*usage-room.*left.*Video SD/ }).waitFor({ timeout: 5000 });
+      await history.getByRole('row', { name: new RegExp(`${dave}.*usage-room.*left.*Video SD`) }).waitFor({ timeout: 5000 });
 
       // one room's sessions
       await host.page.getByRole('search', { name: 'Filter the sessions' }).getByLabel('Room').fill('usage-room');

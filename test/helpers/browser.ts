@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const SDK_ENTRY = fileURLToPath(new URL('../../sdk/app/src/index.ts', import.meta.url));
@@ -80,4 +80,12 @@ export function launchChromium(options: ChromiumOptions = {}): Promise<Browser> 
     executablePath: options.loopbackOnly ? MERGED_FEATURES_CHROMIUM : CHROMIUM,
     headless: true, args, handleSIGINT: handle, handleSIGTERM: handle, handleSIGHUP: handle,
   });
+}
+
+/** Joins on the console's share-link page (docs/console.md, "Share links") and returns the guest's user id, the platform's choice (guest_…). */
+export async function joinAsGuest(page: Page, room: string): Promise<string> {
+  await page.getByRole('button', { name: 'Join', exact: true }).click();
+  const status = page.getByRole('status').filter({ hasText: new RegExp(`^In ${room} as guest_[A-Za-z0-9_-]{22}\\.$`) });
+  await status.waitFor();
+  return /as (guest_[A-Za-z0-9_-]{22})\./.exec(await status.textContent() ?? '')![1]!;
 }

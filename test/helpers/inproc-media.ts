@@ -19,6 +19,8 @@ export interface InProcessMedia {
   readonly role: RoleServer;
   /** Issues a speaker token publishing stream 1 for `user` in `room` and joins this media role with it. */
   enter(room: string, user: string): Promise<MediaSession>;
+  /** Joins this media role with a token issued otherwise (a console temporary token, an invitation's). */
+  join(token: TokenResponse): Promise<MediaSession>;
   /** Closes every session entered, then the role. */
   close(): Promise<void>;
 }
@@ -28,6 +30,12 @@ export async function startInProcessMedia(server: InProcessPlatform, customer: C
   const config = loadConfig({ RTC_ROLES: 'media', RTC_DATA_DIR: server.dataDir, RTC_MEDIA_PORT: '0' });
   const role = await startMediaRole({ config, deps, logger: pino({ level: 'silent' }) });
   const sessions: MediaSession[] = [];
+  const joinRole = async (token: TokenResponse): Promise<MediaSession> => {
+    const port = Number(new URL(role.url).port);
+    const session = await join({ ...token, media: { ...token.media, sfu_host: '127.0.0.1', sfu_port: port } });
+    sessions.push(session);
+    return session;
+  };
   return {
     role,
     async enter(room, user) {
@@ -35,12 +43,9 @@ export async function startInProcessMedia(server: InProcessPlatform, customer: C
         headers: { authorization: customer.auth }, body: { room_id: room, user_id: user, role: 'speaker', publish_streams: [1] },
       });
       assert.equal(res.status, 200, res.text);
-      const token = res.json<TokenResponse>();
-      const port = Number(new URL(role.url).port);
-      const session = await join({ ...token, media: { ...token.media, sfu_host: '127.0.0.1', sfu_port: port } });
-      sessions.push(session);
-      return session;
+      return joinRole(res.json<TokenResponse>());
     },
+    join: joinRole,
     async close() {
       for (const s of sessions) await s.close();
       await role.close();

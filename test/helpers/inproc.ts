@@ -45,6 +45,8 @@ export interface InProcessOptions {
   readonly clock?: TestClock;
   /** Defaults to the memory limiter on the same clock. */
   readonly limiter?: Limiter;
+  /** A data directory to start on again (a restart on its SQLite file and keys); left in place by `close()`. Defaults to a new one. */
+  readonly dataDir?: string;
 }
 
 export interface InProcessPlatform extends PlatformClient {
@@ -57,7 +59,7 @@ export interface InProcessPlatform extends PlatformClient {
   listen(role: HttpRole): Promise<string>;
   /** Log lines written so far (debug level, redacted as in production). */
   output(): string;
-  /** Closes both apps and the store and removes the data directory. */
+  /** Closes both apps and the store and removes the data directory (unless it was given). */
   close(): Promise<void>;
 }
 
@@ -72,7 +74,7 @@ const TEST_PASSWORD_COST = { N: 1024, r: 8, p: 1 } as const;
 const DEFAULT_ADDRESS = '127.0.0.1';
 
 export async function startInProcess(options: InProcessOptions = {}): Promise<InProcessPlatform> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rtc-inproc-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rtc-inproc-'));
   const config = loadConfig({ RTC_ROLES: 'api,token', ...options.env, RTC_DATA_DIR: dataDir });
   const lines: string[] = [];
   const logger = pino(
@@ -124,7 +126,7 @@ export async function startInProcess(options: InProcessOptions = {}): Promise<In
     async close() {
       await Promise.allSettled([apps.api.close(), apps.token.close()]);
       await deps.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

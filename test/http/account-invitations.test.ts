@@ -82,14 +82,15 @@ describe('test-room invitations', () => {
     assert.match(invitation, /^inv_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     assert.ok(!invitation.includes(customer.appSecret), 'no App Secret in it');
 
-    const first = await redeem({ invitation, user_id: 'guest', publish_streams: [7, 8] });
+    const first = await redeem({ invitation });
     assert.equal(first.status, 200, first.text);
     const token = first.json<TokenResponse>();
     assert.equal(token.project_id, customer.projectId);
     assert.equal(token.room_id, 'test-room');
-    assert.equal(token.user_id, 'guest');
+    // the guest's identity and streams are the platform's (test/http/invitations.test.ts)
+    assert.match(token.user_id, /^guest_/);
     assert.equal(token.role, 'speaker');
-    assert.deepEqual(token.publish_streams, [7, 8]);
+    assert.equal(token.publish_streams.length, 2);
     assert.equal(token.subscribe_room, true);
     assert.ok(token.expires_at - token.issued_at <= 600);
 

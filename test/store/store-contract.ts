@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
+import { describeInvitationStoreContract } from './invitation-store-contract.ts';
 import { describeRoomStoreContract } from './room-store-contract.ts';
 import { describeSessionStoreContract } from './session-store-contract.ts';
 import { describeWebhookStoreContract } from './webhook-store-contract.ts';
@@ -344,6 +345,7 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
     });
 
     describeRoomStoreContract(() => ({ store, other }));
+    describeInvitationStoreContract(() => ({ store, other }));
 
     describe('token counts', () => {
       it('adds counts per project and day across stores and batches, and lists them from a day on, oldest first', async () => {

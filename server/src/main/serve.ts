@@ -105,6 +105,7 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
     store.purgeRoomCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room cut-off purge failed'));
+    store.purgeRedeemedInvitations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'redeemed invitation purge failed'));
     store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
       .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
     store.purgeMediaSessions(nowSec(systemClock) - SESSION_RETENTION_DAYS * 86_400)

@@ -4,14 +4,21 @@ import { admitConsoleRead, getOwnProject } from '../customers/projects.ts';
 import type { AccountStore, ProjectStore } from '../customers/store.ts';
 import type { HttpContext } from '../http/context.ts';
 import { registerOperation } from '../http/operation-route.ts';
-import type { RevocationStore } from '../tokens/store.ts';
+import { redeemInvitation } from '../tokens/invitations.ts';
+import { TOKEN_CONSOLE_API } from '../tokens/operations.ts';
+import type { RedeemedInvitationStore, RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
-import { endRoom, getRoom, listRooms, muteStream, removeParticipant, updateParticipant } from './service.ts';
+import { endRoom, getRoom, listRooms, muteStream, publishableStreams, removeParticipant, updateParticipant } from './service.ts';
 import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
-/** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
+/**
+ * The room service API for the console (docs/console.md): the same use cases, the project checked
+ * against the session's account; and the redemption of a share link's invitation, whose guest
+ * publishes stream ids apart from those of the room's participants.
+ */
 export function registerRoomConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore>,
+  app: FastifyInstance,
+  ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore & RedeemedInvitationStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
   /** The session's own project, within the account's console read limit. */
@@ -55,4 +62,8 @@ export function registerRoomConsoleRoutes(
     const { room_id: roomId, participant_id: participantId, stream_id: streamId } = input.params;
     return reply.send(await muteStream(ctx.deps, caller, roomId, participantId, streamId, input.body()));
   }, session);
+
+  registerOperation(app, TOKEN_CONSOLE_API.redeemInvitation, async (req, reply, input) =>
+    reply.code(200).send(await redeemInvitation(ctx.deps, ctx.issuer, req.clientAddress, input.body().invitation,
+      (projectId, roomId) => publishableStreams(ctx.deps, projectId, roomId))));
 }

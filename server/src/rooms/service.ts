@@ -51,6 +51,11 @@ function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId?: s
   return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
+/** The stream ids the room's live participants may publish (docs/console.md, "Share links": a guest's are chosen apart from them). */
+export async function publishableStreams(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<number[]> {
+  return (await live(deps, projectId, roomId)).flatMap((p) => p.publishStreams);
+}
+
 /**
  * Groups participants (oldest join first) into rooms and adds the rooms whose settings are stored,
  * by room id. A stored room without live participants is shown once the media node saw it empty

@@ -4,7 +4,7 @@ import type { AccountStore, CredentialStore, ProjectStore } from '../customers/s
 import type { KeyRingStore } from '../keys/store.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomSettingsStore } from '../rooms/store.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
-import type { RevocationStore, TokenCountStore } from '../tokens/store.ts';
+import type { RedeemedInvitationStore, RevocationStore, TokenCountStore } from '../tokens/store.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
 
 /**
@@ -12,7 +12,7 @@ import type { WebhookStore } from '../webhooks/store.ts';
  * `store.ts`), kept in one database. The SQLite and PostgreSQL stores (sqlite.ts, postgres.ts)
  * assemble it from the modules' adapters over one connection.
  */
-export interface Store extends StoreHealth, KeyRingStore, AccountStore, ProjectStore, CredentialStore, RevocationStore, TokenCountStore,
+export interface Store extends StoreHealth, KeyRingStore, AccountStore, ProjectStore, CredentialStore, RevocationStore, TokenCountStore, RedeemedInvitationStore,
   LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomSettingsStore, BillingStore, WebhookStore, MediaSessionStore {
   close(): Promise<void>;
 }

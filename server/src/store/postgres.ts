@@ -5,7 +5,7 @@ import { postgresBillingStore } from '../billing/postgres.ts';
 import { postgresCustomerStore } from '../customers/postgres.ts';
 import { postgresKeyRingStore } from '../keys/postgres.ts';
 import { postgresRoomStore } from '../rooms/postgres.ts';
-import { postgresTokenStore } from '../tokens/postgres.ts';
+import { POSTGRES_INVITATION_MIGRATION, postgresTokenStore } from '../tokens/postgres.ts';
 import type { Store } from './port.ts';
 import { POSTGRES_WEBHOOK_MIGRATION, postgresWebhookStore } from '../webhooks/postgres.ts';
 import { POSTGRES_SESSION_MIGRATION, POSTGRES_SESSION_USAGE_MIGRATION, postgresSessionStore } from '../sessions/postgres.ts';
@@ -173,6 +173,8 @@ const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_USAGE_MIGRATION,
   // each live participant's media quality (docs/reference/room-api.md, "Quality"): JSON, as its media node measures it; NULL until then
   `ALTER TABLE live_participants ADD COLUMN quality TEXT;`,
+  // share-link invitations already redeemed, until they expire (docs/console.md, "Share links")
+  POSTGRES_INVITATION_MIGRATION,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */

@@ -5,7 +5,7 @@ import { sqliteBillingStore } from '../billing/sqlite.ts';
 import { sqliteCustomerStore } from '../customers/sqlite.ts';
 import { sqliteKeyRingStore } from '../keys/sqlite.ts';
 import { sqliteRoomStore } from '../rooms/sqlite.ts';
-import { sqliteTokenStore } from '../tokens/sqlite.ts';
+import { SQLITE_INVITATION_MIGRATION, sqliteTokenStore } from '../tokens/sqlite.ts';
 import type { Store } from './port.ts';
 import { SQLITE_WEBHOOK_MIGRATION, sqliteWebhookStore } from '../webhooks/sqlite.ts';
 import { SQLITE_SESSION_MIGRATION, SQLITE_SESSION_USAGE_MIGRATION, sqliteSessionStore } from '../sessions/sqlite.ts';
@@ -170,6 +170,8 @@ const MIGRATIONS: readonly string[] = [
   SQLITE_SESSION_USAGE_MIGRATION,
   // each live participant's media quality (docs/reference/room-api.md, "Quality"): JSON, as its media node measures it; NULL until then
   `ALTER TABLE live_participants ADD COLUMN quality TEXT;`,
+  // share-link invitations already redeemed, until they expire (docs/console.md, "Share links")
+  SQLITE_INVITATION_MIGRATION,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

@@ -7,11 +7,15 @@ import { TOKEN_CONSOLE_API } from './operations.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
 import type { TokenCountStore } from './store.ts';
 import type { SubscriptionStore } from '../billing/store.ts';
-import { createInvitation, redeemInvitation } from './invitations.ts';
+import { createInvitation } from './invitations.ts';
 import { issueTemporaryToken } from './temporary.ts';
 import { projectUsage } from './usage.ts';
 
-/** The console's token routes (docs/console.md), on its session: temporary test tokens and the project's token counts. */
+/**
+ * The console's token routes (docs/console.md), on its session: temporary test tokens, invitations
+ * and the project's token counts. Redeeming an invitation needs the room's streams: the room
+ * module serves it (rooms/console-routes.ts).
+ */
 export function registerTokenConsoleRoutes(
   app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore & MediaSessionStore & SubscriptionStore>,
 ): void {
@@ -25,7 +29,4 @@ export function registerTokenConsoleRoutes(
 
   registerOperation(app, TOKEN_CONSOLE_API.createInvitation, async (req, reply, input) =>
     reply.code(201).send(await createInvitation(ctx.deps, req.accountId, input.params.id, input.body().room_id)), session);
-
-  registerOperation(app, TOKEN_CONSOLE_API.redeemInvitation, async (req, reply, input) =>
-    reply.code(200).send(await redeemInvitation(ctx.deps, ctx.issuer, req.clientAddress, input.body())));
 }

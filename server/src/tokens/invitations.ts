@@ -1,22 +1,24 @@
 /**
- * Test-room invitations (docs/console.md, "Test room"; docs/decisions.md, "Test-room share links"):
+ * Test-room invitations (docs/console.md, "Share links"; docs/decisions.md, "Test-room share links"):
  * the console asks for one for a room of a project of the account, puts it in a link, and the page
  * that opens the link trades it, once, for a temporary token of its own. The invitation is no
  * secret of the project: it names one room, lives ten minutes, works once, and holds neither the
- * App Secret nor a media key.
+ * App Secret nor a media key. The guest's identity and stream ids are the platform's choice.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { TokenResponse } from '@rtc/protocol';
+import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { GUEST_USER_PREFIX, MAX_STREAM_ID, type TokenResponse } from '@rtc/protocol';
 import { z } from 'zod';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import { newOpaqueId } from '../core/ids.ts';
 import type { IssuerSettings } from '../http/context.ts';
 import { epochSeconds, responseComponent } from '../http/registry.ts';
+import { isCutOff } from '../customers/project-cutoff.ts';
 import { getOwnProject } from '../customers/projects.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import { issueToken } from './issue.ts';
 import { opaqueId, streamList } from './schemas.ts';
+import type { RedeemedInvitationStore } from './store.ts';
 import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from './temporary.ts';
 
 export const INVITATION_TTL_SECONDS = 600;
@@ -24,12 +26,22 @@ const INVITATIONS_PER_MINUTE = 20;
 const REDEMPTIONS_PER_MINUTE = 30;
 const PREFIX = 'inv_';
 const MAX_INVITATION_LENGTH = 512;
+/** A guest publishes a camera and a microphone. */
+const GUEST_STREAMS = 2;
+/** How long a redeemed mark outlives its invitation: the clock skew between api processes. */
+const REDEEMED_MARK_SKEW_SECONDS = 60;
 
 export const invitationCreateSchema = z.strictObject({ room_id: opaqueId('room_id') });
+// docs/decisions.md, "Share-link guests are who the platform says": user_id and publish_streams
+// are still accepted (and checked), then ignored
 export const invitationRedeemSchema = z.strictObject({
   invitation: z.string({ error: 'invitation must be a string' }).max(MAX_INVITATION_LENGTH, { error: 'invitation is too long' }),
-  user_id: opaqueId('user_id'),
-  publish_streams: streamList('publish_streams', 2).optional(),
+  user_id: opaqueId('user_id').optional().meta({
+    deprecated: true, description: `ignored: the guest's user id is the platform's (${GUEST_USER_PREFIX}…, in the token response)`,
+  }),
+  publish_streams: streamList('publish_streams', GUEST_STREAMS).optional().meta({
+    deprecated: true, description: 'ignored: the guest\'s two stream ids are the platform\'s (in the token response)',
+  }),
 });
 
 export const invitationSchema = responseComponent(z.strictObject({
@@ -81,26 +93,48 @@ function readClaims(deps: ServiceDeps<ProjectStore>, invitation: string): Claims
 }
 
 /**
- * Trades an invitation for a temporary token (speaker, the whole room, at most ten minutes), once:
- * the nonce is claimed in the shared limiter (Redis in a cluster) for the invitation's lifetime.
+ * Two distinct stream ids (1 to 2^32 - 1) outside `taken`, drawn at random: the ids a guest
+ * publishes, clear of those the room's participants may publish (stream ids are room-wide).
+ */
+export function pickGuestStreams(taken: ReadonlySet<number>, draw: () => number = () => randomInt(1, MAX_STREAM_ID + 1)): number[] {
+  const picked: number[] = [];
+  while (picked.length < GUEST_STREAMS) {
+    const id = draw();
+    if (!taken.has(id) && !picked.includes(id)) picked.push(id);
+  }
+  return picked;
+}
+
+/** The stream ids the participants of a room may publish now (the room module knows them). */
+export type RoomStreams = (projectId: string, roomId: string) => Promise<Iterable<number>>;
+
+/**
+ * Trades an invitation for a temporary token (speaker, the whole room, at most ten minutes), once.
+ * The guest is `guest_` and 22 random characters, a user id no other token may name, and publishes
+ * two stream ids that no participant of the room may publish now: it can neither take a
+ * participant's place nor its streams. An invitation made at or before the project's archive
+ * cut-off stays refused after an unarchive, as the tokens of then are. The one use is a row of the
+ * store (insert once), so it holds across restarts and api processes.
  */
 export async function redeemInvitation(
-  deps: ServiceDeps<ProjectStore>, settings: IssuerSettings, address: string,
-  body: { readonly invitation: string; readonly user_id: string; readonly publish_streams?: readonly number[] | undefined },
+  deps: ServiceDeps<ProjectStore & RedeemedInvitationStore>, settings: IssuerSettings, address: string, invitation: string,
+  roomStreams: RoomStreams,
 ): Promise<TokenResponse> {
   const rate = await deps.limiter.hit(`invitation-redeem:${address}`, REDEMPTIONS_PER_MINUTE, 60);
   if (!rate.ok) throw rateLimited(rate.retryAfterSec);
-  const claims = readClaims(deps, body.invitation);
+  const claims = readClaims(deps, invitation);
   const project = await deps.store.getProject(claims.a, claims.p);
   if (!project) throw refused();
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
-  const once = await deps.limiter.hit(`invitation-used:${claims.n}`, 1, INVITATION_TTL_SECONDS + 60);
-  if (!once.ok) throw refused();
+  // docs/decisions.md, "Archiving ends live sessions": made (ten minutes before its expiry) at or before the cut-off
+  if (isCutOff((await deps.store.projectCutoff(project.id))?.cutAt, claims.e - INVITATION_TTL_SECONDS)) throw refused();
+  const streams = pickGuestStreams(new Set(await roomStreams(project.id, claims.r)));
+  if (!(await deps.store.claimInvitation(claims.n, claims.e + REDEEMED_MARK_SKEW_SECONDS))) throw refused();
   return issueToken(deps, settings, {
     projectId: project.id, appId: project.consoleAppId, publisher: true, subscriber: true,
     maxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
   }, {
-    room_id: claims.r, user_id: body.user_id, role: 'speaker', publish_streams: [...(body.publish_streams ?? [])],
+    room_id: claims.r, user_id: `${GUEST_USER_PREFIX}${newOpaqueId()}`, role: 'speaker', publish_streams: streams,
     subscribe_room: true, ttl_seconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
   });
 }

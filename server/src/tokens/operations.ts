@@ -121,10 +121,13 @@ export const TOKEN_CONSOLE_API = {
     id: 'redeemInvitation', method: 'POST', path: '/v1/invitations/redeem', hosts: ['api'], tag: 'Projects',
     summary: 'Trade a test-room invitation for a temporary token (once)',
     description: 'No session needed: the invitation is the authorisation. The token is a speaker\'s for the invitation\'s '
-      + 'room, receiving the whole room, for ten minutes. An invitation altered, expired or already used is 401 '
-      + 'unauthenticated; 30 attempts a minute per address.',
+      + 'room, receiving the whole room, for ten minutes, as a user id the platform chooses (guest_ and 22 random '
+      + 'characters, a prefix no other token may use) publishing two stream ids the platform chooses apart from those '
+      + 'of the room\'s participants; user_id and publish_streams are accepted and ignored. An invitation altered, '
+      + 'expired, already used (on any api process, also after a restart) or made before the project\'s last archive '
+      + 'is 401 unauthenticated; 30 attempts a minute per address.',
     auth: 'none', body: requestComponent(invitationRedeemSchema, 'InvitationRedeem'),
-    example: { invitation: 'inv_example', user_id: 'guest-1', publish_streams: [11, 12] },
+    example: { invitation: 'inv_example' },
     responses: { 200: { description: 'the token response', schema: tokenResponseSchema } },
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'rate_limited', 'issuer_unavailable',
       [503, 'unavailable']],

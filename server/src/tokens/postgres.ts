@@ -1,11 +1,18 @@
 import type pg from 'pg';
 import { pgQueries } from '../sql/postgres.ts';
-import type { RevocationRecord, RevocationStore, TokenCountStore } from './store.ts';
+import type { RedeemedInvitationStore, RevocationRecord, RevocationStore, TokenCountStore } from './store.ts';
+
+/** The redeemed invitations' table (docs/console.md, "Share links"): one row per nonce, the first insert wins. */
+export const POSTGRES_INVITATION_MIGRATION = `CREATE TABLE redeemed_invitations (
+     nonce TEXT PRIMARY KEY,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX redeemed_invitations_expiry ON redeemed_invitations(expires_at);`;
 
 interface RevocationRow { grant_id: string; project_id: string; expires_at: number }
 
-/** The token module's part of the PostgreSQL store (revocations, issued-token counts), on its pool. */
-export function postgresTokenStore(pool: pg.Pool): RevocationStore & TokenCountStore {
+/** The token module's part of the PostgreSQL store (revocations, issued-token counts, redeemed invitations), on its pool. */
+export function postgresTokenStore(pool: pg.Pool): RevocationStore & TokenCountStore & RedeemedInvitationStore {
   const { rows, one, changed } = pgQueries(pool);
   return {
     async insertRevocation(r) {
@@ -33,5 +40,11 @@ export function postgresTokenStore(pool: pg.Pool): RevocationStore & TokenCountS
         'SELECT project_id, day, count FROM token_counts WHERE project_id = $1 AND day >= $2 ORDER BY day', [projectId, sinceDay],
       )).map((r) => ({ projectId: r.project_id, day: r.day, count: Number(r.count) }));
     },
+    async claimInvitation(nonce, expiresAt) {
+      // one statement: of concurrent claims on any connection, the unique key lets exactly one insert
+      return (await changed(`INSERT INTO redeemed_invitations (nonce, expires_at) VALUES ($1, $2)
+        ON CONFLICT (nonce) DO NOTHING`, [nonce, expiresAt])) === 1;
+    },
+    async purgeRedeemedInvitations(nowSec) { return changed('DELETE FROM redeemed_invitations WHERE expires_at < $1', [nowSec]); },
   };
 }

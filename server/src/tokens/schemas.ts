@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  MAX_ID_LENGTH, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, ROLES,
+  GUEST_USER_PREFIX, MAX_ID_LENGTH, MAX_PUBLISH_STREAMS, MAX_STREAM_ID, MAX_SUBSCRIBE_STREAMS, MAX_TTL_SECONDS, ROLES,
   type RevocationRequest, type TokenRequest
 } from '@rtc/protocol';
 import { typeError } from '../http/validate.ts';
@@ -12,6 +12,16 @@ const PRINTABLE_NO_SPACE = new RegExp(`^[\\x21-\\x7e]{1,${MAX_ID_LENGTH}}$`);
 export const opaqueId = (field: string) =>
   z.string(typeError(field, 'a string')).regex(PRINTABLE_NO_SPACE, { error: `${field} must be ${ID_RULE}` })
     .meta({ description: `${ID_RULE}; an opaque id, not a name or e-mail address` });
+
+/**
+ * The user id of a token asked for: an opaque id outside the share-link guests' namespace, which
+ * only an invitation gets (docs/reference/token-api.md, "Request rules"; docs/console.md, "Share links").
+ */
+const userId = opaqueId('user_id')
+  .refine((id) => !id.startsWith(GUEST_USER_PREFIX), {
+    error: `user_id must not start with ${GUEST_USER_PREFIX}: that prefix is reserved for share-link guests`,
+  })
+  .meta({ description: `${ID_RULE}, not starting with ${GUEST_USER_PREFIX} (reserved for share-link guests); an opaque id, not a name or e-mail address` });
 
 const streamId = (field: string) =>
   z.number({ error: `${field} must hold integer stream ids from 1 to ${MAX_STREAM_ID}` })
@@ -42,7 +52,7 @@ export const flag = (field: string) => z.boolean({ error: `${field} must be true
 /** Body of `POST /v1/rtc/tokens` (docs/reference/token-api.md, "Request fields"), checked against the wire's `TokenRequest`. Unknown fields are rejected. */
 export const tokenRequestSchema = z.strictObject({
   room_id: opaqueId('room_id'),
-  user_id: opaqueId('user_id'),
+  user_id: userId,
   role: roleSchema,
   publish_streams: streamList('publish_streams', MAX_PUBLISH_STREAMS).optional()
     .meta({ description: 'stream ids the user may publish; needs the publisher scope' }),
@@ -59,7 +69,7 @@ export const tokenRequestSchema = z.strictObject({
 /** Body of `POST /v1/tokens` on the token host (docs/reference/token-api.md, "Token host extras"). */
 export const tokenServiceRequestSchema = z.strictObject({
   app_id: z.string(typeError('app_id', 'a string')),
-  user_id: opaqueId('user_id'),
+  user_id: userId,
   room_id: opaqueId('room_id'),
   role: roleSchema,
   ttl_sec: ttlSchema('ttl_sec').optional(),

@@ -1,8 +1,15 @@
 import type Database from 'better-sqlite3';
-import type { RevocationStore, TokenCount, TokenCountStore } from './store.ts';
+import type { RedeemedInvitationStore, RevocationStore, TokenCount, TokenCountStore } from './store.ts';
 
-/** The token module's part of the SQLite store (revocations, issued-token counts), on its connection. */
-export function sqliteTokenStore(db: Database.Database): RevocationStore & TokenCountStore {
+/** The redeemed invitations' table (docs/console.md, "Share links"): one row per nonce, the first insert wins. */
+export const SQLITE_INVITATION_MIGRATION = `CREATE TABLE redeemed_invitations (
+     nonce TEXT PRIMARY KEY,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX redeemed_invitations_expiry ON redeemed_invitations(expires_at);`;
+
+/** The token module's part of the SQLite store (revocations, issued-token counts, redeemed invitations), on its connection. */
+export function sqliteTokenStore(db: Database.Database): RevocationStore & TokenCountStore & RedeemedInvitationStore {
   const q = {
     insertRevocation: db.prepare(`INSERT INTO revocations (grant_id, project_id, expires_at)
       VALUES (@grantId, @projectId, @expiresAt) ON CONFLICT (grant_id) DO NOTHING`),
@@ -14,6 +21,9 @@ export function sqliteTokenStore(db: Database.Database): RevocationStore & Token
       ON CONFLICT (project_id, day) DO UPDATE SET count = count + excluded.count`),
     listTokenCounts: db.prepare<[string, string], { project_id: string; day: string; count: number }>(
       'SELECT project_id, day, count FROM token_counts WHERE project_id = ? AND day >= ? ORDER BY day'),
+    claimInvitation: db.prepare<[string, number]>(
+      'INSERT INTO redeemed_invitations (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING'),
+    purgeRedeemedInvitations: db.prepare<[number]>('DELETE FROM redeemed_invitations WHERE expires_at < ?'),
   };
 
   const addTokenCounts = db.transaction((counts: readonly TokenCount[]): void => {
@@ -31,5 +41,7 @@ export function sqliteTokenStore(db: Database.Database): RevocationStore & Token
     async listTokenCounts(projectId, sinceDay) {
       return q.listTokenCounts.all(projectId, sinceDay).map((r) => ({ projectId: r.project_id, day: r.day, count: r.count }));
     },
+    async claimInvitation(nonce, expiresAt) { return q.claimInvitation.run(nonce, expiresAt).changes === 1; },
+    async purgeRedeemedInvitations(nowSec) { return q.purgeRedeemedInvitations.run(nowSec).changes; },
   };
 }

@@ -1,4 +1,4 @@
-/** The token module's records and its slices of the store: revocations and issued-token counts. */
+/** The token module's records and its slices of the store: revocations, issued-token counts and redeemed invitations. */
 
 export interface RevocationRecord {
   readonly grantId: string;
@@ -27,4 +27,15 @@ export interface TokenCountStore {
   addTokenCounts(counts: readonly TokenCount[]): Promise<void>;
   /** Tokens issued for a project per day, from `sinceDay` on, oldest first; days without any are left out. */
   listTokenCounts(projectId: string, sinceDay: string): Promise<TokenCount[]>;
+}
+
+/**
+ * The share-link invitations already traded for a token (docs/console.md, "Share links"), by their
+ * nonce, kept until they expire: one use holds across restarts and every api process of the store.
+ */
+export interface RedeemedInvitationStore {
+  /** Marks an invitation redeemed; false when it already was (by this process or another): a second claim never wins. */
+  claimInvitation(nonce: string, expiresAt: number): Promise<boolean>;
+  /** Forgets the marks of invitations that expired before `nowSec` (expired ones are refused anyway); how many. */
+  purgeRedeemedInvitations(nowSec: number): Promise<number>;
 }
