@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { pgQueries } from '../sql/postgres.ts';
+import { inTransaction, pgQueries } from '../sql/postgres.ts';
 import { POSTGRES_CLOSE_NODE_SESSIONS } from '../sessions/postgres.ts';
 import { EVERY_USER } from './cutoff.ts';
-import { toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow } from './rows.ts';
+import { mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow } from './rows.ts';
 import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
 /** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied ($1: now). */
@@ -51,14 +51,19 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
       [participantId, JSON.stringify(perm.publishStreams), JSON.stringify(perm.subscribeStreams), perm.subscribeRoom]);
       return r && toLiveParticipant(r);
     },
-    async updateLiveParticipantMetadata(participantId, patch) {
-      // one statement: concurrent changes of different keys all stay; '' or null deletes a key
-      const set = Object.fromEntries(Object.entries(patch.attributes ?? {}).filter((e): e is [string, string] => e[1] !== null && e[1] !== ''));
-      const gone = Object.entries(patch.attributes ?? {}).filter(([, v]) => v === null || v === '').map(([k]) => k);
-      const r = await one<LiveParticipantRow>(`UPDATE live_participants SET metadata = COALESCE($2, metadata),
-        attributes = ((attributes::jsonb - $4::text[]) || $3::jsonb)::text WHERE participant_id = $1 RETURNING *`,
-      [participantId, patch.metadata ?? null, JSON.stringify(set), gone]);
-      return r && toLiveParticipant(r);
+    async updateLiveParticipantMetadata(participantId, patch, check) {
+      // the row locked from its read to its write: concurrent changes merge one after the other, each checked on what it adds to
+      return inTransaction(pool, async (client) => {
+        const row = (await client.query<LiveParticipantRow>('SELECT * FROM live_participants WHERE participant_id = $1 FOR UPDATE',
+          [participantId])).rows[0];
+        if (!row) return undefined;
+        const current = toLiveParticipant(row);
+        const attributes = mergeAttributes(current.attributes, patch.attributes);
+        check?.(attributes);
+        const updated = (await client.query<LiveParticipantRow>(`UPDATE live_participants SET metadata = $2, attributes = $3
+          WHERE participant_id = $1 RETURNING *`, [participantId, patch.metadata ?? current.metadata, JSON.stringify(attributes)])).rows[0];
+        return updated && toLiveParticipant(updated);
+      });
     },
     async createRoom(room, now) {
       // an expired record of the room is replaced: that room finished

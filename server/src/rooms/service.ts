@@ -227,6 +227,7 @@ export async function updateParticipant(
   }
   const changesPermissions = patch.publish_streams !== undefined || patch.subscribe_streams !== undefined || patch.subscribe_room !== undefined;
   const changesMetadata = patch.metadata !== undefined || patch.attributes !== undefined;
+  // checked again by the store on the attributes it merges into: a concurrent change may have added to them meanwhile
   if (patch.attributes !== undefined) checkAttributes(mergeAttributes(current.attributes, patch.attributes));
   // a change the media node might only hear of much later would be answered as done while not
   // enforced (docs/reference/room-api.md): refused until the bus reaches the nodes again
@@ -241,7 +242,7 @@ export async function updateParticipant(
     });
   }
   if (changesMetadata) {
-    updated = await deps.store.updateLiveParticipantMetadata(participantId, { metadata: patch.metadata, attributes: patch.attributes });
+    updated = await deps.store.updateLiveParticipantMetadata(participantId, { metadata: patch.metadata, attributes: patch.attributes }, checkAttributes);
     if (!updated) throw participantNotFound();
     await deps.bus.publish({
       type: 'participant.metadata', projectId: cred.projectId, roomId, participantId,

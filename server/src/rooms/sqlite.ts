@@ -80,14 +80,15 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants), attributes: JSON.stringify(p.attributes),
     streams: JSON.stringify(p.streams),
   });
-  const updateMetadata = db.transaction((participantId: string, patch: ParticipantMetadataPatch): LiveParticipantRecord | undefined => {
+  const updateMetadata = db.transaction((
+    participantId: string, patch: ParticipantMetadataPatch, check: ((attributes: Record<string, string>) => void) | undefined,
+  ): LiveParticipantRecord | undefined => {
     const row = q.liveParticipant.get(participantId);
     if (!row) return undefined;
     const current = toLiveParticipant(row);
-    q.setParticipantMetadata.run({
-      id: participantId, metadata: patch.metadata ?? current.metadata,
-      attributes: JSON.stringify(mergeAttributes(current.attributes, patch.attributes)),
-    });
+    const attributes = mergeAttributes(current.attributes, patch.attributes);
+    check?.(attributes);
+    q.setParticipantMetadata.run({ id: participantId, metadata: patch.metadata ?? current.metadata, attributes: JSON.stringify(attributes) });
     return toLiveParticipant(q.liveParticipant.get(participantId)!);
   });
   const roomRow = (r: RoomRecord): RoomSettingsRow => ({
@@ -124,7 +125,7 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       const r = changes === 1 ? q.liveParticipant.get(participantId) : undefined;
       return r && toLiveParticipant(r);
     },
-    async updateLiveParticipantMetadata(participantId, patch) { return updateMetadata(participantId, patch); },
+    async updateLiveParticipantMetadata(participantId, patch, check) { return updateMetadata.immediate(participantId, patch, check); },
     async createRoom(room, nowSec) { return createRoom(room, nowSec); },
     async updateRoom(projectId, roomId, patch, now) {
       const changes = q.updateRoom.run({

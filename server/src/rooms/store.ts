@@ -87,10 +87,13 @@ export interface LiveParticipantStore {
   /** Changes the permissions of a participant's row; undefined when there is none. */
   updateLiveParticipant(participantId: string, permissions: LiveParticipantPermissions): Promise<LiveParticipantRecord | undefined>;
   /**
-   * Replaces a participant's metadata and merges its attributes in one step (concurrent changes of
-   * different keys all stay); undefined when there is no row.
+   * Replaces a participant's metadata and merges its attributes in one atomic step (concurrent
+   * changes of different keys all stay); undefined when there is no row. `check` sees the merged
+   * attributes inside that step: what it throws is thrown, and nothing is written.
    */
-  updateLiveParticipantMetadata(participantId: string, patch: ParticipantMetadataPatch): Promise<LiveParticipantRecord | undefined>;
+  updateLiveParticipantMetadata(
+    participantId: string, patch: ParticipantMetadataPatch, check?: (attributes: Readonly<Record<string, string>>) => void,
+  ): Promise<LiveParticipantRecord | undefined>;
   /**
    * A project's participants (of one room when `roomId` is given) on media nodes seen at
    * `seenSince` or later, oldest join first.
