@@ -105,6 +105,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     store.purgeRevocations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'revocation purge failed'));
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
     store.purgeRoomCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room cut-off purge failed'));
+    // rooms whose empty_timeout ran out, those created ahead that nobody joined included, also where no media role runs
+    store.purgeRoomRecords(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room settings purge failed'));
     store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
       .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
     store.purgeMediaSessions(nowSec(systemClock) - SESSION_RETENTION_DAYS * 86_400)

@@ -34,6 +34,8 @@ export const toRoomCutoff = (r: RoomCutoffRow): RoomCutoffRecord => ({
 export interface RoomSettingsRow {
   project_id: string; room_id: string; metadata: string; max_participants: number; empty_timeout: number; created_at: number;
   emptied_at: number | null;
+  /** When somebody first joined; null for a room created ahead that nobody joined yet. */
+  started_at: number | null;
 }
 
 export const toRoomRecord = (r: RoomSettingsRow): RoomRecord => ({

@@ -1,9 +1,10 @@
 import {
-  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES, MAX_STREAM_ID,
+  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_ROOMS_CREATED_AHEAD, MAX_SERVER_DATA_BYTES,
+  MAX_STREAM_ID, ROOM_CREATIONS_PER_MINUTE,
   type DataMessageRequest, type DataMessageSent, type ParticipantRemoved, type ParticipantUpdate, type RemovalRequest, type Role,
   type RoomCreateRequest, type RoomEnded, type RoomList, type RoomUpdate, type RtcParticipant, type RtcRoom, type StreamMuteRequest,
 } from '@rtc/protocol';
-import { ApiError } from '../core/errors.ts';
+import { ApiError, rateLimited } from '../core/errors.ts';
 import { decodeCursor, DEFAULT_PAGE_LIMIT, encodeCursor, type CursorScope } from '../core/cursor.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
@@ -46,9 +47,9 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   } : null,
 });
 
-/** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
-function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
-  return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
+/** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored), of one room or a page's. */
+function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, rooms: string | readonly string[]): Promise<LiveParticipantRecord[]> {
+  return deps.store.listLiveParticipants(projectId, rooms, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
 /**
@@ -88,6 +89,9 @@ const recordView = (r: RoomRecord): RoomView => ({
   empty_timeout: r.emptyTimeout, participants: [],
 });
 
+const roomsAheadFull = (): ApiError => new ApiError('conflict',
+  `the project holds ${MAX_ROOMS_CREATED_AHEAD} rooms created ahead that nobody joined yet; `
+  + 'rooms count again once they start or their empty_timeout runs out');
 const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant and no stored settings');
 const participantNotFound = (): ApiError => new ApiError('not_found', 'no such participant in this room');
 
@@ -107,17 +111,16 @@ export async function listRooms(deps: ServiceDeps<RoomServiceStore>, projectId: 
   const scope: CursorScope = { listing: 'rtc_rooms', filters: { room_ids: query.room_ids } };
   const afterId = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
   const roomIds = query.room_ids === undefined ? undefined : [...new Set(query.room_ids.split(','))];
-  const [participants, records] = await Promise.all([
-    live(deps, projectId, roomIds?.length === 1 ? roomIds[0] : undefined),
-    deps.store.listRoomRecords(projectId, roomIds, nowSec(deps.clock)),
-  ]);
-  const wanted = roomIds && new Set(roomIds);
-  const rooms = toRooms(wanted ? participants.filter((p) => wanted.has(p.roomId)) : participants, records)
-    .filter((r) => afterId === undefined || r.room_id > afterId);
   const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const page = rooms.slice(0, limit);
-  const last = page[page.length - 1];
-  return { rooms: page, next_cursor: rooms.length > limit && last ? encodeCursor(scope, last.room_id) : null };
+  const now = nowSec(deps.clock);
+  // the page's room ids first, one more than the page to know whether another follows; then only those rooms are read
+  const ids = await deps.store.listRoomIds(projectId, { afterId, roomIds, limit: limit + 1, seenSince: now - MEDIA_NODE_STALE_SECONDS }, now);
+  const pageIds = ids.slice(0, limit);
+  const [participants, records] = pageIds.length === 0 ? [[], []] : await Promise.all([
+    live(deps, projectId, pageIds), deps.store.listRoomRecords(projectId, pageIds, now),
+  ]);
+  const last = pageIds[pageIds.length - 1];
+  return { rooms: toRooms(participants, records), next_cursor: ids.length > limit && last ? encodeCursor(scope, last) : null };
 }
 
 async function findRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<{
@@ -283,15 +286,19 @@ const settingsEvent = (r: RoomRecord) => ({
 export async function createRoom(
   deps: ServiceDeps<RoomServiceStore>, projectId: string, request: RoomCreateRequest,
 ): Promise<{ readonly created: boolean; readonly room: RoomView }> {
+  const rate = await deps.limiter.hit(`rooms:${projectId}`, ROOM_CREATIONS_PER_MINUTE, 60);
+  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   const now = nowSec(deps.clock);
   const participants = await live(deps, projectId, request.room_id);
   if (participants.length > 0) refuseWhileBusDown(deps, 'room settings');
-  const { room, created } = await deps.store.createRoom({
+  const stored = await deps.store.createRoom({
     projectId, roomId: request.room_id, metadata: request.metadata ?? '', maxParticipants: request.max_participants ?? 0,
     emptyTimeout: request.empty_timeout ?? DEFAULT_EMPTY_TIMEOUT_SECONDS, createdAt: now,
     // a room somebody is in already is occupied; otherwise it is kept empty_timeout seconds from now
     emptiedAt: participants.length > 0 ? null : now,
-  }, now);
+  }, now, MAX_ROOMS_CREATED_AHEAD);
+  if (!stored) throw roomsAheadFull();
+  const { room, created } = stored;
   if (created && participants.length > 0) await deps.bus.publish(settingsEvent(room));
   return { created, room: toRooms(participants, [room])[0]! };
 }
@@ -314,7 +321,8 @@ export async function updateRoom(
     const stored = await deps.store.createRoom({
       projectId, roomId, metadata: update.metadata ?? '', maxParticipants: update.max_participants ?? 0,
       emptyTimeout: update.empty_timeout ?? 0, createdAt: now, emptiedAt: found.participants.length > 0 ? null : now,
-    }, now);
+    }, now, MAX_ROOMS_CREATED_AHEAD);
+    if (!stored) throw roomsAheadFull();
     record = stored.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
     if (!record) throw roomNotFound();
   }

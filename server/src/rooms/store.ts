@@ -95,10 +95,10 @@ export interface LiveParticipantStore {
     participantId: string, patch: ParticipantMetadataPatch, check?: (attributes: Readonly<Record<string, string>>) => void,
   ): Promise<LiveParticipantRecord | undefined>;
   /**
-   * A project's participants (of one room when `roomId` is given) on media nodes seen at
-   * `seenSince` or later, oldest join first.
+   * A project's participants (of one room, or of the rooms of a page, when given) on media nodes
+   * seen at `seenSince` or later, oldest join first.
    */
-  listLiveParticipants(projectId: string, roomId: string | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
+  listLiveParticipants(projectId: string, rooms: string | readonly string[] | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
 }
 
 /** When each media node was last seen; a node gone quiet takes its participants with it. */
@@ -158,6 +158,14 @@ export interface RoomRecord {
   readonly emptiedAt: number | null;
 }
 
+/** What `listRoomIds` reads: the page's bounds and the room id filter. */
+export interface RoomIdPage {
+  readonly afterId?: string | undefined;
+  readonly roomIds?: readonly string[] | undefined;
+  readonly limit: number;
+  readonly seenSince: number;
+}
+
 /** Settings a room service call changes; fields left out keep their value. */
 export interface RoomSettingsPatch {
   readonly metadata?: string | undefined;
@@ -167,11 +175,21 @@ export interface RoomSettingsPatch {
 
 /** Rooms' settings, readable by every node. Every read takes the time: an expired record is none. */
 export interface RoomSettingsStore {
-  /** Stores `room` unless a live record of the room is stored; the one stored and whether it is `room`. */
-  createRoom(room: RoomRecord, nowSec: number): Promise<{ readonly room: RoomRecord; readonly created: boolean }>;
+  /**
+   * Stores `room` unless a live record of the room is stored; the one stored and whether it is `room`.
+   * With `maxAhead`, a room created empty is refused (undefined) while the project holds that many
+   * live records nobody has joined yet (docs/reference/room-api.md, "Limits"); checked and stored in one step.
+   */
+  createRoom(room: RoomRecord, nowSec: number, maxAhead?: number): Promise<{ readonly room: RoomRecord; readonly created: boolean } | undefined>;
   /** Changes the settings of a live record; undefined when there is none. */
   updateRoom(projectId: string, roomId: string, patch: RoomSettingsPatch, nowSec: number): Promise<RoomRecord | undefined>;
   getRoomRecord(projectId: string, roomId: string, nowSec: number): Promise<RoomRecord | undefined>;
+  /**
+   * One page of a project's listed rooms, by room id after `afterId`: the ids of rooms with a
+   * participant on a media node seen at `seenSince` or later, or with a live record kept empty
+   * (`emptiedAt` set). At most `limit` ids, read as such from the store.
+   */
+  listRoomIds(projectId: string, page: RoomIdPage, nowSec: number): Promise<string[]>;
   /** A project's live records (of these rooms when `roomIds` is given), by room id. */
   listRoomRecords(projectId: string, roomIds: readonly string[] | undefined, nowSec: number): Promise<RoomRecord[]>;
   /** The media node holding the room saw it empty at `emptiedAt`, or occupied again (null); nothing without a live record. */

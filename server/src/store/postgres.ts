@@ -173,6 +173,10 @@ const MIGRATIONS: readonly string[] = [
   POSTGRES_SESSION_USAGE_MIGRATION,
   // each live participant's media quality (docs/reference/room-api.md, "Quality"): JSON, as its media node measures it; NULL until then
   `ALTER TABLE live_participants ADD COLUMN quality TEXT;`,
+  // when a stored room first had somebody in it: rooms created ahead that nobody joined yet are capped per
+  // project (docs/reference/room-api.md, "Limits"); a room stored earlier counts as started unless it never emptied since its creation
+  `ALTER TABLE room_settings ADD COLUMN started_at BIGINT;
+   UPDATE room_settings SET started_at = created_at WHERE emptied_at IS NULL OR emptied_at <> created_at;`,
 ];
 
 /** The advisory lock that serialises migrations: one key for this schema in each database. */
