@@ -52,6 +52,8 @@ export interface SessionHost {
   isRefused(grant: MediaGrant): Promise<boolean>;
   /** The same, from memory only: re-checked once the store answered, as events may arrive meanwhile. */
   isRefusedInMemory(grant: MediaGrant): boolean;
+  /** The permissions set on the grant through the room service API, from the store (docs/reference/room-api.md). */
+  grantPermissions(grant: MediaGrant): Promise<Permissions | undefined>;
   /**
    * The room, opened with `settings` when it is not open on this node. Settings are those of
    * `roomSettings`, read before the join is admitted.
@@ -395,12 +397,12 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
-    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId)]).then(
-      ([refused, settings]) => {
+    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId), this.host.grantPermissions(grant)]).then(
+      ([refused, settings, permissions]) => {
         if (this.state !== 'joining') return;
         // a revocation or archive event may have arrived while the store answered
         if (refused || this.host.isRefusedInMemory(grant)) return this.close('revoked');
-        this.admit(grant, keys, settings);
+        this.admit(grant, keys, settings, permissions);
       },
       (err: unknown) => {
         this.host.logger.error({ err }, 'media: revocation look-up failed');
@@ -409,7 +411,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     );
   }
 
-  private admit(grant: MediaGrant, keys: SessionKeys, settings: RoomSettings | undefined): void {
+  private admit(grant: MediaGrant, keys: SessionKeys, settings: RoomSettings | undefined, permissions: Permissions | undefined): void {
     const earlier = this.host.roomFor(grant.projectId, grant.roomId, settings).members.get(grant.userId);
     if (earlier instanceof Session) earlier.close('replaced');
     // looked up again: the replaced session may have been the last member of the room
@@ -423,14 +425,14 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.participantId = `pa_${randomBytes(12).toString('base64url')}`;
     this.joinedAtSec = Math.floor(this.host.nowMs() / 1000);
     this.state = 'joined';
-    this.grants.admit(grant);
+    const applied = this.grants.admit(grant, permissions);
     this.room = room;
     room.add(this);
     const renewNonce = this.renewal.nextChallenge();
     this.sendControl({
       type: 'joined',
       participant_id: this.participantId,
-      ...grantFields(grant),
+      ...grantFields(applied),
       room_id: grant.roomId,
       project_id: grant.projectId,
       user_id: grant.userId,
@@ -441,7 +443,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       room_metadata: room.settings.metadata,
     });
     for (const notice of room.mutedNotices()) this.sendControl(notice);
-    this.host.joined(this, grant);
+    this.host.joined(this, applied);
   }
 
   private onBinary(message: Buffer): void {

@@ -7,11 +7,11 @@ import { registerOperation } from '../http/operation-route.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
 import { endRoom, getRoom, listRooms, muteStream, removeParticipant, updateParticipant } from './service.ts';
-import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
+import type { GrantPermissionStore, LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
 /** The room service API for the console (docs/console.md): the same use cases, the project checked against the session's account. */
 export function registerRoomConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore>,
+  app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
   /** The session's own project, within the account's console read limit. */

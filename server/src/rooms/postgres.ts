@@ -2,8 +2,13 @@ import type pg from 'pg';
 import { inTransaction, pgQueries } from '../sql/postgres.ts';
 import { POSTGRES_CLOSE_NODE_SESSIONS } from '../sessions/postgres.ts';
 import { EVERY_USER } from './cutoff.ts';
-import { mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow } from './rows.ts';
-import type { LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
+import {
+  mergeAttributes, toLiveParticipant, toPermissions, toRoomCutoff, toRoomRecord,
+  type GrantPermissionsRow, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
+} from './rows.ts';
+import type {
+  GrantPermissionStore, LiveParticipantStore, MediaNodeStore, RoomCutoffStore, RoomRecord, RoomSettingsStore,
+} from './store.ts';
 
 /** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied ($1: now). */
 const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > $1)';
@@ -41,7 +46,9 @@ async function storeRoom(
  * The room module's part of the PostgreSQL store (participants live on the media nodes, the nodes'
  * heartbeats, and the cut-offs of removals and ended rooms), on its pool.
  */
-export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
+export function postgresRoomStore(
+  pool: pg.Pool,
+): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore {
   const { rows, one, changed } = pgQueries(pool);
   return {
     async upsertLiveParticipant(p) {
@@ -178,5 +185,20 @@ export function postgresRoomStore(pool: pg.Pool): LiveParticipantStore & MediaNo
       return (await rows<RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= $1', [nowSec])).map(toRoomCutoff);
     },
     async purgeRoomCutoffs(nowSec) { return changed('DELETE FROM room_cutoffs WHERE expires_at < $1', [nowSec]); },
+    async putGrantPermissions(records) {
+      if (records.length === 0) return;
+      await pool.query(`INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[])
+        ON CONFLICT (grant_id) DO UPDATE SET publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
+        subscribe_room = EXCLUDED.subscribe_room, expires_at = EXCLUDED.expires_at WHERE grant_permissions.project_id = EXCLUDED.project_id`,
+      [records.map((r) => r.grantId), records.map((r) => r.projectId), records.map((r) => JSON.stringify(r.publishStreams)),
+        records.map((r) => JSON.stringify(r.subscribeStreams)), records.map((r) => r.subscribeRoom), records.map((r) => r.expiresAt)]);
+    },
+    async grantPermissions(projectId, grantId, nowSec) {
+      const r = await one<GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room FROM grant_permissions
+        WHERE grant_id = $1 AND project_id = $2 AND expires_at > $3`, [grantId, projectId, nowSec]);
+      return r && toPermissions(r);
+    },
+    async purgeGrantPermissions(nowSec) { return changed('DELETE FROM grant_permissions WHERE expires_at <= $1', [nowSec]); },
   };
 }

@@ -9,7 +9,7 @@ import { decodeCursor, DEFAULT_PAGE_LIMIT, encodeCursor, type CursorScope } from
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
 import { mergeAttributes } from './rows.ts';
-import type { LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
+import type { GrantPermissionStore, LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { LiveParticipantStore } from './store.ts';
@@ -25,7 +25,7 @@ export type ParticipantPatch = ParticipantUpdate;
 export type { ParticipantRemoved, RemovalRequest, RoomEnded, StreamMuteRequest };
 
 /** The stores the room service use cases read and write. */
-export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore;
+export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore;
 
 const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   participant_id: p.participantId,
@@ -239,6 +239,11 @@ export async function updateParticipant(
   if (changesPermissions) {
     updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
     if (!updated) throw participantNotFound();
+    // kept on every grant the participant used, until each expires: a reconnection with one of them gets them again
+    const now = nowSec(deps.clock);
+    await deps.store.putGrantPermissions(updated.grants.filter((g) => g.expiresAt > now).map((g) => ({
+      grantId: g.grantId, projectId: cred.projectId, expiresAt: g.expiresAt, publishStreams, subscribeStreams, subscribeRoom,
+    })));
     await deps.bus.publish({
       type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
       publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,

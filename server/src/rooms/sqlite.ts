@@ -2,10 +2,12 @@ import type Database from 'better-sqlite3';
 import { SQLITE_CLOSE_NODE_SESSIONS } from '../sessions/sqlite.ts';
 import { EVERY_USER } from './cutoff.ts';
 import {
-  mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, withMuted, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
+  mergeAttributes, toLiveParticipant, toPermissions, toRoomCutoff, toRoomRecord, withMuted,
+  type GrantPermissionsRow, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
 } from './rows.ts';
 import type {
-  LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord, RoomSettingsStore,
+  GrantPermissionStore, LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord,
+  RoomSettingsStore,
 } from './store.ts';
 
 /** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied. */
@@ -17,7 +19,9 @@ const IN_PAGE = (column: string): string => `(@roomIds IS NULL OR ${column} IN (
  * The room module's part of the SQLite store (participants live on the media nodes, the nodes'
  * heartbeats, and the cut-offs of removals and ended rooms), on its connection.
  */
-export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
+export function sqliteRoomStore(
+  db: Database.Database,
+): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
       publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes, streams)
@@ -75,7 +79,23 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       WHERE project_id = ? AND room_id = ? AND user_id IN (?, ?)`).pluck(),
     listRoomCutoffs: db.prepare<[number], RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= ?'),
     purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
+    putGrantPermissions: db.prepare<{ grantId: string; projectId: string; pub: string; subs: string; subRoom: number; expiresAt: number }>(
+      `INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at)
+       VALUES (@grantId, @projectId, @pub, @subs, @subRoom, @expiresAt) ON CONFLICT (grant_id) DO UPDATE SET
+       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
+       subscribe_room = excluded.subscribe_room, expires_at = excluded.expires_at WHERE grant_permissions.project_id = excluded.project_id`),
+    grantPermissions: db.prepare<[string, string, number], GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room
+      FROM grant_permissions WHERE grant_id = ? AND project_id = ? AND expires_at > ?`),
+    purgeGrantPermissions: db.prepare<[number]>('DELETE FROM grant_permissions WHERE expires_at <= ?'),
   };
+  const putGrantPermissions = db.transaction((records: Parameters<GrantPermissionStore['putGrantPermissions']>[0]): void => {
+    for (const r of records) {
+      q.putGrantPermissions.run({
+        grantId: r.grantId, projectId: r.projectId, pub: JSON.stringify(r.publishStreams), subs: JSON.stringify(r.subscribeStreams),
+        subRoom: r.subscribeRoom ? 1 : 0, expiresAt: r.expiresAt,
+      });
+    }
+  });
 
   // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
   const clearMediaNode = db.transaction((nodeId: string): void => {
@@ -176,6 +196,12 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     async roomCutoff(projectId, roomId, userId) { return q.roomCutoff.get(projectId, roomId, userId, EVERY_USER) ?? undefined; },
     async listRoomCutoffs(nowSec) { return q.listRoomCutoffs.all(nowSec).map(toRoomCutoff); },
     async purgeRoomCutoffs(nowSec) { return q.purgeRoomCutoffs.run(nowSec).changes; },
+    async putGrantPermissions(records) { putGrantPermissions(records); },
+    async grantPermissions(projectId, grantId, nowSec) {
+      const r = q.grantPermissions.get(grantId, projectId, nowSec);
+      return r && toPermissions(r);
+    },
+    async purgeGrantPermissions(nowSec) { return q.purgeGrantPermissions.run(nowSec).changes; },
   };
 }
 

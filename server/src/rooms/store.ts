@@ -101,6 +101,27 @@ export interface LiveParticipantStore {
   listLiveParticipants(projectId: string, rooms: string | readonly string[] | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
 }
 
+/**
+ * Permissions the customer's server set on a participant, kept for each grant it used until the
+ * grant expires: a join or renewal with that grant, on any media node, gets them instead of the
+ * grant's own (docs/reference/room-api.md, "Changing permissions").
+ */
+export interface GrantPermissionsRecord extends LiveParticipantPermissions {
+  readonly grantId: string;
+  readonly projectId: string;
+  readonly expiresAt: number;
+}
+
+/** The permissions set on grants, readable by every node. */
+export interface GrantPermissionStore {
+  /** Records each grant's permissions, replacing what was set on it before. */
+  putGrantPermissions(records: readonly GrantPermissionsRecord[]): Promise<void>;
+  /** The permissions set on a grant of the project that has not expired at `nowSec`; undefined when none. */
+  grantPermissions(projectId: string, grantId: string, nowSec: number): Promise<LiveParticipantPermissions | undefined>;
+  /** Forgets the permissions of grants expired at `nowSec`; how many. */
+  purgeGrantPermissions(nowSec: number): Promise<number>;
+}
+
 /** When each media node was last seen; a node gone quiet takes its participants with it. */
 export interface MediaNodeStore {
   /** A media node is alive at `nowSec`. */
