@@ -326,9 +326,8 @@ export async function updateRoom(
     const stored = await deps.store.createRoom({
       projectId, roomId, metadata: update.metadata ?? '', maxParticipants: update.max_participants ?? 0,
       emptyTimeout: update.empty_timeout ?? 0, createdAt: now, emptiedAt: found.participants.length > 0 ? null : now,
-    }, now, MAX_ROOMS_CREATED_AHEAD);
-    if (!stored) throw roomsAheadFull();
-    record = stored.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
+    }, now);
+    record = stored?.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
     if (!record) throw roomNotFound();
   }
   await deps.bus.publish(settingsEvent(record));
