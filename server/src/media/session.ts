@@ -20,7 +20,7 @@ import {
 import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import type { RoomCutoffRecord } from '../rooms/store.ts';
-import { Renewal, type RenewingSession } from './renewal.ts';
+import { Renewal, type RenewalChecks, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 import type { VideoBounds } from './webrtc/downlink.ts';
@@ -39,7 +39,7 @@ import type { MediaStats } from '../metrics/media-stats.ts';
  * What a session needs of the server that holds it: grant keys, the clock, revocations, rooms and
  * the bookkeeping of open sessions. `MediaHub` implements it.
  */
-export interface SessionHost {
+export interface SessionHost extends Pick<RenewalChecks, 'grantPermissions'> {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly limits: MediaLimits;
@@ -52,8 +52,6 @@ export interface SessionHost {
   isRefused(grant: MediaGrant): Promise<boolean>;
   /** The same, from memory only: re-checked once the store answered, as events may arrive meanwhile. */
   isRefusedInMemory(grant: MediaGrant): boolean;
-  /** The permissions set on the grant through the room service API, from the store (docs/reference/room-api.md). */
-  grantPermissions(grant: MediaGrant): Promise<Permissions | undefined>;
   /**
    * The room, opened with `settings` when it is not open on this node. Settings are those of
    * `roomSettings`, read before the join is admitted.
