@@ -31,5 +31,12 @@ export const MAX_DATA_DESTINATIONS = 256;
 export const MAX_EMPTY_TIMEOUT_SECONDS = 7 * 24 * 3600;
 /** The `empty_timeout` of a room created with `POST /v1/rtc/rooms` that names none. */
 export const DEFAULT_EMPTY_TIMEOUT_SECONDS = 300;
+/**
+ * Rooms a project may hold created ahead with `POST /v1/rtc/rooms` that nobody joined yet and whose
+ * `empty_timeout` has not run out (docs/reference/room-api.md, "Limits"): one more is 409 `conflict`.
+ */
+export const MAX_ROOMS_CREATED_AHEAD = 1_000;
+/** `POST /v1/rtc/rooms` calls a project may make a minute; one more is 429 `rate_limited`. */
+export const ROOM_CREATIONS_PER_MINUTE = 600;
 /** Body limit of the room service operations that carry metadata or data. */
 export const ROOM_DATA_BODY_LIMIT_BYTES = 65_536;

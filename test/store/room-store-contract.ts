@@ -184,6 +184,101 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
     });
   });
 
+  describe('rooms created ahead and room pages', () => {
+    const room = (projectId: string, roomId: string, fields: Partial<RoomRecord> = {}): RoomRecord => ({
+      projectId, roomId, metadata: '', maxParticipants: 0, emptyTimeout: 600, createdAt: 1_000, emptiedAt: 1_000, ...fields,
+    });
+
+    it('caps a project\'s rooms created ahead that have not started nor expired, and purges those that expired', async () => {
+      const { store, other } = stores();
+      const projectId = uid('prj');
+      const a = room(projectId, 'a', { emptyTimeout: 10 });
+      assert.deepEqual(await store.createRoom(a, 1_000, 2), { room: a, created: true });
+      assert.deepEqual(await other.createRoom(room(projectId, 'b'), 1_000, 2), { room: room(projectId, 'b'), created: true });
+      assert.equal(await store.createRoom(room(projectId, 'c'), 1_000, 2), undefined, 'at the cap');
+      // a room already stored is answered, the cap notwithstanding; another project has its own cap; an occupied room is not ahead
+      assert.deepEqual(await other.createRoom(room(projectId, 'b', { metadata: 'x' }), 1_001, 2), { room: room(projectId, 'b'), created: false });
+      assert.equal((await store.createRoom(room(uid('prj'), 'c'), 1_000, 2))?.created, true);
+      assert.equal((await store.createRoom(room(projectId, 'live', { emptiedAt: null }), 1_000, 2))?.created, true);
+      // a room somebody joined has started: it no longer counts, even once empty again
+      await other.setRoomEmptiedAt(projectId, 'b', null, 1_002);
+      await other.setRoomEmptiedAt(projectId, 'b', 1_003, 1_003);
+      assert.equal((await store.createRoom(room(projectId, 'c'), 1_004, 2))?.created, true);
+      assert.equal(await store.createRoom(room(projectId, 'd'), 1_004, 2), undefined);
+      // one that expired no longer counts, and is purged
+      assert.equal((await other.createRoom(room(projectId, 'd', { createdAt: 1_010, emptiedAt: 1_010 }), 1_010, 2))?.created, true);
+      assert.equal(await store.purgeRoomRecords(1_010) >= 1, true);
+      assert.equal(await other.getRoomRecord(projectId, 'a', 0), undefined);
+      assert.deepEqual((await store.listRoomRecords(projectId, undefined, 1_010)).map((r) => r.roomId), ['b', 'c', 'd', 'live']);
+    });
+
+    it('reads one page of room ids (participants on nodes seen, and rooms kept empty), by room id, never more than asked', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const projectId = uid('prj');
+      const [node, gone] = [`${uid('n')}:443`, `${uid('g')}:443`];
+      await store.heartbeatMediaNode(node, now);
+      await store.heartbeatMediaNode(gone, now - 100);
+      const enter = (roomId: string, mediaNode = node) => other.upsertLiveParticipant({
+        participantId: uid('pa'), projectId, roomId, userId: uid('u'), role: 'speaker', publishStreams: [], subscribeStreams: [],
+        subscribeRoom: true, joinedAt: now, roomStartedAt: now, mediaNode, grants: [], metadata: '', attributes: {}, streams: [],
+      });
+      // even rooms have a participant (r00 two), rooms 3 to 8 are stored empty too
+      const expected = ['r00', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r10'];
+      for (let i = 0; i < 12; i++) {
+        const roomId = `r${String(i).padStart(2, '0')}`;
+        if (i % 2 === 0) await enter(roomId);
+        if (i >= 3 && i <= 8) await store.createRoom(room(projectId, roomId, { createdAt: now, emptiedAt: now }), now);
+      }
+      await enter('r00');
+      // not listed: a participant on a node not seen, a room marked occupied without a participant, an expired room, another project's
+      await enter('a-stale', gone);
+      await store.createRoom(room(projectId, 'a-between', { emptiedAt: null }), now);
+      await store.createRoom(room(projectId, 'a-expired', { createdAt: now - 700, emptiedAt: now - 700 }), now - 700);
+      await store.createRoom(room(uid('prj'), 'a-other', { createdAt: now, emptiedAt: now }), now);
+      const seenSince = now - 30;
+      const walk: string[] = [];
+      for (let afterId: string | undefined; ;) {
+        const page = await other.listRoomIds(projectId, { afterId, limit: 4, seenSince }, now);
+        assert.ok(page.length <= 4);
+        walk.push(...page);
+        if (page.length < 4) break;
+        afterId = page[page.length - 1];
+      }
+      assert.deepEqual(walk, expected);
+      assert.deepEqual(await store.listRoomIds(projectId, { limit: 3, seenSince }, now), expected.slice(0, 3));
+      assert.deepEqual(await store.listRoomIds(projectId, { afterId: 'r05', roomIds: ['r01', 'r06', 'r07', 'a-stale', 'nope'], limit: 10, seenSince }, now),
+        ['r06', 'r07']);
+      // the participants of the rooms of a page, and of those only
+      const participants = await store.listLiveParticipants(projectId, ['r00', 'r02', 'r03'], seenSince);
+      assert.deepEqual(participants.map((p) => p.roomId).sort(), ['r00', 'r00', 'r02']);
+    });
+  });
+
+  describe('permissions set on grants', () => {
+    it('keeps each grant\'s permissions until it expires, for its own project only, the latest set winning', async () => {
+      const { store, other } = stores();
+      const projectId = uid('prj');
+      const [g1, g2] = [uid('g'), uid('g')];
+      const none = { publishStreams: [], subscribeStreams: [3], subscribeRoom: false };
+      await store.putGrantPermissions([
+        { grantId: g1, projectId, expiresAt: 1_100, ...none },
+        { grantId: g2, projectId, expiresAt: 1_200, publishStreams: [1], subscribeStreams: [], subscribeRoom: true },
+      ]);
+      await store.putGrantPermissions([]);
+      assert.deepEqual(await other.grantPermissions(projectId, g1, 1_099), none);
+      assert.equal(await other.grantPermissions(projectId, g1, 1_100), undefined, 'expired with its grant');
+      assert.equal(await other.grantPermissions(uid('prj'), g2, 1_000), undefined, 'another project\'s');
+      const again = { publishStreams: [], subscribeStreams: [], subscribeRoom: true };
+      await other.putGrantPermissions([{ grantId: g2, projectId, expiresAt: 1_200, ...again }]);
+      // another project cannot overwrite them
+      await other.putGrantPermissions([{ grantId: g2, projectId: uid('prj'), expiresAt: 9_999, publishStreams: [9], subscribeStreams: [], subscribeRoom: true }]);
+      assert.deepEqual(await store.grantPermissions(projectId, g2, 1_000), again);
+      assert.ok(await store.purgeGrantPermissions(1_100) >= 1);
+      assert.deepEqual(await store.grantPermissions(projectId, g2, 1_000), again);
+    });
+  });
+
   describe('room cut-offs (removals and ended rooms)', () => {
     it('keeps the later cut-off per user and per room, answers the latest covering a user, lists and purges by expiry', async () => {
       const { store, other } = stores();

@@ -106,6 +106,9 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     store.purgeProjectCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'cut-off purge failed'));
     store.purgeRoomCutoffs(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room cut-off purge failed'));
     store.purgeRedeemedInvitations(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'redeemed invitation purge failed'));
+    // rooms whose empty_timeout ran out, those created ahead that nobody joined included, also where no media role runs
+    store.purgeRoomRecords(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'room settings purge failed'));
+    store.purgeGrantPermissions(nowSec(systemClock)).catch((err: unknown) => logger.warn({ err }, 'grant permissions purge failed'));
     store.purgeDeliveries(systemClock.nowMs() - DELIVERY_LOG_RETENTION_MS)
       .catch((err: unknown) => logger.warn({ err }, 'webhook delivery log purge failed'));
     store.purgeMediaSessions(nowSec(systemClock) - SESSION_RETENTION_DAYS * 86_400)

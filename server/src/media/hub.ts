@@ -6,12 +6,13 @@ import { GrantGuard, type GuardStore } from '../grant-guard/guard.ts';
 import { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { Clock, EventBus, ProjectEvents } from '../core/ports.ts';
 import type { ProjectCutoffRecord } from '../customers/store.ts';
-import type { RoomCutoffRecord, RoomSettingsStore } from '../rooms/store.ts';
+import type { GrantPermissionStore, RoomCutoffRecord, RoomSettingsStore } from '../rooms/store.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
 import { Room, roomKey, type PublicationListener, type RoomSettings, type Stream } from './room.ts';
 import { Session, type SessionHost } from './session.ts';
+import type { Permissions } from './session-grants.ts';
 import { Recorder, type RecorderStore } from './recorder.ts';
 import { applyRoomCommand } from './room-commands.ts';
 import { MediaStats } from '../metrics/media-stats.ts';
@@ -20,7 +21,7 @@ import type { RtcOptions } from './webrtc/options.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'>;
+  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'> & Pick<GrantPermissionStore, 'grantPermissions'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -167,6 +168,12 @@ export class MediaHub implements SessionHost {
 
   isRefusedInMemory(grant: MediaGrant): boolean {
     return this.guard.isRefusedInMemory(grant);
+  }
+
+  /** Permissions the customer's server set on a grant, read from the store: set on any node, they hold on this one. */
+  async grantPermissions(grant: MediaGrant): Promise<Permissions | undefined> {
+    const stored = await this.store.grantPermissions(grant.projectId, grant.grantId, this.nowSec());
+    return stored && { pub: new Set(stored.publishStreams), subs: new Set(stored.subscribeStreams), subRoom: stored.subscribeRoom };
   }
 
   roomFor(projectId: string, roomId: string, settings?: RoomSettings): Room {

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
 import type { Clock, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
-import type { LiveParticipantRecord, LiveParticipantStore, LiveStream, MediaNodeStore, RoomSettingsStore } from '../rooms/store.ts';
+import type {
+  GrantPermissionStore, LiveParticipantRecord, LiveParticipantStore, LiveStream, MediaNodeStore, RoomSettingsStore,
+} from '../rooms/store.ts';
 import type { MediaSessionStore } from '../sessions/store.ts';
 import { usageKindOf } from '../sessions/usage-kind.ts';
 import { PRICE_LIST } from '../billing/catalog/price-list.ts';
@@ -13,6 +15,7 @@ import type { Session } from './session.ts';
 export type RecorderStore = Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams' | 'setLiveQuality'>
   & MediaNodeStore
   & Pick<RoomSettingsStore, 'setRoomEmptiedAt' | 'purgeRoomRecords'>
+  & Pick<GrantPermissionStore, 'putGrantPermissions' | 'purgeGrantPermissions'>
   & Pick<MediaSessionStore, 'openMediaSession' | 'closeMediaSession'>;
 
 export interface RecorderOptions {
@@ -80,6 +83,7 @@ export class Recorder {
       this.store.heartbeatMediaNode(nodeId, now)
         .then(() => this.store.purgeMediaNodes(now - MEDIA_NODE_STALE_SECONDS))
         .then(() => this.store.purgeRoomRecords(now))
+        .then(() => this.store.purgeGrantPermissions(now))
         .catch((err: unknown) => this.logger.warn({ err }, 'media: recording this node as alive failed'));
     }, MEDIA_NODE_HEARTBEAT_MS);
     heartbeat.unref();
@@ -120,10 +124,24 @@ export class Recorder {
     });
   }
 
-  /** A session's grants changed: its presence row follows. */
+  /**
+   * A session's grants changed: its presence row follows, after the permissions set on the session,
+   * stored for the renewal's grant too (a reconnection with it gets them; docs/reference/room-api.md).
+   */
   renewed(session: Session, room: Room): void {
     const record = this.presenceOf(session, room);
-    if (record) this.writePresence(session, (store) => store.upsertLiveParticipant(record));
+    const set = session.grants.permissionsSet;
+    const grant = session.currentGrant;
+    if (!record || !grant) return;
+    this.writePresence(session, async (store) => {
+      if (set) {
+        await store.putGrantPermissions([{
+          grantId: grant.grantId, projectId: grant.projectId, expiresAt: grant.expiresAt,
+          publishStreams: [...set.pub], subscribeStreams: [...set.subs], subscribeRoom: set.subRoom,
+        }]);
+      }
+      await store.upsertLiveParticipant(record);
+    });
   }
 
   /** The last member left `room` at `emptiedAt` (seconds). */

@@ -6,7 +6,7 @@ import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import { errorReply } from './control.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { checkRenewal } from './handshake.ts';
-import { grantFields, type SessionGrants } from './session-grants.ts';
+import { grantFields, type Permissions, type SessionGrants } from './session-grants.ts';
 
 type RenewControl = ClientControl & { readonly type: 'renew' };
 
@@ -17,6 +17,8 @@ export interface RenewalChecks {
   nowMs(): number;
   isRefused(grant: MediaGrant): Promise<boolean>;
   isRefusedInMemory(grant: MediaGrant): boolean;
+  /** The permissions set on the grant through the room service API, from the store; undefined when none. */
+  grantPermissions(grant: MediaGrant): Promise<Permissions | undefined>;
 }
 
 /** The session a renewal belongs to. */
@@ -81,11 +83,11 @@ export class Renewal {
 
   private admit(control: RenewControl, next: MediaGrant, refuse: (reason: RenewRefusal) => void): void {
     if (!this.session.grants.makeRoomFor(next)) return refuse('too_many_grants');
-    this.checks.isRefused(next).then(
-      (refused) => {
+    Promise.all([this.checks.isRefused(next), this.checks.grantPermissions(next)]).then(
+      ([refused, stored]) => {
         if (!this.session.isJoined) return;
         if (refused || this.checks.isRefusedInMemory(next)) return refuse('revoked');
-        const applied = this.session.grants.renew(next);
+        const applied = this.session.grants.renew(next, stored);
         this.session.reconcile(applied);
         this.session.sendControl({ type: 'renewed', id: control.id, ...grantFields(applied), renew_nonce: this.nextChallenge() });
         this.session.renewed();

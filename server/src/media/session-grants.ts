@@ -55,10 +55,17 @@ export class SessionGrants<S> {
     return this.published;
   }
 
-  /** The first grant, at join. */
-  admit(grant: MediaGrant): void {
-    this.grant = grant;
-    this.track(grant);
+  /** Permissions set through the room service API on this session or on a grant it used; undefined: the grants' own. */
+  get permissionsSet(): Permissions | undefined {
+    return this.override;
+  }
+
+  /** The first grant, at join, under the permissions set on it (`stored`, read from the store); returns it as applied. */
+  admit(grant: MediaGrant, stored?: Permissions): MediaGrant {
+    this.override = stored;
+    this.grant = stored ? withPermissions(grant, stored) : grant;
+    this.track(this.grant);
+    return this.grant;
   }
 
   /** Applies permissions set by the customer's server; returns the grant as it applies now. */
@@ -82,8 +89,12 @@ export class SessionGrants<S> {
     return this.live.has(next.grantId) || this.live.size < MAX_LIVE_GRANTS_PER_SESSION;
   }
 
-  /** A renewal's grant takes over, under the permissions set through the room service API; returns it as applied. */
-  renew(next: MediaGrant): MediaGrant {
+  /**
+   * A renewal's grant takes over, under the permissions set through the room service API (those
+   * stored on `next` itself, else those of the session); returns it as applied.
+   */
+  renew(next: MediaGrant, stored?: Permissions): MediaGrant {
+    if (stored) this.override = stored;
     const applied = this.override ? withPermissions(next, this.override) : next;
     this.grant = applied;
     this.track(applied);

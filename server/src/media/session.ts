@@ -20,7 +20,7 @@ import {
 import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
 import type { RoomCutoffRecord } from '../rooms/store.ts';
-import { Renewal, type RenewingSession } from './renewal.ts';
+import { Renewal, type RenewalChecks, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { RtcOptions } from './webrtc/options.ts';
 import type { VideoBounds } from './webrtc/downlink.ts';
@@ -39,7 +39,7 @@ import type { MediaStats } from '../metrics/media-stats.ts';
  * What a session needs of the server that holds it: grant keys, the clock, revocations, rooms and
  * the bookkeeping of open sessions. `MediaHub` implements it.
  */
-export interface SessionHost {
+export interface SessionHost extends Pick<RenewalChecks, 'grantPermissions'> {
   readonly keys: GrantKeys;
   readonly logger: Logger;
   readonly limits: MediaLimits;
@@ -395,12 +395,12 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
-    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId)]).then(
-      ([refused, settings]) => {
+    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId), this.host.grantPermissions(grant)]).then(
+      ([refused, settings, permissions]) => {
         if (this.state !== 'joining') return;
         // a revocation or archive event may have arrived while the store answered
         if (refused || this.host.isRefusedInMemory(grant)) return this.close('revoked');
-        this.admit(grant, keys, settings);
+        this.admit(grant, keys, settings, permissions);
       },
       (err: unknown) => {
         this.host.logger.error({ err }, 'media: revocation look-up failed');
@@ -409,7 +409,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     );
   }
 
-  private admit(grant: MediaGrant, keys: SessionKeys, settings: RoomSettings | undefined): void {
+  private admit(grant: MediaGrant, keys: SessionKeys, settings: RoomSettings | undefined, permissions: Permissions | undefined): void {
     const earlier = this.host.roomFor(grant.projectId, grant.roomId, settings).members.get(grant.userId);
     if (earlier instanceof Session) earlier.close('replaced');
     // looked up again: the replaced session may have been the last member of the room
@@ -423,14 +423,14 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.participantId = `pa_${randomBytes(12).toString('base64url')}`;
     this.joinedAtSec = Math.floor(this.host.nowMs() / 1000);
     this.state = 'joined';
-    this.grants.admit(grant);
+    const applied = this.grants.admit(grant, permissions);
     this.room = room;
     room.add(this);
     const renewNonce = this.renewal.nextChallenge();
     this.sendControl({
       type: 'joined',
       participant_id: this.participantId,
-      ...grantFields(grant),
+      ...grantFields(applied),
       room_id: grant.roomId,
       project_id: grant.projectId,
       user_id: grant.userId,
@@ -441,7 +441,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       room_metadata: room.settings.metadata,
     });
     for (const notice of room.mutedNotices()) this.sendControl(notice);
-    this.host.joined(this, grant);
+    this.host.joined(this, applied);
   }
 
   private onBinary(message: Buffer): void {

@@ -9,7 +9,7 @@ import { TOKEN_CONSOLE_API } from '../tokens/operations.ts';
 import type { RedeemedInvitationStore, RevocationStore } from '../tokens/store.ts';
 import { ROOM_CONSOLE_API } from './operations.ts';
 import { endRoom, getRoom, listRooms, muteStream, publishableStreams, removeParticipant, updateParticipant } from './service.ts';
-import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
+import type { GrantPermissionStore, LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 
 /**
  * The room service API for the console (docs/console.md): the same use cases, the project checked
@@ -18,7 +18,7 @@ import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from '.
  */
 export function registerRoomConsoleRoutes(
   app: FastifyInstance,
-  ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore & RedeemedInvitationStore>,
+  ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & AccountStore & RoomCutoffStore & RoomSettingsStore & RedeemedInvitationStore & GrantPermissionStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
   /** The session's own project, within the account's console read limit. */

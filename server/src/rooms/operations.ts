@@ -1,4 +1,6 @@
-import { MAX_SERVER_DATA_BYTES, ROOM_DATA_BODY_LIMIT_BYTES, TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
+import {
+  MAX_ROOMS_CREATED_AHEAD, MAX_SERVER_DATA_BYTES, ROOM_CREATIONS_PER_MINUTE, ROOM_DATA_BODY_LIMIT_BYTES, TOKEN_API_BODY_LIMIT_BYTES,
+} from '@rtc/protocol';
 import {
   dataMessageSchema, participantPatchSchema, removalRequestSchema, roomCreateSchema, roomListQuerySchema, roomUpdateSchema,
   streamMuteRequestSchema,
@@ -83,7 +85,8 @@ export const ROOM_API = {
     hosts: ['api', 'token'], tag: 'Room service',
     summary: 'Change what a live participant may publish and receive, its metadata and attributes',
     description: 'Applies at once, without a reconnection: streams no longer allowed stop flowing both ways and the '
-      + 'client receives a permissions control message. Fields left out keep their value; subscribe_streams replaces '
+      + 'client receives a permissions control message. The permissions hold for the rest of the life of every grant the '
+      + 'participant used (a reconnection or renewal with one of them gets them, on any media node). Fields left out keep their value; subscribe_streams replaces '
       + 'subscribe_room. The audience role cannot publish (400); granting publish_streams needs the publisher scope and '
       + 'subscribe_streams or subscribe_room the subscriber scope (403 scope_denied). metadata replaces the participant\'s; '
       + 'attributes merge into its attributes, a key whose value is \'\' or null being deleted; every participant of the '
@@ -103,14 +106,16 @@ export const ROOM_API = {
       + 'kept empty_timeout seconds (default 300) until somebody joins, then as long as somebody is joined and '
       + 'empty_timeout seconds after the last one leaves. Idempotent on room_id: when the room already has stored '
       + 'settings, they are answered unchanged with 200 (PATCH changes them); 201 when they were stored now. '
-      + ORDER_OF_CHECKS,
+      + `A project holds at most ${MAX_ROOMS_CREATED_AHEAD} rooms created ahead that nobody joined yet and whose empty_timeout `
+      + 'has not run out: beyond, 409 conflict (the room is not stored). A project makes at most '
+      + `${ROOM_CREATIONS_PER_MINUTE} calls a minute: beyond, 429 rate_limited with Retry-After. ${ORDER_OF_CHECKS}`,
     auth: 'basic', body: requestComponent(roomCreateSchema, 'RoomCreateRequest'), bodyLimitBytes: ROOM_DATA_BODY_LIMIT_BYTES,
     example: { room_id: 'standup', metadata: '{"title":"Daily standup"}', max_participants: 10, empty_timeout: 600 },
     responses: {
       201: { description: 'the room, created now', schema: roomSchema },
       200: { description: 'the room, which already had stored settings (unchanged)', schema: roomSchema },
     },
-    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], [503, 'unavailable']],
+    errors: [...CALLER_ERRORS, 'invalid_request', [413, 'invalid_request'], [415, 'invalid_request'], 'conflict', [503, 'unavailable']],
   },
   updateRtcRoom: {
     id: 'updateRtcRoom', method: 'PATCH', path: '/v1/rtc/rooms/{room_id}', hosts: ['api', 'token'], tag: 'Room service',

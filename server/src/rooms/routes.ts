@@ -6,14 +6,14 @@ import { ROOM_API } from './operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { authenticateTokenCaller, tokenApiGate } from '../tokens/routes.ts';
 import type { CredentialStore, ProjectStore } from '../customers/store.ts';
-import type { LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
+import type { GrantPermissionStore, LiveParticipantStore, RoomCutoffStore, RoomSettingsStore } from './store.ts';
 import type { RevocationStore } from '../tokens/store.ts';
 
 /**
  * The room service API (docs/reference/room-api.md): identical on the api and token hosts, with
  * the token API's order of checks, scoped to the credential's project.
  */
-export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & CredentialStore & RoomCutoffStore & RoomSettingsStore>): void {
+export function registerRtcRoomRoutes(app: FastifyInstance, ctx: HttpContext<LiveParticipantStore & RevocationStore & ProjectStore & CredentialStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore>): void {
   const gate = { onRequest: tokenApiGate(ctx) };
   // metadata and data messages are larger than the token API's bodies (docs/reference/room-api.md, "Limits")
   const dataGate = { onRequest: tokenApiGate(ctx, ROOM_DATA_BODY_LIMIT_BYTES) };

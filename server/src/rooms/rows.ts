@@ -1,5 +1,7 @@
 import { EVERY_USER } from './cutoff.ts';
-import type { LiveGrant, LiveParticipantRecord, LiveQuality, LiveStream, RoomCutoffRecord, RoomRecord } from './store.ts';
+import type {
+  LiveGrant, LiveParticipantPermissions, LiveParticipantRecord, LiveQuality, LiveStream, RoomCutoffRecord, RoomRecord,
+} from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
 export interface LiveParticipantRow {
@@ -23,6 +25,14 @@ export function withMuted(streams: readonly LiveStream[], streamId: number, mute
   return streams.map((s) => (s.streamId === streamId ? { ...s, muted } : s));
 }
 
+/** The permissions of a `grant_permissions` row; the lists are JSON text in both stores. */
+export interface GrantPermissionsRow { publish_streams: string; subscribe_streams: string; subscribe_room: number | boolean }
+
+export const toPermissions = (r: GrantPermissionsRow): LiveParticipantPermissions => ({
+  publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
+  subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1,
+});
+
 /** A `room_cutoffs` row: `user_id` '' stands for every user of the room. */
 export interface RoomCutoffRow { project_id: string; room_id: string; user_id: string; cut_at: number; expires_at: number }
 
@@ -34,6 +44,8 @@ export const toRoomCutoff = (r: RoomCutoffRow): RoomCutoffRecord => ({
 export interface RoomSettingsRow {
   project_id: string; room_id: string; metadata: string; max_participants: number; empty_timeout: number; created_at: number;
   emptied_at: number | null;
+  /** When somebody first joined; null for a room created ahead that nobody joined yet. */
+  started_at: number | null;
 }
 
 export const toRoomRecord = (r: RoomSettingsRow): RoomRecord => ({

@@ -1,14 +1,15 @@
 import {
-  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_SERVER_DATA_BYTES, MAX_STREAM_ID,
+  DEFAULT_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES, MAX_ROOMS_CREATED_AHEAD, MAX_SERVER_DATA_BYTES,
+  MAX_STREAM_ID, ROOM_CREATIONS_PER_MINUTE,
   type DataMessageRequest, type DataMessageSent, type ParticipantRemoved, type ParticipantUpdate, type RemovalRequest, type Role,
   type RoomCreateRequest, type RoomEnded, type RoomList, type RoomUpdate, type RtcParticipant, type RtcRoom, type StreamMuteRequest,
 } from '@rtc/protocol';
-import { ApiError } from '../core/errors.ts';
+import { ApiError, rateLimited } from '../core/errors.ts';
 import { decodeCursor, DEFAULT_PAGE_LIMIT, encodeCursor, type CursorScope } from '../core/cursor.ts';
 import { MEDIA_NODE_STALE_SECONDS } from './presence.ts';
 import type { Scopes } from '../customers/store.ts';
 import { mergeAttributes } from './rows.ts';
-import type { LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
+import type { GrantPermissionStore, LiveParticipantRecord, RoomCutoffRecord, RoomCutoffStore, RoomRecord, RoomSettingsStore } from './store.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
 import type { ProjectStore } from '../customers/store.ts';
 import type { LiveParticipantStore } from './store.ts';
@@ -24,7 +25,7 @@ export type ParticipantPatch = ParticipantUpdate;
 export type { ParticipantRemoved, RemovalRequest, RoomEnded, StreamMuteRequest };
 
 /** The stores the room service use cases read and write. */
-export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore;
+export type RoomServiceStore = LiveParticipantStore & RevocationStore & ProjectStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore;
 
 const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   participant_id: p.participantId,
@@ -46,9 +47,9 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
   } : null,
 });
 
-/** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored). */
-function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId?: string): Promise<LiveParticipantRecord[]> {
-  return deps.store.listLiveParticipants(projectId, roomId, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
+/** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored), of one room or a page's. */
+function live(deps: ServiceDeps<RoomServiceStore>, projectId: string, rooms: string | readonly string[]): Promise<LiveParticipantRecord[]> {
+  return deps.store.listLiveParticipants(projectId, rooms, nowSec(deps.clock) - MEDIA_NODE_STALE_SECONDS);
 }
 
 /** The stream ids the room's live participants may publish (docs/console.md, "Share links": a guest's are chosen apart from them). */
@@ -93,6 +94,9 @@ const recordView = (r: RoomRecord): RoomView => ({
   empty_timeout: r.emptyTimeout, participants: [],
 });
 
+const roomsAheadFull = (): ApiError => new ApiError('conflict',
+  `the project holds ${MAX_ROOMS_CREATED_AHEAD} rooms created ahead that nobody joined yet; `
+  + 'rooms count again once they start or their empty_timeout runs out');
 const roomNotFound = (): ApiError => new ApiError('not_found', 'the room has no participant and no stored settings');
 const participantNotFound = (): ApiError => new ApiError('not_found', 'no such participant in this room');
 
@@ -112,17 +116,16 @@ export async function listRooms(deps: ServiceDeps<RoomServiceStore>, projectId: 
   const scope: CursorScope = { listing: 'rtc_rooms', filters: { room_ids: query.room_ids } };
   const afterId = query.cursor === undefined ? undefined : decodeCursor(scope, query.cursor);
   const roomIds = query.room_ids === undefined ? undefined : [...new Set(query.room_ids.split(','))];
-  const [participants, records] = await Promise.all([
-    live(deps, projectId, roomIds?.length === 1 ? roomIds[0] : undefined),
-    deps.store.listRoomRecords(projectId, roomIds, nowSec(deps.clock)),
-  ]);
-  const wanted = roomIds && new Set(roomIds);
-  const rooms = toRooms(wanted ? participants.filter((p) => wanted.has(p.roomId)) : participants, records)
-    .filter((r) => afterId === undefined || r.room_id > afterId);
   const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-  const page = rooms.slice(0, limit);
-  const last = page[page.length - 1];
-  return { rooms: page, next_cursor: rooms.length > limit && last ? encodeCursor(scope, last.room_id) : null };
+  const now = nowSec(deps.clock);
+  // the page's room ids first, one more than the page to know whether another follows; then only those rooms are read
+  const ids = await deps.store.listRoomIds(projectId, { afterId, roomIds, limit: limit + 1, seenSince: now - MEDIA_NODE_STALE_SECONDS }, now);
+  const pageIds = ids.slice(0, limit);
+  const [participants, records] = pageIds.length === 0 ? [[], []] : await Promise.all([
+    live(deps, projectId, pageIds), deps.store.listRoomRecords(projectId, pageIds, now),
+  ]);
+  const last = pageIds[pageIds.length - 1];
+  return { rooms: toRooms(participants, records), next_cursor: ids.length > limit && last ? encodeCursor(scope, last) : null };
 }
 
 async function findRoom(deps: ServiceDeps<RoomServiceStore>, projectId: string, roomId: string): Promise<{
@@ -232,6 +235,7 @@ export async function updateParticipant(
   }
   const changesPermissions = patch.publish_streams !== undefined || patch.subscribe_streams !== undefined || patch.subscribe_room !== undefined;
   const changesMetadata = patch.metadata !== undefined || patch.attributes !== undefined;
+  // checked again by the store on the attributes it merges into: a concurrent change may have added to them meanwhile
   if (patch.attributes !== undefined) checkAttributes(mergeAttributes(current.attributes, patch.attributes));
   // a change the media node might only hear of much later would be answered as done while not
   // enforced (docs/reference/room-api.md): refused until the bus reaches the nodes again
@@ -240,13 +244,18 @@ export async function updateParticipant(
   if (changesPermissions) {
     updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
     if (!updated) throw participantNotFound();
+    // kept on every grant the participant used, until each expires: a reconnection with one of them gets them again
+    const now = nowSec(deps.clock);
+    await deps.store.putGrantPermissions(updated.grants.filter((g) => g.expiresAt > now).map((g) => ({
+      grantId: g.grantId, projectId: cred.projectId, expiresAt: g.expiresAt, publishStreams, subscribeStreams, subscribeRoom,
+    })));
     await deps.bus.publish({
       type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
       publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,
     });
   }
   if (changesMetadata) {
-    updated = await deps.store.updateLiveParticipantMetadata(participantId, { metadata: patch.metadata, attributes: patch.attributes });
+    updated = await deps.store.updateLiveParticipantMetadata(participantId, { metadata: patch.metadata, attributes: patch.attributes }, checkAttributes);
     if (!updated) throw participantNotFound();
     await deps.bus.publish({
       type: 'participant.metadata', projectId: cred.projectId, roomId, participantId,
@@ -287,15 +296,19 @@ const settingsEvent = (r: RoomRecord) => ({
 export async function createRoom(
   deps: ServiceDeps<RoomServiceStore>, projectId: string, request: RoomCreateRequest,
 ): Promise<{ readonly created: boolean; readonly room: RoomView }> {
+  const rate = await deps.limiter.hit(`rooms:${projectId}`, ROOM_CREATIONS_PER_MINUTE, 60);
+  if (!rate.ok) throw rateLimited(rate.retryAfterSec);
   const now = nowSec(deps.clock);
   const participants = await live(deps, projectId, request.room_id);
   if (participants.length > 0) refuseWhileBusDown(deps, 'room settings');
-  const { room, created } = await deps.store.createRoom({
+  const stored = await deps.store.createRoom({
     projectId, roomId: request.room_id, metadata: request.metadata ?? '', maxParticipants: request.max_participants ?? 0,
     emptyTimeout: request.empty_timeout ?? DEFAULT_EMPTY_TIMEOUT_SECONDS, createdAt: now,
     // a room somebody is in already is occupied; otherwise it is kept empty_timeout seconds from now
     emptiedAt: participants.length > 0 ? null : now,
-  }, now);
+  }, now, MAX_ROOMS_CREATED_AHEAD);
+  if (!stored) throw roomsAheadFull();
+  const { room, created } = stored;
   if (created && participants.length > 0) await deps.bus.publish(settingsEvent(room));
   return { created, room: toRooms(participants, [room])[0]! };
 }
@@ -319,7 +332,7 @@ export async function updateRoom(
       projectId, roomId, metadata: update.metadata ?? '', maxParticipants: update.max_participants ?? 0,
       emptyTimeout: update.empty_timeout ?? 0, createdAt: now, emptiedAt: found.participants.length > 0 ? null : now,
     }, now);
-    record = stored.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
+    record = stored?.created ? stored.room : await deps.store.updateRoom(projectId, roomId, patch, now);
     if (!record) throw roomNotFound();
   }
   await deps.bus.publish(settingsEvent(record));

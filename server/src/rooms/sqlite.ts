@@ -2,20 +2,26 @@ import type Database from 'better-sqlite3';
 import { SQLITE_CLOSE_NODE_SESSIONS } from '../sessions/sqlite.ts';
 import { EVERY_USER } from './cutoff.ts';
 import {
-  mergeAttributes, toLiveParticipant, toRoomCutoff, toRoomRecord, withMuted, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
+  mergeAttributes, toLiveParticipant, toPermissions, toRoomCutoff, toRoomRecord, withMuted,
+  type GrantPermissionsRow, type LiveParticipantRow, type RoomCutoffRow, type RoomSettingsRow,
 } from './rows.ts';
 import type {
-  LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord, RoomSettingsStore,
+  GrantPermissionStore, LiveParticipantRecord, LiveParticipantStore, MediaNodeStore, ParticipantMetadataPatch, RoomCutoffStore, RoomRecord,
+  RoomSettingsStore,
 } from './store.ts';
 
 /** A `room_settings` row is live while somebody is joined, and for `empty_timeout` seconds after the room emptied. */
 const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > @now)';
+/** The room ids a page names (`@roomIds`: a JSON array, or null for every room). */
+const IN_PAGE = (column: string): string => `(@roomIds IS NULL OR ${column} IN (SELECT value FROM json_each(@roomIds)))`;
 
 /**
  * The room module's part of the SQLite store (participants live on the media nodes, the nodes'
  * heartbeats, and the cut-offs of removals and ended rooms), on its connection.
  */
-export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore {
+export function sqliteRoomStore(
+  db: Database.Database,
+): LiveParticipantStore & MediaNodeStore & RoomCutoffStore & RoomSettingsStore & GrantPermissionStore {
   const q = {
     upsertLiveParticipant: db.prepare(`INSERT INTO live_participants (participant_id, project_id, room_id, user_id, role,
       publish_streams, subscribe_streams, subscribe_room, joined_at, room_started_at, media_node, grants, metadata, attributes, streams)
@@ -32,21 +38,32 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       SET metadata = @metadata, attributes = @attributes WHERE participant_id = @id`),
     roomRecord: db.prepare<{ projectId: string; roomId: string; now: number }, RoomSettingsRow>(`SELECT * FROM room_settings
       WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
-    listRoomRecords: db.prepare<{ projectId: string; now: number }, RoomSettingsRow>(`SELECT * FROM room_settings
-      WHERE project_id = @projectId AND ${LIVE_ROOM} ORDER BY room_id`),
+    listRoomRecords: db.prepare<{ projectId: string; roomIds: string | null; now: number }, RoomSettingsRow>(`SELECT * FROM room_settings
+      WHERE project_id = @projectId AND ${IN_PAGE('room_id')} AND ${LIVE_ROOM} ORDER BY room_id`),
+    // each side read up to the page's size in room id order, then merged: never more than a page leaves the database
+    listRoomIds: db.prepare<{ projectId: string; roomIds: string | null; afterId: string; limit: number; seenSince: number; now: number }, string>(
+      `SELECT room_id FROM (SELECT DISTINCT p.room_id FROM live_participants p JOIN media_node_heartbeats h ON h.node_id = p.media_node
+         WHERE p.project_id = @projectId AND p.room_id > @afterId AND ${IN_PAGE('p.room_id')} AND h.seen_at >= @seenSince
+         ORDER BY p.room_id LIMIT @limit)
+       UNION SELECT room_id FROM (SELECT room_id FROM room_settings
+         WHERE project_id = @projectId AND room_id > @afterId AND ${IN_PAGE('room_id')} AND emptied_at IS NOT NULL AND ${LIVE_ROOM}
+         ORDER BY room_id LIMIT @limit)
+       ORDER BY room_id LIMIT @limit`).pluck(),
+    roomsAhead: db.prepare<{ projectId: string; now: number }, number>(`SELECT count(*) FROM room_settings
+      WHERE project_id = @projectId AND started_at IS NULL AND ${LIVE_ROOM}`).pluck(),
     putRoom: db.prepare<RoomSettingsRow>(`INSERT OR REPLACE INTO room_settings (project_id, room_id, metadata, max_participants,
-      empty_timeout, created_at, emptied_at) VALUES (@project_id, @room_id, @metadata, @max_participants, @empty_timeout,
-      @created_at, @emptied_at)`),
+      empty_timeout, created_at, emptied_at, started_at) VALUES (@project_id, @room_id, @metadata, @max_participants, @empty_timeout,
+      @created_at, @emptied_at, @started_at)`),
     updateRoom: db.prepare<{ projectId: string; roomId: string; now: number; metadata: string | null; max: number | null; timeout: number | null }>(
       `UPDATE room_settings SET metadata = coalesce(@metadata, metadata), max_participants = coalesce(@max, max_participants),
        empty_timeout = coalesce(@timeout, empty_timeout) WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
     setRoomEmptiedAt: db.prepare<{ projectId: string; roomId: string; now: number; emptiedAt: number | null }>(`UPDATE room_settings
-      SET emptied_at = @emptiedAt WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
+      SET emptied_at = @emptiedAt, started_at = coalesce(started_at, CASE WHEN @emptiedAt IS NULL THEN @now END) WHERE project_id = @projectId AND room_id = @roomId AND ${LIVE_ROOM}`),
     purgeRoomRecords: db.prepare<{ now: number }>(`DELETE FROM room_settings WHERE NOT ${LIVE_ROOM}`),
     liveParticipant: db.prepare<[string], LiveParticipantRow>('SELECT * FROM live_participants WHERE participant_id = ?'),
-    listLiveParticipants: db.prepare<{ projectId: string; roomId: string | null; seenSince: number }, LiveParticipantRow>(
+    listLiveParticipants: db.prepare<{ projectId: string; roomIds: string | null; seenSince: number }, LiveParticipantRow>(
       `SELECT p.* FROM live_participants p JOIN media_node_heartbeats h ON h.node_id = p.media_node
-       WHERE p.project_id = @projectId AND (@roomId IS NULL OR p.room_id = @roomId) AND h.seen_at >= @seenSince
+       WHERE p.project_id = @projectId AND ${IN_PAGE('p.room_id')} AND h.seen_at >= @seenSince
        ORDER BY p.joined_at, p.rowid`),
     heartbeatMediaNode: db.prepare<[string, number]>(`INSERT INTO media_node_heartbeats (node_id, seen_at) VALUES (?, ?)
       ON CONFLICT (node_id) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`),
@@ -62,7 +79,23 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       WHERE project_id = ? AND room_id = ? AND user_id IN (?, ?)`).pluck(),
     listRoomCutoffs: db.prepare<[number], RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= ?'),
     purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
+    putGrantPermissions: db.prepare<{ grantId: string; projectId: string; pub: string; subs: string; subRoom: number; expiresAt: number }>(
+      `INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at)
+       VALUES (@grantId, @projectId, @pub, @subs, @subRoom, @expiresAt) ON CONFLICT (grant_id) DO UPDATE SET
+       publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
+       subscribe_room = excluded.subscribe_room, expires_at = excluded.expires_at WHERE grant_permissions.project_id = excluded.project_id`),
+    grantPermissions: db.prepare<[string, string, number], GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room
+      FROM grant_permissions WHERE grant_id = ? AND project_id = ? AND expires_at > ?`),
+    purgeGrantPermissions: db.prepare<[number]>('DELETE FROM grant_permissions WHERE expires_at <= ?'),
   };
+  const putGrantPermissions = db.transaction((records: Parameters<GrantPermissionStore['putGrantPermissions']>[0]): void => {
+    for (const r of records) {
+      q.putGrantPermissions.run({
+        grantId: r.grantId, projectId: r.projectId, pub: JSON.stringify(r.publishStreams), subs: JSON.stringify(r.subscribeStreams),
+        subRoom: r.subscribeRoom ? 1 : 0, expiresAt: r.expiresAt,
+      });
+    }
+  });
 
   // the node's open sessions end at its last heartbeat (docs/console.md, "Session history")
   const clearMediaNode = db.transaction((nodeId: string): void => {
@@ -80,23 +113,25 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     subscribeRoom: p.subscribeRoom ? 1 : 0, grants: JSON.stringify(p.grants), attributes: JSON.stringify(p.attributes),
     streams: JSON.stringify(p.streams),
   });
-  const updateMetadata = db.transaction((participantId: string, patch: ParticipantMetadataPatch): LiveParticipantRecord | undefined => {
+  const updateMetadata = db.transaction((
+    participantId: string, patch: ParticipantMetadataPatch, check: ((attributes: Record<string, string>) => void) | undefined,
+  ): LiveParticipantRecord | undefined => {
     const row = q.liveParticipant.get(participantId);
     if (!row) return undefined;
     const current = toLiveParticipant(row);
-    q.setParticipantMetadata.run({
-      id: participantId, metadata: patch.metadata ?? current.metadata,
-      attributes: JSON.stringify(mergeAttributes(current.attributes, patch.attributes)),
-    });
+    const attributes = mergeAttributes(current.attributes, patch.attributes);
+    check?.(attributes);
+    q.setParticipantMetadata.run({ id: participantId, metadata: patch.metadata ?? current.metadata, attributes: JSON.stringify(attributes) });
     return toLiveParticipant(q.liveParticipant.get(participantId)!);
   });
   const roomRow = (r: RoomRecord): RoomSettingsRow => ({
     project_id: r.projectId, room_id: r.roomId, metadata: r.metadata, max_participants: r.maxParticipants,
-    empty_timeout: r.emptyTimeout, created_at: r.createdAt, emptied_at: r.emptiedAt,
+    empty_timeout: r.emptyTimeout, created_at: r.createdAt, emptied_at: r.emptiedAt, started_at: r.emptiedAt === null ? r.createdAt : null,
   });
-  const createRoom = db.transaction((room: RoomRecord, now: number) => {
+  const createRoom = db.transaction((room: RoomRecord, now: number, maxAhead: number | undefined) => {
     const stored = q.roomRecord.get({ projectId: room.projectId, roomId: room.roomId, now });
     if (stored) return { room: toRoomRecord(stored), created: false };
+    if (maxAhead !== undefined && room.emptiedAt !== null && q.roomsAhead.get({ projectId: room.projectId, now })! >= maxAhead) return undefined;
     // an expired record of the room is replaced: that room finished
     q.putRoom.run(roomRow(room));
     return { room, created: true };
@@ -124,8 +159,9 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       const r = changes === 1 ? q.liveParticipant.get(participantId) : undefined;
       return r && toLiveParticipant(r);
     },
-    async updateLiveParticipantMetadata(participantId, patch) { return updateMetadata(participantId, patch); },
-    async createRoom(room, nowSec) { return createRoom(room, nowSec); },
+    async updateLiveParticipantMetadata(participantId, patch, check) { return updateMetadata.immediate(participantId, patch, check); },
+    // BEGIN IMMEDIATE: processes on one file count and insert one after the other
+    async createRoom(room, nowSec, maxAhead) { return createRoom.immediate(room, nowSec, maxAhead); },
     async updateRoom(projectId, roomId, patch, now) {
       const changes = q.updateRoom.run({
         projectId, roomId, now, metadata: patch.metadata ?? null, max: patch.maxParticipants ?? null, timeout: patch.emptyTimeout ?? null,
@@ -137,14 +173,19 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
       const r = q.roomRecord.get({ projectId, roomId, now });
       return r && toRoomRecord(r);
     },
+    async listRoomIds(projectId, page, now) {
+      return q.listRoomIds.all({
+        projectId, roomIds: roomIdsParam(page.roomIds), afterId: page.afterId ?? '', limit: page.limit, seenSince: page.seenSince, now,
+      });
+    },
     async listRoomRecords(projectId, roomIds, now) {
-      const all = q.listRoomRecords.all({ projectId, now }).map(toRoomRecord);
-      return roomIds === undefined ? all : all.filter((r) => roomIds.includes(r.roomId));
+      return q.listRoomRecords.all({ projectId, roomIds: roomIdsParam(roomIds), now }).map(toRoomRecord);
     },
     async setRoomEmptiedAt(projectId, roomId, emptiedAt, now) { q.setRoomEmptiedAt.run({ projectId, roomId, emptiedAt, now }); },
     async purgeRoomRecords(now) { return q.purgeRoomRecords.run({ now }).changes; },
-    async listLiveParticipants(projectId, roomId, seenSince) {
-      return q.listLiveParticipants.all({ projectId, roomId: roomId ?? null, seenSince }).map(toLiveParticipant);
+    async listLiveParticipants(projectId, rooms, seenSince) {
+      return q.listLiveParticipants.all({ projectId, roomIds: roomIdsParam(typeof rooms === 'string' ? [rooms] : rooms), seenSince })
+        .map(toLiveParticipant);
     },
     async heartbeatMediaNode(nodeId, nowSec) { q.heartbeatMediaNode.run(nodeId, nowSec); },
     async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
@@ -155,5 +196,13 @@ export function sqliteRoomStore(db: Database.Database): LiveParticipantStore & M
     async roomCutoff(projectId, roomId, userId) { return q.roomCutoff.get(projectId, roomId, userId, EVERY_USER) ?? undefined; },
     async listRoomCutoffs(nowSec) { return q.listRoomCutoffs.all(nowSec).map(toRoomCutoff); },
     async purgeRoomCutoffs(nowSec) { return q.purgeRoomCutoffs.run(nowSec).changes; },
+    async putGrantPermissions(records) { putGrantPermissions(records); },
+    async grantPermissions(projectId, grantId, nowSec) {
+      const r = q.grantPermissions.get(grantId, projectId, nowSec);
+      return r && toPermissions(r);
+    },
+    async purgeGrantPermissions(nowSec) { return q.purgeGrantPermissions.run(nowSec).changes; },
   };
 }
+
+const roomIdsParam = (roomIds: readonly string[] | undefined): string | null => (roomIds === undefined ? null : JSON.stringify(roomIds));

@@ -87,15 +87,39 @@ export interface LiveParticipantStore {
   /** Changes the permissions of a participant's row; undefined when there is none. */
   updateLiveParticipant(participantId: string, permissions: LiveParticipantPermissions): Promise<LiveParticipantRecord | undefined>;
   /**
-   * Replaces a participant's metadata and merges its attributes in one step (concurrent changes of
-   * different keys all stay); undefined when there is no row.
+   * Replaces a participant's metadata and merges its attributes in one atomic step (concurrent
+   * changes of different keys all stay); undefined when there is no row. `check` sees the merged
+   * attributes inside that step: what it throws is thrown, and nothing is written.
    */
-  updateLiveParticipantMetadata(participantId: string, patch: ParticipantMetadataPatch): Promise<LiveParticipantRecord | undefined>;
+  updateLiveParticipantMetadata(
+    participantId: string, patch: ParticipantMetadataPatch, check?: (attributes: Readonly<Record<string, string>>) => void,
+  ): Promise<LiveParticipantRecord | undefined>;
   /**
-   * A project's participants (of one room when `roomId` is given) on media nodes seen at
-   * `seenSince` or later, oldest join first.
+   * A project's participants (of one room, or of the rooms of a page, when given) on media nodes
+   * seen at `seenSince` or later, oldest join first.
    */
-  listLiveParticipants(projectId: string, roomId: string | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
+  listLiveParticipants(projectId: string, rooms: string | readonly string[] | undefined, seenSince: number): Promise<LiveParticipantRecord[]>;
+}
+
+/**
+ * Permissions the customer's server set on a participant, kept for each grant it used until the
+ * grant expires: a join or renewal with that grant, on any media node, gets them instead of the
+ * grant's own (docs/reference/room-api.md, "Changing permissions").
+ */
+export interface GrantPermissionsRecord extends LiveParticipantPermissions {
+  readonly grantId: string;
+  readonly projectId: string;
+  readonly expiresAt: number;
+}
+
+/** The permissions set on grants, readable by every node. */
+export interface GrantPermissionStore {
+  /** Records each grant's permissions, replacing what was set on it before. */
+  putGrantPermissions(records: readonly GrantPermissionsRecord[]): Promise<void>;
+  /** The permissions set on a grant of the project that has not expired at `nowSec`; undefined when none. */
+  grantPermissions(projectId: string, grantId: string, nowSec: number): Promise<LiveParticipantPermissions | undefined>;
+  /** Forgets the permissions of grants expired at `nowSec`; how many. */
+  purgeGrantPermissions(nowSec: number): Promise<number>;
 }
 
 /** When each media node was last seen; a node gone quiet takes its participants with it. */
@@ -155,6 +179,14 @@ export interface RoomRecord {
   readonly emptiedAt: number | null;
 }
 
+/** What `listRoomIds` reads: the page's bounds and the room id filter. */
+export interface RoomIdPage {
+  readonly afterId?: string | undefined;
+  readonly roomIds?: readonly string[] | undefined;
+  readonly limit: number;
+  readonly seenSince: number;
+}
+
 /** Settings a room service call changes; fields left out keep their value. */
 export interface RoomSettingsPatch {
   readonly metadata?: string | undefined;
@@ -164,11 +196,21 @@ export interface RoomSettingsPatch {
 
 /** Rooms' settings, readable by every node. Every read takes the time: an expired record is none. */
 export interface RoomSettingsStore {
-  /** Stores `room` unless a live record of the room is stored; the one stored and whether it is `room`. */
-  createRoom(room: RoomRecord, nowSec: number): Promise<{ readonly room: RoomRecord; readonly created: boolean }>;
+  /**
+   * Stores `room` unless a live record of the room is stored; the one stored and whether it is `room`.
+   * With `maxAhead`, a room created empty is refused (undefined) while the project holds that many
+   * live records nobody has joined yet (docs/reference/room-api.md, "Limits"); checked and stored in one step.
+   */
+  createRoom(room: RoomRecord, nowSec: number, maxAhead?: number): Promise<{ readonly room: RoomRecord; readonly created: boolean } | undefined>;
   /** Changes the settings of a live record; undefined when there is none. */
   updateRoom(projectId: string, roomId: string, patch: RoomSettingsPatch, nowSec: number): Promise<RoomRecord | undefined>;
   getRoomRecord(projectId: string, roomId: string, nowSec: number): Promise<RoomRecord | undefined>;
+  /**
+   * One page of a project's listed rooms, by room id after `afterId`: the ids of rooms with a
+   * participant on a media node seen at `seenSince` or later, or with a live record kept empty
+   * (`emptiedAt` set). At most `limit` ids, read as such from the store.
+   */
+  listRoomIds(projectId: string, page: RoomIdPage, nowSec: number): Promise<string[]>;
   /** A project's live records (of these rooms when `roomIds` is given), by room id. */
   listRoomRecords(projectId: string, roomIds: readonly string[] | undefined, nowSec: number): Promise<RoomRecord[]>;
   /** The media node holding the room saw it empty at `emptiedAt`, or occupied again (null); nothing without a live record. */

@@ -24,6 +24,25 @@ export function pgQueries(pool: pg.Pool): PgQueries {
   return { rows, one, changed };
 }
 
+/**
+ * Runs `step` in one transaction on one connection of the pool: committed when it returns, rolled
+ * back when it throws (what it threw is thrown).
+ */
+export async function inTransaction<T>(pool: pg.Pool, step: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await step(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 /** Socket errors that mean the database server cannot be reached or dropped the connection. */
 const SOCKET_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',

@@ -172,6 +172,21 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE live_participants ADD COLUMN quality TEXT;`,
   // share-link invitations already redeemed, until they expire (docs/console.md, "Share links")
   SQLITE_INVITATION_MIGRATION,
+  // when a stored room first had somebody in it: rooms created ahead that nobody joined yet are capped per
+  // project (docs/reference/room-api.md, "Limits"); a room stored earlier counts as started unless it never emptied since its creation
+  `ALTER TABLE room_settings ADD COLUMN started_at INTEGER;
+   UPDATE room_settings SET started_at = created_at WHERE emptied_at IS NULL OR emptied_at <> created_at;`,
+  // permissions set through the room service API on the grants a participant used, until each expires
+  // (docs/reference/room-api.md, "Changing permissions"): a reconnection with one of them gets them back
+  `CREATE TABLE grant_permissions (
+     grant_id TEXT PRIMARY KEY,
+     project_id TEXT NOT NULL,
+     publish_streams TEXT NOT NULL,
+     subscribe_streams TEXT NOT NULL,
+     subscribe_room INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX grant_permissions_expiry ON grant_permissions(expires_at);`,
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */
