@@ -31,7 +31,7 @@ import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { QualityMeter } from './quality.ts';
 import type { LiveQuality } from '../rooms/store.ts';
-import { SessionUsage } from '../sessions/usage-kind.ts';
+import { SessionUsage, UNKNOWN_VIDEO_PIXELS } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
 import type { MediaStats } from '../metrics/media-stats.ts';
 
@@ -226,17 +226,19 @@ export class Session implements Member, PeerOwner, RenewingSession {
   pushMedia(kind: number, message: Buffer): void {
     this.meter.sent(message.length);
     this.host.stats.websocketOut.add(kind, message.length);
-    // a WebSocket frame's picture size is in its opaque payload: video of unknown size
-    if (kind === KIND_CODE.video) this.usage.noteVideo();
+    // a WebSocket frame's picture size is in its sealed payload: billed by its rate (docs/console.md, "Usage kind of a session")
+    this.usage.noteMedia(`ws-out:${message.readUInt32BE(4)}`, kind === KIND_CODE.video, message.length, this.host.nowMs());
     this.queue.pushMedia(kind, message);
   }
 
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
     const sent = this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
-    // the layer a subscriber receives shows its size in each key frame sent to it
-    if (sent && kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
-    if (sent) this.meter.sent(packet.payload.length);
-    return sent;
+    if (!sent) return false;
+    // billed by the layer it receives, as verified at its publisher, and by what reached it
+    const verified = kind === 'video' ? this.layersOf(streamId)?.verifiedPixels(packet.layer) ?? 0 : undefined;
+    this.usage.noteMedia(`rtp-out:${streamId}`, kind === 'video', packet.payload.length, this.host.nowMs(), verified);
+    this.meter.sent(packet.payload.length);
+    return true;
   }
 
   restartRtp(streamId: number): void {
@@ -257,7 +259,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!stream) return;
     this.meter.received(packet.payload.length);
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
-    if (stream.kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
+    if (stream.kind === 'video') this.usage.noteVerified(Math.max(stream.layers?.verifiedPixels(packet.layer) ?? 0, UNKNOWN_VIDEO_PIXELS));
+    else this.usage.noteMedia(`rtp-in:${streamId}`, false, packet.payload.length, this.host.nowMs());
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
     if (stream.subscribers.size === 0 || stream.muted) return;
     let sent = 0;
@@ -470,7 +473,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       this.meter.received(message.length);
       this.host.stats.framesForwarded += 1;
       this.host.stats.websocketIn.add(header.kind, message.length);
-      if (header.kind === KIND_CODE.video) this.usage.noteVideo();
+      this.usage.noteMedia(`ws-in:${header.streamId}`, header.kind === KIND_CODE.video, message.length, this.host.nowMs());
     } else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }
