@@ -5,7 +5,7 @@ import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, testClock, type InProcessPlatform } from '../helpers/inproc.ts';
 import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
 import { RtcTestClient, waitFor, type RtcTrackSpec } from '../helpers/webrtc-client.ts';
-import { sleep } from '../e2e/media-helpers.ts';
+import { join, sleep } from '../e2e/media-helpers.ts';
 
 /** A VP8 payload starting a key frame whose header claims `width` x `height` (RFC 6386 section 9.1), `size` bytes long. */
 function keyFrame(width: number, height: number, size = 1000): Buffer {
@@ -28,7 +28,7 @@ const recv = (streamId: number, kind: 'audio' | 'video'): RtcTrackSpec => ({ str
 
 // The usage kind the media node records of each session (docs/console.md, "Usage kind of a session")
 // comes from what it can verify of the media, not from what a client's packets claim.
-describe('usage kinds of WebRTC sessions, from verified media', () => {
+describe('usage kinds of media sessions, from verified media', () => {
   const clock = testClock(Date.UTC(2026, 10, 26, 9, 0));
   let server: InProcessPlatform;
   let media: InProcessMedia;
@@ -123,5 +123,48 @@ describe('usage kinds of WebRTC sessions, from verified media', () => {
     await listener.close();
     await pub.close();
     assert.deepEqual(await kinds(room, 2), { camera: ['video_hd', false], listener: ['audio', false] });
+  });
+
+  it('bills sealed WebSocket frames by what they carry: data at video rates is video, audio at audio rates audio', async () => {
+    const room = 'sealed-rates';
+    const sender = await join(await media.issue({ room_id: room, user_id: 'sender', role: 'speaker', publish_streams: [1, 2] }));
+    const receiver = await join(await media.issue({ room_id: room, user_id: 'receiver', role: 'audience', subscribe_room: true }));
+    let received = 0;
+    receiver.on('frame', () => {
+      received += 1;
+    });
+    const data = await sender.publish(1, 'data');
+    const voice = await sender.publish(2, 'audio');
+    await waitFor(() => receiver.streams().length === 2, 'both streams at the receiver');
+    // 7 s of the node's clock in 100 ms steps: 12 Mbit/s of data frames and 64 kbit/s of audio frames
+    for (let step = 0; step < 70; step++) {
+      const before = received;
+      for (let i = 0; i < 10; i++) await data.send(Buffer.alloc(15_000, step));
+      await voice.send(Buffer.alloc(800, step));
+      await waitFor(() => received === before + 11, `step ${step} at the receiver`);
+      clock.advance(100);
+    }
+    await receiver.close();
+    await sender.close();
+    assert.deepEqual(await kinds(room, 2), { sender: ['video_2k_plus', false], receiver: ['video_2k_plus', false] });
+
+    // the audio alone stays audio
+    const quiet = 'sealed-audio';
+    const speaker = await join(await media.issue({ room_id: quiet, user_id: 'speaker', role: 'speaker', publish_streams: [3] }));
+    const hearer = await join(await media.issue({ room_id: quiet, user_id: 'hearer', role: 'audience', subscribe_room: true }));
+    let heard = 0;
+    hearer.on('frame', () => {
+      heard += 1;
+    });
+    const mic = await speaker.publish(3, 'audio');
+    await waitFor(() => hearer.streams().length === 1, 'the stream at the hearer');
+    for (let step = 0; step < 70; step++) {
+      await mic.send(Buffer.alloc(800, step));
+      await waitFor(() => heard === step + 1, `audio step ${step}`);
+      clock.advance(100);
+    }
+    await hearer.close();
+    await speaker.close();
+    assert.deepEqual(await kinds(quiet, 2), { speaker: ['audio', false], hearer: ['audio', false] });
   });
 });
