@@ -167,4 +167,27 @@ describe('usage kinds of media sessions, from verified media', () => {
     await speaker.close();
     assert.deepEqual(await kinds(quiet, 2), { speaker: ['audio', false], hearer: ['audio', false] });
   });
+
+  it('counts TURN relay minutes by the relay address the ICE pair ends at, not by the type a client gives its candidate', async () => {
+    // the client's own loopback candidates, labelled relay candidates
+    const asRelay = (sdp: string): string => sdp.replace(/ typ host/g, ' typ relay raddr 0.0.0.0 rport 0');
+    const connect = async (on: InProcessMedia, room: string, user: string): Promise<void> => {
+      const c = await RtcTestClient.join(on.role.url, await on.issue({ room_id: room, user_id: user, role: 'audience', subscribe_room: true }));
+      clients.push(c);
+      await c.negotiate([recv(1, 'audio')], { mungeSdp: asRelay });
+      await c.waitConnected();
+      await c.close();
+    };
+    await connect(media, 'labelled-relay', 'liar');
+    assert.deepEqual(await kinds('labelled-relay', 1), { liar: ['audio', false] });
+
+    // a node whose TURN server relays from 127.0.0.1 (RTC_TURN_RELAY_IPS): the same pair ends at a relay address
+    const relayed = await startInProcessMedia(server, customer, server.deps, { RTC_TURN_RELAY_IPS: '127.0.0.1' });
+    try {
+      await connect(relayed, 'relay-address', 'relayed');
+      assert.deepEqual(await kinds('relay-address', 1), { relayed: ['audio', true] });
+    } finally {
+      await relayed.close();
+    }
+  });
 });
