@@ -1,4 +1,6 @@
-import type { MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
+import type { ClientControl, MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
+import type { Logger } from 'pino';
+import { errorReply } from '../control.ts';
 import {
   RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';
@@ -116,6 +118,20 @@ export class RtcPeer {
     const next = this.chain.then(() => this.apply(sdp, tracks, newConnection));
     this.chain = next.catch(() => undefined);
     return next;
+  }
+
+  /** Answers an `rtc_offer` with `rtc_answer`, or with `rtc_invalid_offer` (docs/protocol/media.md, "Negotiation"). */
+  reply(control: ClientControl & { readonly type: 'rtc_offer' }, logger: Logger): void {
+    this.answer(control.sdp, control.tracks, control.new_connection === true).then(
+      (result) => {
+        if (!result.ok) return this.owner.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer is not an SDP offer the server can answer'));
+        this.owner.sendControl({ type: 'rtc_answer', id: control.id, sdp: result.sdp, refused: result.refused });
+      },
+      (err: unknown) => {
+        logger.warn({ err }, 'media: answering a WebRTC offer failed');
+        this.owner.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer could not be answered'));
+      },
+    );
   }
 
   /** Sends a packet of a stream this client receives, if it may receive it now. */
