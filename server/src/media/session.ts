@@ -28,7 +28,7 @@ import { leftReasonOf, type SessionHost } from './session-host.ts';
 import { VideoPreferences } from './video-preferences.ts';
 import { QualityMeter } from './quality.ts';
 import type { LiveQuality, RoomCutoffRecord } from '../rooms/store.ts';
-import { SessionUsage, UNKNOWN_VIDEO_PIXELS } from '../sessions/usage-kind.ts';
+import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
 
 export type { SessionHost };
@@ -190,7 +190,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.meter.sent(message.length);
     this.host.stats.websocketOut.add(kind, message.length);
     // a WebSocket frame's picture size is in its sealed payload: billed by its rate (docs/console.md, "Usage kind of a session")
-    this.usage.noteMedia(`ws-out:${message.readUInt32BE(4)}`, kind === KIND_CODE.video, message.length, this.host.nowMs());
+    this.usage.noteMedia(flowKey(FLOW.websocketOut, message.readUInt32BE(4)), kind === KIND_CODE.video, message.length, this.host.nowMs());
     this.queue.pushMedia(kind, message);
   }
 
@@ -199,7 +199,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!sent) return false;
     // billed by the layer it receives, as verified at its publisher, and by what reached it
     const verified = kind === 'video' ? this.layersOf(streamId)?.verifiedPixels(packet.layer) ?? 0 : undefined;
-    this.usage.noteMedia(`rtp-out:${streamId}`, kind === 'video', packet.payload.length, this.host.nowMs(), verified);
+    this.usage.noteMedia(flowKey(FLOW.rtpOut, streamId), kind === 'video', packet.payload.length, this.host.nowMs(), verified);
     this.meter.sent(packet.payload.length);
     return true;
   }
@@ -223,7 +223,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.meter.received(packet.payload.length);
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
     if (stream.kind === 'video') this.usage.noteVerified(Math.max(stream.layers?.verifiedPixels(packet.layer) ?? 0, UNKNOWN_VIDEO_PIXELS));
-    else this.usage.noteMedia(`rtp-in:${streamId}`, false, packet.payload.length, this.host.nowMs());
+    else this.usage.noteMedia(flowKey(FLOW.rtpIn, streamId), false, packet.payload.length, this.host.nowMs());
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
     if (stream.subscribers.size === 0 || stream.muted) return;
     let sent = 0;
@@ -431,7 +431,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       this.meter.received(message.length);
       this.host.stats.framesForwarded += 1;
       this.host.stats.websocketIn.add(header.kind, message.length);
-      this.usage.noteMedia(`ws-in:${header.streamId}`, header.kind === KIND_CODE.video, message.length, this.host.nowMs());
+      this.usage.noteMedia(flowKey(FLOW.websocketIn, header.streamId), header.kind === KIND_CODE.video, message.length, this.host.nowMs());
     } else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }

@@ -44,10 +44,11 @@ export class SustainedRate {
   private readonly recent: number[] = [];
 
   /**
-   * Counts a packet of `bytes` at `nowMs`; `pixelsAt` turns a window's rate (bit/s) into the pixels it
-   * supports. Returns the pixels every one of the last SUSTAINED_WINDOWS windows supported, 0 before.
+   * Counts a packet of `bytes` at `nowMs`, of video whose picture is claimed to be `claimedPixels`
+   * (`verifiedPixels`), or of media of no readable size when undefined (`opaquePixels`). Returns the
+   * pixels every one of the last SUSTAINED_WINDOWS windows supported, 0 before.
    */
-  add(bytes: number, nowMs: number, pixelsAt: (bps: number) => number): number {
+  add(bytes: number, nowMs: number, claimedPixels?: number): number {
     if (nowMs - this.lastMs > USAGE_WINDOW_MS) {
       this.recent.length = 0;
       this.windowStartMs = nowMs;
@@ -57,7 +58,8 @@ export class SustainedRate {
     this.windowBytes += bytes;
     const span = nowMs - this.windowStartMs;
     if (span >= USAGE_WINDOW_MS) {
-      this.recent.push(pixelsAt((this.windowBytes * 8 * 1000) / span));
+      const bps = (this.windowBytes * 8 * 1000) / span;
+      this.recent.push(claimedPixels === undefined ? opaquePixels(bps) : verifiedPixels(claimedPixels, bps));
       if (this.recent.length > SUSTAINED_WINDOWS) this.recent.shift();
       this.windowStartMs = nowMs;
       this.windowBytes = 0;
@@ -76,6 +78,14 @@ export function opaquePixels(bps: number): number {
   return bps > OPAQUE_AUDIO_MAX_BPS ? bps / OPAQUE_BPS_PER_PIXEL : 0;
 }
 
+/** Which way and transport a flow of a session's media takes. */
+export const FLOW = { websocketIn: 0, websocketOut: 1, rtpIn: 2, rtpOut: 3 } as const;
+
+/** The key of a session's flow of one stream one way (stream ids are 32-bit: the key stays a safe integer). */
+export function flowKey(way: (typeof FLOW)[keyof typeof FLOW], streamId: number): number {
+  return streamId * 4 + way;
+}
+
 /**
  * What a media node notes of one session while it is open (docs/console.md, "Usage kind of a
  * session"): whether it published or received video and the largest picture of it the node could
@@ -85,8 +95,8 @@ export class SessionUsage {
   /** 0: no video; otherwise the largest verified picture, at least `UNKNOWN_VIDEO_PIXELS`. */
   videoPixels = 0;
   relayed = false;
-  /** The rate of each flow of media in or out, by a key the session chooses (`rtp-out:7`). */
-  private readonly flows = new Map<string, SustainedRate>();
+  /** The rate of each flow of media in or out, by `flowKey`. */
+  private readonly flows = new Map<number, SustainedRate>();
 
   /** Video went in or out of the session: at least the smallest video kind. */
   noteVideo(): void {
@@ -103,13 +113,12 @@ export class SessionUsage {
    * where it came from) counts as far as the flow's own rate goes; media of no size the node can
    * read (video without `claimedPixels`, audio, data) by its rate alone; video is at least the smallest kind.
    */
-  noteMedia(flow: string, video: boolean, bytes: number, nowMs: number, claimedPixels?: number): void {
+  noteMedia(flow: number, video: boolean, bytes: number, nowMs: number, claimedPixels?: number): void {
     if (video) this.noteVideo();
-    const pixelsAt = video && claimedPixels !== undefined ? (bps: number) => verifiedPixels(claimedPixels, bps) : opaquePixels;
-    this.noteVerified(this.flow(flow).add(bytes, nowMs, pixelsAt));
+    this.noteVerified(this.flow(flow).add(bytes, nowMs, video ? claimedPixels : undefined));
   }
 
-  private flow(key: string): SustainedRate {
+  private flow(key: number): SustainedRate {
     let flow = this.flows.get(key);
     if (!flow) {
       if (this.flows.size >= MAX_USAGE_FLOWS) this.flows.delete(this.flows.keys().next().value!);

@@ -1,4 +1,4 @@
-import { SustainedRate, verifiedPixels } from '../../sessions/usage-kind.ts';
+import { SustainedRate } from '../../sessions/usage-kind.ts';
 import type { Vp8Packet } from './vp8.ts';
 
 /** A publisher's RTP packet on its way to subscribers, parsed once at the server's ingress. */
@@ -96,7 +96,7 @@ export class StreamLayers {
     }
     l.lastPacketMs = nowMs;
     // a key frame's size counts only once the layer carried a rate that size needs, for seconds
-    l.verifiedPixels = l.usageRate.add(bytes, nowMs, (bps) => verifiedPixels(l.width * l.height, bps));
+    l.verifiedPixels = l.usageRate.add(bytes, nowMs, l.width * l.height);
     l.windowBytes += bytes + OVERHEAD_BYTES;
     if (marker) l.windowFrames += 1;
     const span = nowMs - l.windowStartMs;
