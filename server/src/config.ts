@@ -1,9 +1,9 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
+import { rtcOptions, type RtcOptions } from './config-rtc.ts';
 import { deepFreeze } from './core/freeze.ts';
 import type { RedisTarget } from './redis/client.ts';
 import { redisTarget } from './redis/config.ts';
@@ -13,19 +13,7 @@ export const ROLE_NAMES = ['api', 'token', 'signaling', 'media'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
 /** How the media role's WebRTC endpoint gathers its candidates (docs/operations/configuration.md, "WebRTC"). */
-export interface RtcOptions {
-  /** UDP ports for ICE, both included; undefined: ports the system chooses. */
-  readonly portRange: readonly [number, number] | undefined;
-  /**
-   * Addresses to gather host candidates on. Empty: every IPv4 interface (and IPv6 ones with
-   * `ipv6`), plus the loopback address when the media role is bound to loopback.
-   */
-  readonly addresses: readonly string[];
-  readonly includeLoopback: boolean;
-  readonly ipv6: boolean;
-  /** Announced instead of the host candidates' addresses (a 1:1 NAT). */
-  readonly publicIp: string | undefined;
-}
+export type { RtcOptions };
 
 /**
  * Every variable `loadConfig` reads (docs/operations/configuration.md): what `rtc serve --help` lists.
@@ -41,14 +29,14 @@ export const SERVE_VARIABLES = [
   'RTC_HEADERS_TIMEOUT_MS', 'RTC_REQUEST_TIMEOUT_MS', 'RTC_KEEP_ALIVE_TIMEOUT_MS', 'RTC_SHUTDOWN_GRACE_MS',
   'RTC_SIGNALING_PUBLIC_URL', 'RTC_MEDIA_PUBLIC_HOST', 'RTC_MEDIA_PUBLIC_PORT', 'RTC_MEDIA_WEBRTC',
   'RTC_MEDIA_ICE_ADDRESSES', 'RTC_MEDIA_ICE_IPV6', 'RTC_MEDIA_PUBLIC_IP', 'RTC_MEDIA_UDP_PORT_MIN', 'RTC_MEDIA_UDP_PORT_MAX',
-  'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_WEBHOOK_TIMEOUT_MS', 'RTC_WEBHOOK_RETRY_BASE_MS',
+  'RTC_MEDIA_DENIED_PEER_IPS', 'RTC_MEDIA_ALLOWED_PEER_IPS', 'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_TURN_RELAY_IPS', 'RTC_WEBHOOK_TIMEOUT_MS', 'RTC_WEBHOOK_RETRY_BASE_MS',
   'RTC_WEBHOOK_ALLOW_PRIVATE', 'RTC_WEBHOOK_CA_FILE', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD',
   'REDIS_SENTINEL_PASSWORD',
 ] as const;
-type ServeVariable = (typeof SERVE_VARIABLES)[number];
+export type ServeVariable = (typeof SERVE_VARIABLES)[number];
 /** The environment as `loadConfig` sees it: only the variables it lists. */
-type KnownEnv = Readonly<Partial<Record<ServeVariable, string>>>;
-type ReadInt = (name: ServeVariable, fallback: number, min: number, max: number) => number;
+export type KnownEnv = Readonly<Partial<Record<ServeVariable, string>>>;
+export type ReadInt = (name: ServeVariable, fallback: number, min: number, max: number) => number;
 
 export interface Config {
   /** Roles this process serves. */
@@ -252,7 +240,7 @@ export function loadConfig(environment: Env): Config {
   }
 
   const host = env['RTC_HOST'] || '127.0.0.1';
-  const rtc = rtcOptions(env, host, int, problems);
+  const rtc = rtcOptions(env, host, turnUris, int, problems);
   const listeners = listenerLimits(int, problems);
   const allowPrivate = env['RTC_WEBHOOK_ALLOW_PRIVATE'] || 'false';
   if (allowPrivate !== 'true' && allowPrivate !== 'false') problems.push('RTC_WEBHOOK_ALLOW_PRIVATE must be true or false');
@@ -386,38 +374,4 @@ function isCertificate(pem: Buffer): boolean {
   } catch {
     return false;
   }
-}
-
-/** `RTC_MEDIA_WEBRTC`, `RTC_MEDIA_UDP_PORT_MIN`/`MAX`, `RTC_MEDIA_ICE_ADDRESSES`, `RTC_MEDIA_ICE_IPV6`, `RTC_MEDIA_PUBLIC_IP`. */
-function rtcOptions(
-  env: KnownEnv, host: string, int: ReadInt, problems: string[],
-): RtcOptions | undefined {
-  const flag = (name: ServeVariable, fallback: boolean): boolean => {
-    const raw = env[name] || String(fallback);
-    if (raw !== 'true' && raw !== 'false') problems.push(`${name} must be true or false`);
-    return raw === 'true';
-  };
-  const enabled = flag('RTC_MEDIA_WEBRTC', true);
-  const ipv6 = flag('RTC_MEDIA_ICE_IPV6', false);
-  const min = env['RTC_MEDIA_UDP_PORT_MIN'] ? int('RTC_MEDIA_UDP_PORT_MIN', 0, 1, 65535) : undefined;
-  const max = env['RTC_MEDIA_UDP_PORT_MAX'] ? int('RTC_MEDIA_UDP_PORT_MAX', 0, 1, 65535) : undefined;
-  let portRange: readonly [number, number] | undefined;
-  if ((min === undefined) !== (max === undefined)) problems.push('RTC_MEDIA_UDP_PORT_MIN and RTC_MEDIA_UDP_PORT_MAX must be set together');
-  else if (min !== undefined && max !== undefined) {
-    if (max <= min) problems.push('RTC_MEDIA_UDP_PORT_MAX must be greater than RTC_MEDIA_UDP_PORT_MIN');
-    portRange = [min, max];
-  }
-  const addresses = (env['RTC_MEDIA_ICE_ADDRESSES'] ?? '').split(',').map((a) => a.trim()).filter(Boolean);
-  for (const address of addresses) {
-    if (isIP(address) === 0) problems.push(`RTC_MEDIA_ICE_ADDRESSES: ${JSON.stringify(address)} is not an IP address`);
-  }
-  // each peer connection binds one UDP socket per address family (docs/operations/configuration.md, "WebRTC")
-  if (addresses.filter((a) => isIP(a) === 4).length > 1 || addresses.filter((a) => isIP(a) === 6).length > 1) {
-    problems.push('RTC_MEDIA_ICE_ADDRESSES takes at most one IPv4 and one IPv6 address');
-  }
-  const publicIp = env['RTC_MEDIA_PUBLIC_IP'] || undefined;
-  if (publicIp !== undefined && isIP(publicIp) === 0) problems.push('RTC_MEDIA_PUBLIC_IP must be an IP address');
-  if (!enabled) return undefined;
-  const includeLoopback = host === 'localhost' || host === '::1' || host.startsWith('127.') || host === '0.0.0.0' || host === '::';
-  return { portRange, addresses, includeLoopback, ipv6, publicIp };
 }

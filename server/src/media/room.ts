@@ -52,6 +52,9 @@ interface KeyGeneration {
  * server authenticates each frame once and forwards the same bytes to every subscriber, who
  * received the key inside its own sealed session. The key rotates when a subscriber loses access.
  */
+/** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
+const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
+
 export class Stream {
   readonly id: number;
   readonly kind: MediaKind;
@@ -68,8 +71,8 @@ export class Stream {
   previous: (KeyGeneration & { readonly until: number }) | undefined;
   rotationPending = false;
   live = true;
-  /** When the publisher was last asked for a key frame of each layer (ms): requests are sent at most every 250 ms. */
-  readonly keyFrameAskedAtMs: number[] = [];
+  /** When the publisher was last asked for a key frame of each layer (ms). */
+  private readonly keyFrameAskedAtMs: number[] = [];
   /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
   layers: StreamLayers | undefined;
 
@@ -93,6 +96,14 @@ export class Stream {
     this.previous = { ...this.current, until: nowMs + KEY_ROTATION_GRACE_MS };
     const epoch = this.current.epoch === 0xffff ? 1 : this.current.epoch + 1;
     this.current = { epoch, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
+  }
+
+  /** A subscriber needs a key frame of `layer`: the publisher is asked, at most every KEY_FRAME_REQUEST_INTERVAL_MS whatever the subscribers ask. */
+  askKeyFrame(layer: number, nowMs: number): void {
+    const asked = this.keyFrameAskedAtMs;
+    if (nowMs - (asked[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_REQUEST_INTERVAL_MS) return;
+    asked[layer] = nowMs;
+    this.publisher.requestKeyFrame(this.id, layer);
   }
 
   keyMessage(): ServerControl {

@@ -1,76 +1,39 @@
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import {
   KIND_CODE, MEDIA_CLOSE, NONCE_BYTES, PROTOCOL_VERSION,
-  type ClientControl, type MediaKind, type MediaCloseName, type MediaLimits, type ParticipantLeftReason, type Role, type RtcVideoPreference,
+  type ClientControl, type MediaKind, type MediaCloseName, type ParticipantLeftReason, type Role,
   type ServerControl,
 } from '@rtc/protocol';
 import { b64u } from '../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
 import { forwardFrame } from './forwarding.ts';
 import { readHeader } from './frame.ts';
-import type { GrantKeys, MediaGrant } from './grant-check.ts';
+import type { MediaGrant } from './grant-check.ts';
 import { checkJoin, type JoinCheck, type SessionKeys } from './handshake.ts';
 import {
   CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MEDIA_QUEUE_MAX_BYTES,
   MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
 } from './limits.ts';
-import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
-import type { RoomCutoffRecord } from '../rooms/store.ts';
-import { Renewal, type RenewalChecks, type RenewingSession } from './renewal.ts';
+import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
-import type { RtcOptions } from './webrtc/options.ts';
-import type { VideoBounds } from './webrtc/downlink.ts';
 import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
-import type { DownlinkSnapshot } from './webrtc/downlink.ts';
+import type { DownlinkSnapshot, VideoBounds } from './webrtc/downlink.ts';
 import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
+import { leftReasonOf, type SessionHost } from './session-host.ts';
+import { VideoPreferences } from './video-preferences.ts';
 import { QualityMeter } from './quality.ts';
-import type { LiveQuality } from '../rooms/store.ts';
-import { SessionUsage } from '../sessions/usage-kind.ts';
+import type { LiveQuality, RoomCutoffRecord } from '../rooms/store.ts';
+import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
-import type { MediaStats } from '../metrics/media-stats.ts';
 
-/**
- * What a session needs of the server that holds it: grant keys, the clock, revocations, rooms and
- * the bookkeeping of open sessions. `MediaHub` implements it.
- */
-export interface SessionHost extends Pick<RenewalChecks, 'grantPermissions'> {
-  readonly keys: GrantKeys;
-  readonly logger: Logger;
-  readonly limits: MediaLimits;
-  readonly stats: MediaStats;
-  /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: `rtc_offer` is refused with `rtc_unavailable`. */
-  readonly rtc: RtcOptions | undefined;
-  readonly grantHolders: GrantHolders<Session>;
-  nowMs(): number;
-  /** Revoked, or cut off by its project's archive: asks the store when memory does not know. */
-  isRefused(grant: MediaGrant): Promise<boolean>;
-  /** The same, from memory only: re-checked once the store answered, as events may arrive meanwhile. */
-  isRefusedInMemory(grant: MediaGrant): boolean;
-  /**
-   * The room, opened with `settings` when it is not open on this node. Settings are those of
-   * `roomSettings`, read before the join is admitted.
-   */
-  roomFor(projectId: string, roomId: string, settings?: RoomSettings): Room;
-  /** The stored settings of a room not open on this node; undefined when it is open (its own are current) or has none. */
-  roomSettings(projectId: string, roomId: string): Promise<RoomSettings | undefined>;
-  dropIfEmpty(room: Room): void;
-  joined(session: Session, grant: MediaGrant): void;
-  /** After a renewal: the session's grants and permissions changed. */
-  renewed(session: Session): void;
-  left(session: Session, room: Room): void;
-  forget(session: Session): void;
-}
+export type { SessionHost };
 
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
-
-/** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
-const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
 
 /**
  * One media connection, from the challenge to the close (docs/protocol/media.md): its state, socket,
@@ -108,7 +71,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   private readonly meter: QualityMeter;
   readonly published = new Map<number, Stream>();
   /** Bounds the client set with `rtc_video` on the video it receives, by stream id (docs/protocol/media.md, "Layers"). */
-  readonly videoPreferences = new Map<number, RtcVideoPreference>();
+  private readonly videoPreferences = new VideoPreferences();
   /** Idle sweeps since the last message from the client. */
   idleSweeps = 0;
 
@@ -226,17 +189,19 @@ export class Session implements Member, PeerOwner, RenewingSession {
   pushMedia(kind: number, message: Buffer): void {
     this.meter.sent(message.length);
     this.host.stats.websocketOut.add(kind, message.length);
-    // a WebSocket frame's picture size is in its opaque payload: video of unknown size
-    if (kind === KIND_CODE.video) this.usage.noteVideo();
+    // a WebSocket frame's picture size is in its sealed payload: billed by its rate (docs/console.md, "Usage kind of a session")
+    this.usage.noteMedia(flowKey(FLOW.websocketOut, message.readUInt32BE(4)), kind === KIND_CODE.video, message.length, this.host.nowMs());
     this.queue.pushMedia(kind, message);
   }
 
   forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
     const sent = this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
-    // the layer a subscriber receives shows its size in each key frame sent to it
-    if (sent && kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
-    if (sent) this.meter.sent(packet.payload.length);
-    return sent;
+    if (!sent) return false;
+    // billed by the layer it receives, as verified at its publisher, and by what reached it
+    const verified = kind === 'video' ? this.layersOf(streamId)?.verifiedPixels(packet.layer) ?? 0 : undefined;
+    this.usage.noteMedia(flowKey(FLOW.rtpOut, streamId), kind === 'video', packet.payload.length, this.host.nowMs(), verified);
+    this.meter.sent(packet.payload.length);
+    return true;
   }
 
   restartRtp(streamId: number): void {
@@ -257,7 +222,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!stream) return;
     this.meter.received(packet.payload.length);
     stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
-    if (stream.kind === 'video') this.usage.noteVideo(packet.vp8?.width, packet.vp8?.height);
+    if (stream.kind === 'video') this.usage.noteVerified(Math.max(stream.layers?.verifiedPixels(packet.layer) ?? 0, UNKNOWN_VIDEO_PIXELS));
+    else this.usage.noteMedia(flowKey(FLOW.rtpIn, streamId), false, packet.payload.length, this.host.nowMs());
     if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
     if (stream.subscribers.size === 0 || stream.muted) return;
     let sent = 0;
@@ -315,12 +281,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
 
   onKeyFrameRequest(streamId: number, layer: number): void {
     const stream = this.room?.streams.get(streamId);
-    if (!stream || !stream.subscribers.has(this)) return;
-    const now = this.host.nowMs();
-    const asked = stream.keyFrameAskedAtMs;
-    if (now - (asked[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_REQUEST_INTERVAL_MS) return;
-    asked[layer] = now;
-    stream.publisher.requestKeyFrame(streamId, layer);
+    if (stream?.subscribers.has(this)) stream.askKeyFrame(layer, this.host.nowMs());
   }
 
   /**
@@ -458,7 +419,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
         renew: (c) => this.renewal.handle(c),
         rtcOffer: (c) => this.rtcOffer(c),
         rtcVideo: (c) => {
-          this.videoPreferences.set(c.stream_id, c);
+          this.videoPreferences.set(c, (id) => this.room?.streams.has(id) === true);
           this.peer?.preferenceChanged(c.stream_id);
         },
         close: (name) => this.close(name),
@@ -470,7 +431,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
       this.meter.received(message.length);
       this.host.stats.framesForwarded += 1;
       this.host.stats.websocketIn.add(header.kind, message.length);
-      if (header.kind === KIND_CODE.video) this.usage.noteVideo();
+      this.usage.noteMedia(flowKey(FLOW.websocketIn, header.streamId), header.kind === KIND_CODE.video, message.length, this.host.nowMs());
     } else if (result === 'dropped') this.host.stats.framesDropped += 1;
     else if (result === 'violation') this.close('protocol_error');
   }
@@ -479,33 +440,6 @@ export class Session implements Member, PeerOwner, RenewingSession {
     const options = this.host.rtc;
     if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
     this.peer ??= new RtcPeer(this, options, () => this.host.nowMs(), this.host.stats);
-    this.peer.answer(control.sdp, control.tracks, control.new_connection === true).then(
-      (result) => {
-        if (this.state !== 'joined') return;
-        if (!result.ok) return this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer is not an SDP offer the server can answer'));
-        this.sendControl({ type: 'rtc_answer', id: control.id, sdp: result.sdp, refused: result.refused });
-      },
-      (err: unknown) => {
-        this.host.logger.warn({ err }, 'media: answering a WebRTC offer failed');
-        this.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer could not be answered'));
-      },
-    );
-  }
-}
-
-/** The reason `participant.left` gives for a close by the server (docs/reference/webhooks.md, "Why a participant left"). */
-function leftReasonOf(name: MediaCloseName): ParticipantLeftReason {
-  switch (name) {
-    case 'normal': return 'left';
-    case 'going_away': return 'going_away';
-    case 'expired': return 'expired';
-    case 'replaced': return 'replaced';
-    case 'timeout': return 'timeout';
-    case 'slow_consumer': return 'slow_consumer';
-    case 'rate_limited': return 'rate_limited';
-    case 'revoked': return 'revoked';
-    case 'protocol_error': case 'message_too_big': case 'unauthorized': return 'protocol_error';
-    // only before the join, when no participant event is sent
-    case 'room_full': case 'internal_error': return 'disconnected';
+    this.peer.reply(control, this.host.logger);
   }
 }

@@ -1,15 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PRICE_LIST } from '../billing/catalog/price-list.ts';
-import { SessionUsage, usageKindOf } from './usage-kind.ts';
+import { MAX_USAGE_FLOWS, SessionUsage, usageKindOf } from './usage-kind.ts';
+
+/** Feeds `flow` with `bps` for `ms`, a packet every 10 ms from `fromMs`; returns the session's kind. */
+function stream(usage: SessionUsage, flow: number, bps: number, ms: number, fromMs = 0, claimedPixels?: number, video = claimedPixels !== undefined): string {
+  for (let t = fromMs; t <= fromMs + ms; t += 10) usage.noteMedia(flow, video, bps / 800, t, claimedPixels);
+  return usageKindOf(PRICE_LIST, usage.videoPixels);
+}
 
 describe('usage kind of a session', () => {
-  it('is audio without video, else the video kind whose max_pixels holds the largest picture', () => {
+  it('is audio without video, else the video kind whose max_pixels holds the largest verified picture', () => {
     assert.equal(usageKindOf(PRICE_LIST, 0), 'audio');
     const kind = (width: number, height: number): string => {
       const usage = new SessionUsage();
-      usage.noteVideo(320, 240);
-      usage.noteVideo(width, height);
+      usage.noteVerified(320 * 240);
+      usage.noteVerified(width * height);
       usage.noteVideo();
       return usageKindOf(PRICE_LIST, usage.videoPixels);
     };
@@ -25,5 +31,44 @@ describe('usage kind of a session', () => {
     assert.equal(usageKindOf(PRICE_LIST, usage.videoPixels), 'audio');
     usage.noteVideo();
     assert.equal(usageKindOf(PRICE_LIST, usage.videoPixels), 'video_sd');
+  });
+
+  it('counts a picture size once a rate it needs was carried for 5 s, and only as far as that rate goes', () => {
+    // 1280x720 at 1.2 Mbit/s: 4 s are not enough, 5 s are
+    const hd = new SessionUsage();
+    assert.equal(stream(hd, 1, 1_200_000, 4_000, 0, 1280 * 720), 'video_sd');
+    assert.equal(stream(hd, 1, 1_200_000, 1_500, 4_010, 1280 * 720), 'video_hd');
+    // a claimed 16383x16383 at the same rate counts as the pixels 1.2 Mbit/s verify (1.2 Mpx), not as claimed
+    assert.equal(stream(new SessionUsage(), 1, 1_200_000, 6_000, 0, 16383 * 16383), 'video_full_hd');
+    assert.equal(stream(new SessionUsage(), 1, 2_500_000, 6_000, 0, 16383 * 16383), 'video_2k_plus');
+    // a second of gap starts the count again: bursts of 3 s never add up
+    const bursts = new SessionUsage();
+    for (let i = 0; i < 5; i++) stream(bursts, 1, 3_000_000, 3_000, i * 5_000, 2560 * 1440);
+    assert.equal(usageKindOf(PRICE_LIST, bursts.videoPixels), 'video_sd');
+    // 4 s of a high rate within a low one: the sustained minimum counts
+    const dip = new SessionUsage();
+    stream(dip, 1, 200_000, 3_000, 0, 1920 * 1080);
+    stream(dip, 1, 3_000_000, 3_000, 3_010, 1920 * 1080);
+    assert.equal(stream(dip, 1, 200_000, 3_000, 6_020, 1920 * 1080), 'video_sd');
+  });
+
+  it('bills media of no readable size (sealed frames, audio) by its rate: video rates are video whatever the client calls them', () => {
+    assert.equal(stream(new SessionUsage(), 2, 128_000, 10_000), 'audio');
+    assert.equal(stream(new SessionUsage(), 2, 510_000, 10_000), 'audio');
+    assert.equal(stream(new SessionUsage(), 3, 1_000_000, 10_000), 'video_sd');
+    assert.equal(stream(new SessionUsage(), 3, 2_000_000, 10_000), 'video_hd');
+    assert.equal(stream(new SessionUsage(), 3, 67_000_000, 10_000), 'video_2k_plus');
+    // sealed video frames are video from the first, and more by their rate
+    const frames = new SessionUsage();
+    assert.equal(stream(frames, 4, 100_000, 100, 0, undefined, true), 'video_sd');
+    assert.equal(stream(frames, 4, 4_000_000, 6_000, 200, undefined, true), 'video_full_hd');
+  });
+
+  it('follows a bounded number of flows, and what an evicted flow verified stays counted', () => {
+    const usage = new SessionUsage();
+    assert.equal(stream(usage, 5, 67_000_000, 6_000), 'video_2k_plus');
+    for (let i = 0; i < MAX_USAGE_FLOWS * 4; i++) usage.noteMedia(100 + i, false, 100, 7_000);
+    assert.equal(usageKindOf(PRICE_LIST, usage.videoPixels), 'video_2k_plus');
+    assert.ok((usage as unknown as { flows: Map<number, unknown> }).flows.size <= MAX_USAGE_FLOWS);
   });
 });

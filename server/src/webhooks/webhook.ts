@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { BlockList, isIP } from 'node:net';
 import { formatWebhookSignatures, webhookSignedPrefix } from '@rtc/protocol';
-import { normalizeAddress } from '../core/address.ts';
+import { isPrivateAddress } from '../core/address.ts';
 
 /** Hex HMAC-SHA256 of `<timestamp>.<body>` under `secret`. */
 export function signWebhook(secret: string, timestampSec: number, body: string): string {
@@ -53,24 +52,4 @@ export function webhookUrlProblem(raw: string): string | undefined {
 
 // loopback, private, link-local, carrier-grade NAT, unspecified, multicast and reserved ranges:
 // targets inside the platform's own network (docs/reference/webhooks.md, "Endpoint addresses")
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-// besides local ranges, every form that embeds an IPv4 address (IPv4-compatible, SIIT, NAT64, 6to4,
-// Teredo) could lead to a private IPv4 address behind a gateway
-for (const [net, prefix] of [
-  ['::', 96], ['::ffff:0:0:0', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, 'ipv6');
-}
-
-/** Whether an IP address is loopback, private, link-local or otherwise not on the public internet. */
-export function isPrivateAddress(address: string): boolean {
-  const a = normalizeAddress(address);
-  const family = isIP(a);
-  if (family === 0) return true;
-  return PRIVATE.check(a, family === 4 ? 'ipv4' : 'ipv6');
-}
+export { isPrivateAddress };

@@ -1,3 +1,4 @@
+import { SustainedRate } from '../../sessions/usage-kind.ts';
 import type { Vp8Packet } from './vp8.ts';
 
 /** A publisher's RTP packet on its way to subscribers, parsed once at the server's ingress. */
@@ -54,6 +55,9 @@ class Layer {
   starved = false;
   starvedAtMs = Number.NEGATIVE_INFINITY;
   holdMs = STARVED_HOLD_MS;
+  /** Its rate for billing, and the picture size that rate has verified (docs/console.md, "Usage kind of a session"). */
+  readonly usageRate = new SustainedRate();
+  verifiedPixels = 0;
 }
 
 /**
@@ -91,6 +95,8 @@ export class StreamLayers {
       l.fps = 0;
     }
     l.lastPacketMs = nowMs;
+    // a key frame's size counts only once the layer carried a rate that size needs, for seconds
+    l.verifiedPixels = l.usageRate.add(bytes, nowMs, l.width * l.height);
     l.windowBytes += bytes + OVERHEAD_BYTES;
     if (marker) l.windowFrames += 1;
     const span = nowMs - l.windowStartMs;
@@ -154,6 +160,11 @@ export class StreamLayers {
    */
   measured(nowMs: number): { width: number; height: number; bps: number }[] {
     return this.layers.map((l) => ({ width: l.width, height: l.height, bps: nowMs - l.lastPacketMs > STALE_MS ? 0 : Math.round(l.bps) }));
+  }
+
+  /** The picture size (pixels) the layer's rate has verified lately; 0 while none (docs/console.md, "Usage kind of a session"). */
+  verifiedPixels(layer: number): number {
+    return this.layers[layer]?.verifiedPixels ?? 0;
   }
 
   sizes(): { width: number; height: number }[] {

@@ -3,6 +3,7 @@ import {
   RTCRtpHeaderExtensionParameters, useFIR, usePLI, useOPUS, useSdesMid, useSdesRTPStreamId, useTransportWideCC, useVP8, type PeerConfig,
 } from 'werift';
 import type { RtcOptions } from '../../config.ts';
+import { createAddressSet, normalizeAddress } from '../../core/address.ts';
 
 export type { RtcOptions };
 
@@ -39,4 +40,31 @@ export function peerConfig(options: RtcOptions): Partial<PeerConfig> {
     iceUseIpv6: !only && options.ipv6,
     bundlePolicy: 'max-bundle',
   };
+}
+
+/** What a node checks of the addresses of its peer connections, from its options. */
+export interface PeerAddresses {
+  /** Whether the node may send connectivity checks to a candidate at `address` (docs/operations/configuration.md, "Peer addresses"). */
+  mayCheck(address: string): boolean;
+  /** Whether `address` is one of the platform's TURN relay addresses (docs/console.md, "Usage kind of a session"). */
+  isTurnRelay(address: string): boolean;
+}
+
+const peerAddresses = new WeakMap<RtcOptions, PeerAddresses>();
+
+/** The address checks of `options`, built once per options object. */
+export function peerAddressesOf(options: RtcOptions): PeerAddresses {
+  let checks = peerAddresses.get(options);
+  if (!checks) {
+    const denied = createAddressSet(options.peers.denied);
+    const allowed = createAddressSet(options.peers.allowed);
+    const relays = createAddressSet(options.turnRelays);
+    checks = {
+      // a name (an mDNS .local candidate) is left to the stack: only the node's own link answers it
+      mayCheck: (address) => isIP(normalizeAddress(address)) === 0 || allowed.has(address) || !denied.has(address),
+      isTurnRelay: (address) => relays.has(address),
+    };
+    peerAddresses.set(options, checks);
+  }
+  return checks;
 }

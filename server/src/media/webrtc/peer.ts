@@ -1,12 +1,14 @@
-import type { MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
+import type { ClientControl, MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
+import type { Logger } from 'pino';
+import { errorReply } from '../control.ts';
 import {
   RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
-import { PLAYOUT_DELAY_URI, peerConfig, type RtcOptions } from './options.ts';
+import { PLAYOUT_DELAY_URI, peerAddressesOf, peerConfig, type PeerAddresses, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
-import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
+import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
@@ -30,7 +32,7 @@ export interface PeerOwner {
   /** The client's bounds on a received video (`rtc_video`), if it set any. */
   videoBounds(streamId: number): VideoBounds | undefined;
   sendControl(message: ServerControl): void;
-  /** The selected ICE pair of the session's connection goes through a TURN relay (docs/console.md, "Usage"). */
+  /** The selected ICE pair of the session's connection goes through one of the platform's TURN relays (docs/console.md, "Usage"). */
   onRelayed(): void;
   /** Every few seconds, the downlink's estimate and its sharing out (debug logs). */
   onDownlinkReport(snapshot: DownlinkSnapshot): void;
@@ -77,6 +79,7 @@ export interface PeerQuality {
 export class RtcPeer {
   private readonly owner: PeerOwner;
   private readonly options: RtcOptions;
+  private readonly addresses: PeerAddresses;
   private pc: RTCPeerConnection | undefined;
   /** Streams the client receives, by stream id. */
   private receiving = new Map<number, Outbound>();
@@ -94,6 +97,7 @@ export class RtcPeer {
   constructor(owner: PeerOwner, options: RtcOptions, now: () => number, stats: MediaStats) {
     this.owner = owner;
     this.options = options;
+    this.addresses = peerAddressesOf(options);
     this.stats = stats;
     this.uplink = new Uplink({
       onRtp: (id, packet) => owner.onRtp(id, packet),
@@ -114,6 +118,20 @@ export class RtcPeer {
     const next = this.chain.then(() => this.apply(sdp, tracks, newConnection));
     this.chain = next.catch(() => undefined);
     return next;
+  }
+
+  /** Answers an `rtc_offer` with `rtc_answer`, or with `rtc_invalid_offer` (docs/protocol/media.md, "Negotiation"). */
+  reply(control: ClientControl & { readonly type: 'rtc_offer' }, logger: Logger): void {
+    this.answer(control.sdp, control.tracks, control.new_connection === true).then(
+      (result) => {
+        if (!result.ok) return this.owner.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer is not an SDP offer the server can answer'));
+        this.owner.sendControl({ type: 'rtc_answer', id: control.id, sdp: result.sdp, refused: result.refused });
+      },
+      (err: unknown) => {
+        logger.warn({ err }, 'media: answering a WebRTC offer failed');
+        this.owner.sendControl(errorReply(control.id, 'rtc_invalid_offer', 'the offer could not be answered'));
+      },
+    );
   }
 
   /** Sends a packet of a stream this client receives, if it may receive it now. */
@@ -185,7 +203,8 @@ export class RtcPeer {
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
     try {
-      await pc.setRemoteDescription({ type: 'offer', sdp });
+      // docs/operations/configuration.md, "Peer addresses": no check goes where the node may not send
+      await pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidates(sdp, this.addresses.mayCheck) });
       this.watchTransports(pc);
       // an offer the stack refused left no connection to count
       if (fresh) this.watchIce(pc);
@@ -256,13 +275,21 @@ export class RtcPeer {
   }
 
   /**
-   * Tells the owner when the nominated ICE pair's remote candidate is a relay candidate (the client
-   * reaches the node through a TURN server): checked when the connection is up, and at its end, since
-   * a pair can be nominated again meanwhile. A relayed address the client did not announce (learned
-   * as peer-reflexive) is not recognised.
+   * Tells the owner when the nominated ICE pair's remote candidate is a relay one (as the client
+   * says) or a peer-reflexive one (learned from its checks) at one of the platform's TURN relay
+   * addresses: the client reaches the node through its TURN server. The type alone is the client's
+   * word; the address alone would take a client on the TURN server's own machine for relayed.
+   * Checked when the connection is up, and at its end, since a pair can be nominated again meanwhile.
    */
   private checkRelayed(pc: RTCPeerConnection): void {
-    if (pc.iceTransports.some((t) => t.connection.nominated?.remoteCandidate.type === 'relay')) this.owner.onRelayed();
+    if (this.isRelayed(pc)) this.owner.onRelayed();
+  }
+
+  private isRelayed(pc: RTCPeerConnection): boolean {
+    return pc.iceTransports.some((t) => {
+      const remote = t.connection.nominated?.remoteCandidate;
+      return (remote?.type === 'relay' || remote?.type === 'prflx') && this.addresses.isTurnRelay(remote.host);
+    });
   }
 
   /** Closes the peer connection for the client's new one; what it sent and received is negotiated afresh. */
@@ -303,8 +330,7 @@ export class RtcPeer {
       clearTimeout(timer);
       this.stats.ice[outcome] += 1;
       if (outcome !== 'connected') return;
-      const relayed = pc.iceTransports.some((t) => t.connection.nominated?.remoteCandidate.type === 'relay');
-      this.stats.icePaths[relayed ? 'relay' : 'direct'] += 1;
+      this.stats.icePaths[this.isRelayed(pc) ? 'relay' : 'direct'] += 1;
     };
     const timer = setTimeout(() => settle('timed_out'), ICE_TIMEOUT_MS);
     timer.unref();

@@ -125,6 +125,15 @@ export function extensionIds(sdp: string): Map<string, number> {
 }
 
 /**
+ * The offer without the candidates whose address `mayCheck` refuses (docs/operations/configuration.md,
+ * "Peer addresses"): the stack never sends a connectivity check there.
+ */
+export function withoutCandidates(sdp: string, mayCheck: (address: string) => boolean): string {
+  // a=candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type> ...
+  return sdp.split(/(?<=\n)/).filter((line) => !line.startsWith('a=candidate:') || mayCheck(line.split(' ')[4] ?? '')).join('');
+}
+
+/**
  * Replaces the address of every host candidate by `publicIp` (a media node behind a 1:1 NAT,
  * docs/operations/configuration.md "WebRTC"), and drops the candidates of other families.
  */
