@@ -108,7 +108,7 @@ describe('what each subscriber received', () => {
     // without simulcast a layer has no rid
     const single = summarize({
       room: 'r', url: 'http://x', results: [pub, subs[1]!], before: snapshot([]), windowSeconds: 1, interrupted: false,
-      cpu: { user: 0, system: 0 }, runSeconds: 1, layers: [{ rid: undefined, bitrateBps: 0, width: 640, height: 360 }],
+      cpu: { user: 0, system: 0 }, runSeconds: 1, layers: [{ rid: undefined, width: 640, height: 360 }],
     });
     assert.deepEqual(single.subscribers.received_layers[0]?.streams[0]?.layers, [{ rid: null, width: 640, height: 360 }]);
     assert.match(summaryLines(single).join('\n'), /^ {2}sub-1: stream 1 640x360$/m);
