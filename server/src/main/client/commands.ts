@@ -40,6 +40,8 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  (--env prints it as export lines for eval)
   token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
                [--ttl S] [--turn] [--signaling] [--url URL] [--app-id ID --app-secret S]
+                 --publish: the stream ids the user may publish (one per microphone, camera or
+                 screen; each publisher of a room needs its own); --subscribe: those it may receive
   token revoke --handle rvk_… [--url URL] [--app-id ID --app-secret S]
   rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT [--ban S] | rooms end ROOM
                  [--url URL] [--app-id ID --app-secret S]
