@@ -189,7 +189,7 @@ ${walkthrough({ api, signaling: urls.signaling }, rtc).map((line) => `  ${line}`
 
 Next steps:
   - the console at ${consoleUrl}: sign in with the e-mail and password above, open the project
-    'my app', then its Test room page for a call in this browser (a second tab joins it too)
+    'my app', then its Test room page for a call from this browser
   - your own app: ${ROOT}sdk/app/README.md (the app SDK) and ${ROOT}docs/sdk/server.md (your server's tokens)
   - everything else: ${ROOT}docs/console.md, ${ROOT}docs/reference/cli.md, ${ROOT}docs/reference/token-api.md
 
