@@ -145,24 +145,56 @@ export function buildIfStale() {
 }
 
 /**
- * The first steps after start, as shell lines that work every time they are run: `rtc login
- * --register` signs in to an account that exists already, and a failed step prints the API's
- * refusal (an empty variable then stops the next step with a message) rather than going on
- * with `undefined`.
+ * The first steps after start, as shell lines that work every time they are run, as pasted:
+ * `rtc login --register` signs in to an account that exists already, `projects create --reuse`
+ * takes the project of that name made by an earlier run, and a failed step prints the API's
+ * refusal (an empty variable then stops the next step with a message) rather than going on with
+ * `undefined`. Every command talks to the api role, named once in RTC_URL: it serves the customer
+ * API, the token API and the keys.
  */
-export function walkthrough({ api, token, signaling }, rtc = `node '${ROOT}bin/rtc.mjs'`) {
+export function walkthrough({ api, signaling }, rtc = `node '${ROOT}bin/rtc.mjs'`) {
   return [
     `rtc() { ${rtc} "$@"; }`,
-    `export RTC_URL=${api}`,
+    `export RTC_URL=${api}   # every rtc command below talks to the platform there`,
     `export RTC_PASSWORD='a long password'   # unset it and rtc login asks without echo`,
     `rtc login --email you@example.com --register   # signs in when the account exists`,
-    `PROJECT=$(rtc projects create --name 'my app' | cut -d' ' -f1)`,
-    `eval "$(rtc credentials create --project "$PROJECT" --env)"   # sets RTC_APP_ID and RTC_APP_SECRET: the API returns the secret only this once`,
-    `TOKEN_RESPONSE=$(rtc token create --url ${token} --room room-1 --user user-1 --role speaker --publish 1${signaling ? ' --signaling' : ''})`,
+    `eval "$(rtc projects create --name 'my app' --reuse --env)"   # sets RTC_PROJECT; --reuse takes the project of that name if there is one`,
+    `eval "$(rtc credentials create --project "$RTC_PROJECT" --env)"   # sets RTC_APP_ID and RTC_APP_SECRET: the API returns the secret only this once`,
+    `TOKEN_RESPONSE=$(rtc token create --room room-1 --user user-1 --role speaker --publish 1${signaling ? ' --signaling' : ''})`
+      + '   # --publish 1: user-1 may publish stream 1 (one microphone, camera or screen) in room-1; each publisher of a room needs stream ids of its own',
     `echo "$TOKEN_RESPONSE"   # media.grant and media.key go to the app; keep media.revocation_handle`,
-    `rtc grant verify "$(echo "$TOKEN_RESPONSE" | node -pe 'JSON.parse(require("fs").readFileSync(0)).media.grant')" --url ${token}`,
-    `# cut the user off: rtc token revoke --url ${token} --handle rvk_...   (media.revocation_handle above)`,
+    `echo "$TOKEN_RESPONSE" | rtc grant verify --token-response -   # checks media.grant against the platform's published keys`,
+    `# cut the user off: rtc token revoke --handle rvk_...   (media.revocation_handle above)`,
   ];
+}
+
+/**
+ * What `npm start` prints once every role listens: where each role is, the walkthrough, and what
+ * to do next.
+ */
+export function banner(urls, dataDir, rtc) {
+  const api = urls.api ?? '$API';
+  const consoleUrl = urls.api ? `${urls.api}/` : '(with the api role)';
+  return `
+The platform is running (data in ${dataDir}). Logs go to standard error.
+  api:       ${urls.api ?? '(not started)'}    customer API, token API (POST /v1/rtc/tokens), public API, GET /v1/openapi.json
+  token:     ${urls.token ?? '(not started)'}    token API (POST /v1/rtc/tokens), /health, /.well-known/jwks.json
+  signaling: ${urls.signaling ?? '(not started)'}    signaling service (signaling.url of token responses)
+  media:     ${urls.media ?? '(not started)'}    media server, WebSocket at /v1/media (media.sfu_host/sfu_port${urls.media?.startsWith('ws://') ? '; no TLS: apps pass secure: false' : ''})
+  console:   ${consoleUrl}    the web console: sign up, projects, credentials, a test room
+
+Open the console in a browser for a first credential and a test call, or, from another terminal
+(works on every run, as pasted), a first credential, a token and its check:
+${walkthrough({ api, signaling: urls.signaling }, rtc).map((line) => `  ${line}`).join('\n')}
+
+Next steps:
+  - the console at ${consoleUrl}: sign in with the e-mail and password above, open the project
+    'my app', then its Test room page for a call from this browser
+  - your own app: ${ROOT}sdk/app/README.md (the app SDK) and ${ROOT}docs/sdk/server.md (your server's tokens)
+  - everything else: ${ROOT}docs/console.md, ${ROOT}docs/reference/cli.md, ${ROOT}docs/reference/token-api.md
+
+Stop with Ctrl-C (in-flight requests finish first).
+`;
 }
 
 /**

@@ -48,7 +48,7 @@ describe('loadConfig', () => {
     assert.equal(c.tls, undefined);
     assert.deepEqual(c.trustProxy, []);
     assert.equal(c.issuer, 'rtc-platform');
-    assert.deepEqual({ ...c.media }, { publicHost: 'localhost', publicPort: undefined });
+    assert.deepEqual({ ...c.media }, { publicHost: '127.0.0.1', publicPort: undefined }, 'the address the media role listens on, as printed');
     assert.equal(c.signaling.publicUrl, undefined);
     assert.equal(c.turn, undefined);
     assert.deepEqual({ ...c.limits }, { appPerMinute: 1200, addressPerMinute: 2400 });
@@ -143,6 +143,14 @@ describe('loadConfig', () => {
     assert.deepEqual({ ...c.ports }, { api: 0, token: 9001, signaling: 9002, media: 65535 });
     assert.equal(c.dataDir, '/var/lib/rtc');
     assert.deepEqual({ ...c.store }, { kind: 'sqlite', path: '/var/lib/rtc/rtc.sqlite' });
+  });
+
+  it('names the address the media role listens on in tokens unless RTC_MEDIA_PUBLIC_HOST says otherwise', () => {
+    assert.equal(loadConfig({ RTC_HOST: '10.0.0.5' }).media.publicHost, '10.0.0.5');
+    // every address: loopback reaches it from this machine; other machines need RTC_MEDIA_PUBLIC_HOST
+    assert.equal(loadConfig({ RTC_HOST: '0.0.0.0' }).media.publicHost, '127.0.0.1');
+    assert.equal(loadConfig({ RTC_HOST: '::' }).media.publicHost, '::1');
+    assert.equal(loadConfig({ RTC_HOST: '0.0.0.0', RTC_MEDIA_PUBLIC_HOST: 'media.example.com' }).media.publicHost, 'media.example.com');
   });
 
   it('names each role once, however often RTC_ROLES lists it', () => {

@@ -271,7 +271,7 @@ export function loadConfig(environment: Env): Config {
     tls,
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
-    media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || 'localhost', publicPort },
+    media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || reachableHost(host), publicPort },
     rtc,
     signaling: { publicUrl: signalingUrl },
     turn,
@@ -374,4 +374,14 @@ function isCertificate(pem: Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The address a client dials for a role bound to `host` (docs/operations/configuration.md,
+ * RTC_MEDIA_PUBLIC_HOST): the bind address itself, or loopback for a bind to every address.
+ */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '::1';
+  return host;
 }

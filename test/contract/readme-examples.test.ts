@@ -3,13 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../server/src/config.ts';
+import { codeBlocks } from '../helpers/markdown.ts';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-/** The fenced code blocks of a markdown text, in order. */
-function codeBlocks(text: string): string[] {
-  return [...text.matchAll(/^```[a-z]*\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-}
 
 describe('connecting a local page, as the READMEs show it', () => {
   // npm start runs the media role without TLS: the SDK's default (wss://) cannot reach it

@@ -41,7 +41,15 @@ describe('rtc load-test against a live platform', () => {
     assert.ok(s.publishers.bytes > 0 && s.publishers.bitrate_bps > 150_000 && s.publishers.bitrate_bps < 400_000, `sent ${s.publishers.bitrate_bps}`);
     assert.ok(s.publishers.frames_per_second > 20, `sent ${s.publishers.frames_per_second} frames/s`);
     assert.ok(s.subscribers.bytes > 0 && s.subscribers.packets > 0 && s.subscribers.bitrate_bps > 0, `received ${s.subscribers.bytes} bytes`);
-    assert.ok(s.subscribers.frames_per_second > 0, `received ${s.subscribers.frames_per_second} frames/s`);
+    // per video stream: each subscriber receives two streams of 30 frames/s, not one of 60
+    assert.equal(s.subscribers.video_streams, 4);
+    assert.ok(s.subscribers.frames_per_second > 0 && s.subscribers.frames_per_second <= 35, `received ${s.subscribers.frames_per_second} frames/s`);
+    // the one layer sent without simulcast, by each subscriber of each publisher's video stream
+    assert.deepEqual(s.subscribers.received_layers.map((r) => r.participant).sort(), ['sub-0', 'sub-1']);
+    for (const r of s.subscribers.received_layers) {
+      assert.deepEqual(r.streams.map((st) => st.stream_id).sort(), [1, 3], JSON.stringify(r));
+      for (const st of r.streams) assert.deepEqual(st.layers, [{ rid: null, width: 1280, height: 720 }], JSON.stringify(r));
+    }
     assert.ok(s.subscribers.packet_loss_percent >= 0 && s.subscribers.packet_loss_percent <= 100);
     assert.ok(s.subscribers.packets_expected >= s.subscribers.packets_lost);
     assert.ok(s.cpu.user_seconds > 0 && s.cpu.percent > 0, JSON.stringify(s.cpu));
@@ -59,8 +67,11 @@ describe('rtc load-test against a live platform', () => {
     assert.match(res.stdout, /^load test of room load-test-[0-9a-f]{8} at /m);
     assert.match(res.stdout, /^join time: p50 \d+ ms, p95 \d+ ms, max \d+ ms$/m);
     assert.match(res.stdout, /^ {2}joined +1\/1 +1\/1$/m);
-    const frames = /^ {2}video frames\/s \(each\) +([\d.]+) +([\d.]+)$/m.exec(res.stdout);
+    const frames = /^ {2}video frames\/s \(per stream\) +([\d.]+) +([\d.]+)$/m.exec(res.stdout);
     assert.ok(frames && Number(frames[1]) > 20 && Number(frames[2]) > 0, res.stdout);
+    // the subscriber receives one of the three layers: which one, by rid and size
+    assert.match(res.stdout, /^ {2}video layer received +- +[qhf] \d+x\d+ ×1$/m);
+    assert.match(res.stdout, /^ {2}sub-0: stream 1 [qhf] \d+x\d+( → [qhf] \d+x\d+)*$/m);
     assert.match(res.stdout, /^cpu of this process: /m);
   });
 

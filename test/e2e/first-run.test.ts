@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
-import { CLI, runCli, useTempDirs } from './serve-helpers.ts';
+import { createCustomer } from '../helpers/customer.ts';
+import { request } from '../helpers/http.ts';
+import { CLI, TOKEN_BODY, runCli, useTempDirs } from './serve-helpers.ts';
 
 const LIB = pathToFileURL(join(ROOT, 'scripts/lib.mjs')).href;
 const PORTS_0 = { RTC_API_PORT: '0', RTC_TOKEN_PORT: '0', RTC_SIGNALING_PORT: '0', RTC_MEDIA_PORT: '0' };
@@ -69,7 +71,7 @@ function exited(pid: number): boolean {
   }
 }
 
-describe('the walkthrough npm start prints', () => {
+describe('the banner and walkthrough npm start prints', () => {
   const tempDir = useTempDirs();
   let server: RunningServer;
   before(async () => {
@@ -79,25 +81,54 @@ describe('the walkthrough npm start prints', () => {
     await server.stop();
   });
 
-  it('works when run twice', async () => {
-    const lib = await import(LIB) as { walkthrough: (urls: { api: string; token: string; signaling?: string }, rtc: string) => string[] };
-    const urls = { api: server.api, token: server.token, signaling: server.urls['signaling'] ?? '' };
-    const script = lib.walkthrough(urls, `${process.execPath} --import tsx ${CLI}`).join('\n');
-    assert.match(script, / --signaling\)$/m, 'the walkthrough asks for signaling when the role runs');
+  type Urls = { api: string; token: string; signaling?: string; media?: string };
+  const lib = async () => await import(LIB) as {
+    walkthrough: (urls: Urls, rtc: string) => string[];
+    banner: (urls: Urls, dataDir: string, rtc: string) => string;
+  };
+  const urlsOf = (s: RunningServer): Urls => ({ api: s.api, token: s.token, signaling: s.urls['signaling'] ?? '' });
+  const runScript = (script: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> => new Promise((resolve) => {
+    const child = spawn('bash', ['-e', '-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+    child.stderr.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+    child.on('close', (code) => resolve({ code, out }));
+  });
+
+  it('works when run twice, as pasted: one project, one platform URL, a grant checked from the token answer', async () => {
+    const script = (await lib()).walkthrough(urlsOf(server), `${process.execPath} --import tsx ${CLI}`).join('\n');
+    assert.match(script, / --signaling\)/m, 'the walkthrough asks for signaling when the role runs');
+    // RTC_URL names the platform once; no command repeats it, nor cuts output with other tools
+    assert.equal(script.split(server.api).length - 1, 1, script);
+    assert.doesNotMatch(script, /--url|node -pe|\| *cut /, script);
+    assert.match(script, /--publish 1\b.*# --publish 1: user-1 may publish stream 1 /m, 'says what --publish 1 grants');
     const env = { PATH: process.env['PATH'] ?? '', HOME: tempDir(), XDG_CONFIG_HOME: tempDir() };
     for (const run of [1, 2]) {
-      const res = await new Promise<{ code: number | null; out: string }>((resolve) => {
-        const child = spawn('bash', ['-e', '-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
-        child.stderr.on('data', (c: Buffer) => { out += c.toString('utf8'); });
-        child.on('close', (code) => resolve({ code, out }));
-      });
+      const res = await runScript(script, env);
       assert.equal(res.code, 0, `run ${run}:\n${res.out}`);
       assert.match(res.out, run === 1 ? /account created; logged in/ : /^logged in/m);
       assert.match(res.out, /^valid rtc-grant\+jwt signed by /m, `run ${run}:\n${res.out}`);
       assert.doesNotMatch(res.out, /undefined/);
     }
+    const list = await runScript(`${process.execPath} --import tsx ${CLI} projects list --json`, env);
+    const projects = (JSON.parse(list.out) as { projects: { name: string }[] }).projects;
+    assert.deepEqual(projects.map((p) => p.name), ['my app'], 'the second run reused the project of the first');
+  });
+
+  it('advertises the token endpoint the docs use, and ends with the next steps', async () => {
+    const text = (await lib()).banner({ ...urlsOf(server), media: 'ws://127.0.0.1:7880' }, './data', 'rtc');
+    const line = /^ {2}token: +(\S+) .*\bPOST (\/[\w/.-]+)/m.exec(text);
+    assert.ok(line, text);
+    assert.doesNotMatch(text, /POST \/v1\/tokens\b/);
+    // the documented body (docs/reference/token-api.md) sent to the advertised endpoint gets a token
+    const customer = await createCustomer(server);
+    const res = await request(`${line[1]}${line[2]}`, { headers: { authorization: customer.auth }, body: TOKEN_BODY });
+    assert.equal(res.status, 200, res.text);
+    const next = text.slice(text.lastIndexOf('Next'));
+    assert.match(next, new RegExp(`${server.api}/`), 'the console URL');
+    assert.match(next, /Test room/);
+    assert.match(next, /docs\/console\.md/);
+    assert.match(next, /sdk\/app\/README\.md/);
   });
 });
 

@@ -58,7 +58,7 @@ describe('room service API on one process (api, token, media)', () => {
     await api.whenListed('rooms-list-2', 1);
     const mediaPort = new URL(media.server.urls['media']!).port;
     assert.equal(room.room_id, 'rooms-list-1');
-    assert.equal(room.media_node, `localhost:${mediaPort}`);
+    assert.equal(room.media_node, `127.0.0.1:${mediaPort}`);
     assert.ok(Math.abs(room.started_at - Date.now() / 1000) < 60);
     assert.deepEqual(room.participants.map((p) => [p.participant_id, p.user_id, p.role, p.publish_streams, p.subscribe_streams, p.subscribe_room]), [
       [alice.participantId, 'alice', 'speaker', [1], [], true],
@@ -301,7 +301,7 @@ describe('room service API with api/token and media in separate processes on one
     sessions.push(hank, ivy);
     const room = await api.whenListed('split-rooms', 2);
     assert.deepEqual(room.participants.map((p) => p.participant_id), [hank.participantId, ivy.participantId]);
-    assert.equal(room.media_node, `localhost:${new URL(mediaServer.urls['media']!).port}`);
+    assert.equal(room.media_node, `127.0.0.1:${new URL(mediaServer.urls['media']!).port}`);
 
     const permissions = nextEvent(ivy, 'permissions');
     assert.equal((await api.update('split-rooms', ivy.participantId, { subscribe_streams: [1] })).status, 200);

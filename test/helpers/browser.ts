@@ -7,6 +7,17 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 const SDK_ENTRY = fileURLToPath(new URL('../../sdk/app/src/index.ts', import.meta.url));
 
+/** Code that imports `@rtc/app-sdk`, as an app would, bundled with the SDK's sources for a browser page (one ES module). */
+export async function bundleApp(code: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: code, loader: 'ts', resolveDir: fileURLToPath(new URL('.', import.meta.url)) }, alias: { '@rtc/app-sdk': SDK_ENTRY },
+    bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent',
+  });
+  const file = result.outputFiles[0];
+  if (!file) throw new Error('esbuild wrote no bundle');
+  return file.text;
+}
+
 /** The app SDK bundled for a browser page (one ES module). */
 export async function bundleSdk(): Promise<string> {
   const result = await build({
@@ -23,13 +34,22 @@ export interface PageSite {
   close(): Promise<void>;
 }
 
-/** Serves fixed files on loopback: path to [content type, body]. */
-export async function servePages(files: Readonly<Record<string, readonly [string, string]>>): Promise<PageSite> {
+/** A page's file, [content type, body], or a function answering one for each request (a backend route). */
+export type PageFile = readonly [string, string] | (() => Promise<readonly [string, string]>);
+
+/** Serves files on loopback: path to [content type, body], fixed or answered per request. */
+export async function servePages(files: Readonly<Record<string, PageFile>>): Promise<PageSite> {
   const site: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const file = files[path];
-    if (file) res.writeHead(200, { 'content-type': file[0] }).end(file[1]);
-    else res.writeHead(404).end();
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    const answer = typeof file === 'function' ? file() : Promise.resolve(file);
+    answer.then(([type, body]) => res.writeHead(200, { 'content-type': type }).end(body), (err: unknown) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err));
+    });
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const address = site.address();

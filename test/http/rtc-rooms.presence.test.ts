@@ -62,7 +62,7 @@ for (const cluster of [false, true]) describe(`media role presence and project e
     await settle(async () => (await listedCount()) === 2);
     await settle(() => eventsOf(second.participantId, 'participant.joined').length === 1);
     // events name the node only where there are several (docs/reference/webhooks.md)
-    const node = cluster ? `localhost:${new URL(media.role.url).port}` : null;
+    const node = cluster ? `127.0.0.1:${new URL(media.role.url).port}` : null;
     assert.deepEqual(recorded.filter((e) => e.type === 'room.started').map((e) => e.data), [{ room_id: 'events-room', media_node: node, num_participants: 1 }]);
     const joined = eventsOf(first.participantId, 'participant.joined')[0]!;
     assert.equal(joined.projectId, customer.projectId);

@@ -39,7 +39,7 @@ describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
       assert.equal(t.expires_at - t.issued_at, 600);
       assert.equal(t.issued_at, Math.floor(server.clock.nowMs() / 1000));
       assert.equal(t.media.encryption, 'aes-256-gcm');
-      assert.equal(t.media.sfu_host, 'localhost');
+      assert.equal(t.media.sfu_host, '127.0.0.1', 'the address the media role listens on');
       assert.equal(typeof t.media.sfu_port, 'number');
       assert.match(t.media.key, /^[A-Za-z0-9_-]{43}$/);
       assert.match(t.media.revocation_handle, /^rvk_[A-Za-z0-9_-]+$/);

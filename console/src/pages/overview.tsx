@@ -4,39 +4,9 @@ import { api } from '../api.ts';
 import { navigate } from '../router.ts';
 import { CopyButton, EmptyState, ErrorText, Field, Snippet, useAction, useConfirm } from '../ui.tsx';
 import { openInInspector } from './inspector.tsx';
+import { snippets } from '../snippets.ts';
 
 const ROLES: readonly Role[] = ['host', 'speaker', 'audience'];
-
-function snippets(origin: string, appId: string): { curl: string; server: string; app: string } {
-  return {
-    curl: `curl -X POST ${origin}/v1/rtc/tokens \\
-  -u "${appId}:$RTC_APP_SECRET" \\
-  -H 'content-type: application/json' \\
-  -d '{"room_id":"my-room","user_id":"alice","role":"speaker","publish_streams":[1,2],"subscribe_room":true}'`,
-    server: `import { TokenClient } from '@rtc/server-sdk';
-
-// on your server: the App Secret comes from your secret store, never from an app
-const tokens = new TokenClient({
-  baseUrl: '${origin}',
-  appId: '${appId}',
-  appSecret: process.env.RTC_APP_SECRET,
-});
-
-const token = await tokens.issue({
-  room_id: 'my-room', user_id: 'alice', role: 'speaker',
-  publish_streams: [1, 2], subscribe_room: true,
-});
-// send token (never the App Secret) to your app`,
-    app: `import { connect } from '@rtc/app-sdk';
-
-// in your app: getToken asks your server, which asks the token API
-const getToken = () => fetch('/my-backend/rtc-token').then((r) => r.json());
-const session = await connect({ getToken });
-const media = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
-for (const track of media.getTracks()) await session.publishTrack(track);
-session.on('trackSubscribed', (t) => t.attach(document.querySelector('video')));`,
-  };
-}
 
 /** A temporary token (no App Secret) and its response, with the media key hidden: it is a secret. */
 function TestTokenForm({ projectId, archived }: { projectId: string; archived: boolean }) {

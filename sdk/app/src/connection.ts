@@ -61,6 +61,9 @@ export function isUnreachable(error: MediaError): boolean {
 
 export class Connection {
   private readonly ws: WebSocketLike;
+  private readonly url: string;
+  /** Whether the socket opened: a close before names the likely causes (errorForClose). */
+  private opened = false;
   private handlers: ConnectionHandlers | undefined;
   private keys: { c2s: SecretKey; s2c: SecretKey } | undefined;
   private sentSeq = 0;
@@ -75,8 +78,9 @@ export class Connection {
   /** `Date.now()` when the server was last heard from. */
   lastHeard = Date.now();
 
-  private constructor(ws: WebSocketLike) {
+  private constructor(ws: WebSocketLike, url: string) {
     this.ws = ws;
+    this.url = url;
   }
 
   /**
@@ -90,10 +94,10 @@ export class Connection {
     try {
       ws = new options.WebSocket(options.url);
     } catch (cause) {
-      return Promise.reject(new MediaError('connection_failed', 'the media server URL cannot be opened', { cause }));
+      return Promise.reject(new MediaError('connection_failed', `the media server URL ${options.url} cannot be opened`, { cause }));
     }
     ws.binaryType = 'arraybuffer';
-    const connection = new Connection(ws);
+    const connection = new Connection(ws, options.url);
     return new Promise((resolve, reject) => {
       let settled = false;
       const fail = (error: MediaError): void => {
@@ -120,17 +124,16 @@ export class Connection {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          const error = errorForClose(code, reason);
-          if (!opened) unreachable.add(error);
+          const error = connection.errorForClose(code, reason);
+          if (!connection.opened) unreachable.add(error);
           reject(error);
         },
       };
-      let opened = false;
       ws.addEventListener('open', () => {
-        opened = true;
+        connection.opened = true;
       });
       ws.addEventListener('message', (event) => {
-        opened = true;
+        connection.opened = true;
         if (stage === 'challenge') {
           stage = 'joined';
           connection.lastHeard = Date.now();
@@ -236,10 +239,15 @@ export class Connection {
   private finish(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    const error = errorForClose(code, reason);
+    const error = this.errorForClose(code, reason);
     for (const { reject } of this.pending.values()) reject(error);
     this.pending.clear();
     this.handlers?.onClose(code, reason);
+  }
+
+  /** The error of a close of this connection, naming its URL. */
+  errorForClose(code: number, reason: string): MediaError {
+    return errorForClose(code, reason, { url: this.url, opened: this.opened });
   }
 
   private onMessage(event: WebSocketEventLike): void {

@@ -76,9 +76,26 @@ export const CLOSE_CODES: Readonly<Record<number, CloseMeaning>> = {
   [SOCKET_CLOSE.try_again_later]: { code: 'going_away', reconnect: true },
 };
 
-export function errorForClose(closeCode: number, reason: string): MediaError {
+/** Where a connection went: its URL, and whether its socket ever opened. */
+export interface ConnectionPlace {
+  readonly url: string;
+  readonly opened: boolean;
+}
+
+/**
+ * The error of a close: its code, the URL (ws: or wss:) and, for a socket that never opened, the
+ * likely causes (nothing listens there, or TLS on one side only: docs/operations/configuration.md).
+ */
+export function errorForClose(closeCode: number, reason: string, place?: ConnectionPlace): MediaError {
   const known = CLOSE_CODES[closeCode];
-  return new MediaError(known?.code ?? 'connection_failed', `the media connection closed (${closeCode}${reason ? ` ${reason}` : ''})`, { closeCode });
+  const code = `(${closeCode}${reason ? ` ${reason}` : ''})`;
+  let message = `the media connection closed ${code}`;
+  if (place?.opened) message = `the media connection to ${place.url} closed ${code}`;
+  else if (place) {
+    const tls = place.url.startsWith('wss:') ? 'pass secure: false for a platform without TLS' : 'a platform with TLS needs wss:// (leave secure out)';
+    message = `the media role at ${place.url} closed the connection ${code} before it opened: is it reachable, and does it serve TLS? ${tls}`;
+  }
+  return new MediaError(known?.code ?? 'connection_failed', message, { closeCode });
 }
 
 /** The error of a refused request: the server's `error` reply, its code checked against `MEDIA_ERROR_CODES`. */

@@ -1,7 +1,7 @@
 import { MEDIA_CLOSE } from '@rtc/protocol';
 import { Connection, type ConnectionHandlers, type JoinedMessage, type ServerMessage } from './connection.ts';
 import { Emitter } from './emitter.ts';
-import { MediaError, errorForClose, requestError } from './errors.ts';
+import { MediaError, requestError } from './errors.ts';
 import type { FrameKind, MediaSessionEvents, MediaToken, PublishOptions, RemoteParticipant, RemoteStream } from './types.ts';
 import type { E2eeStats } from './webrtc/e2ee-worker.ts';
 import type { LocalTrack } from './webrtc/local-track.ts';
@@ -295,7 +295,7 @@ export class MediaSession {
       onControl: (message) => (connection === this.connection ? this.onServerMessage(message) : undefined),
       onFrame: (header, message) => (connection === this.connection ? this.receiving.onFrame(header, message) : undefined),
       onClose: (code, reason) => {
-        if (connection && connection === this.connection) this.onConnectionLost(code, reason);
+        if (connection && connection === this.connection) this.onConnectionLost(code, reason, connection.errorForClose(code, reason));
       },
     };
   }
@@ -408,14 +408,13 @@ export class MediaSession {
     });
   }
 
-  private onConnectionLost(code: number, reason: string): void {
+  private onConnectionLost(code: number, reason: string, error: MediaError): void {
     this.reconnection.stopKeepalive();
     this.renewal.stop();
     this.connection = undefined;
     this.lostNode = this.node;
     this.publishing.forgetKeys();
     this.media.detach();
-    const error = errorForClose(code, reason);
     if (!this.reconnection.follows(code)) {
       this.end(error, code, reason);
       return;

@@ -4,18 +4,19 @@
  */
 import { readFileSync } from 'node:fs';
 import type {
-  Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, Project, ProjectList, RevocationResult, RoomEnded, RoomList, RtcParticipant,
+  Credential, CredentialList, CredentialWithSecret, ParticipantRemoved, RevocationResult, RoomEnded, RoomList, RtcParticipant,
   RtcRoom, TokenRequest,
 } from '@rtc/protocol';
 import type { TokenClient } from '@rtc/server-sdk';
 import { MAX_BAN_SECONDS, MAX_STREAM_ID } from '@rtc/protocol';
 import { createAppClient, viaAppClient } from './app-client.ts';
 import {
-  asCustomer, JSON_FLAG, parseCommand, positional, print, required, SESSION_FLAGS, sessionOf, storedSession, str, URL_FLAG,
+  asCustomer, baseUrl, exportLine, JSON_FLAG, parseCommand, positional, print, required, SESSION_FLAGS, sessionOf, storedSession, str, URL_FLAG,
   type ClientIO, type Options, type Values,
 } from './common.ts';
-import { callApi, CommandError, readSession, removeSession, sessionFile, UsageError, writeSession } from './http.ts';
-import { verifyGrant } from './grant-verify.ts';
+import { callApi, CommandError, removeSession, sessionFile, UsageError, writeSession } from './http.ts';
+import { grant } from './grant-verify.ts';
+import { projects } from './projects-command.ts';
 import { webhooks, WEBHOOKS_NOTE, WEBHOOKS_USAGE } from './webhooks-command.ts';
 
 export type { ClientIO } from './common.ts';
@@ -30,13 +31,17 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
                  prompt); --register creates the account first when it does not exist yet
   logout [--url URL]
                  end the session and forget it
-  projects list [--url URL] | projects create --name NAME [--url URL]
+  projects list [--url URL] | projects create --name NAME [--reuse] [--env] [--url URL]
+                 --reuse prints the active project of that name when there is one instead of
+                 creating another; --env prints its id as an export line (RTC_PROJECT) for eval
   credentials list|create|rotate|revoke --project ID [APP_ID] [--url URL]
                  create: [--name N] [--scopes publisher,subscriber] [--ip-allowlist CIDR,…]
                  [--max-ttl S]; the App Secret is printed once, on create and rotate
                  (--env prints it as export lines for eval)
   token create --room R --user U --role ROLE [--publish 1,2] [--subscribe 3,4] [--subscribe-room]
                [--ttl S] [--turn] [--signaling] [--url URL] [--app-id ID --app-secret S]
+                 --publish: the stream ids the user may publish (one per microphone, camera or
+                 screen; each publisher of a room needs its own); --subscribe: those it may receive
   token revoke --handle rvk_… [--url URL] [--app-id ID --app-secret S]
   rooms list | rooms show ROOM | rooms remove ROOM PARTICIPANT [--ban S] | rooms end ROOM
                  [--url URL] [--app-id ID --app-secret S]
@@ -50,8 +55,10 @@ export const CLIENT_USAGE = `  login --url URL --email E [--register]
   rooms permissions ROOM PARTICIPANT [--publish 1,2] [--subscribe 3,4 | --subscribe-room]
                  change what a live participant may publish and receive (flags left out keep
                  their value; --publish "" takes publishing away)
-  grant verify GRANT --url TOKEN_URL
-                 check a media grant or signaling token against the JWKS of TOKEN_URL
+  grant verify (GRANT | --token-response FILE) [--url URL]
+                 check a media grant or signaling token against the JWKS of URL (api or token
+                 role); --token-response reads a token response's JSON (- for standard input,
+                 e.g. rtc token create … | rtc grant verify --token-response -) and checks its media.grant
 ${WEBHOOKS_USAGE}
   load-test [--room R] [--publishers N] [--subscribers N] [--duration 30s] [--video-bitrate 1M]
             [--audio on|off] [--simulcast] [--url URL] [--app-id ID --app-secret S]
@@ -87,13 +94,6 @@ function integer(command: string, flag: string, text: string | undefined): numbe
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text)) throw new UsageError(`${command}: --${flag} takes a whole number of seconds`);
   return Number(text);
-}
-
-/** `--url`, then RTC_URL, then the URL of the stored session. */
-function baseUrl(command: string, values: Values, io: ClientIO): string {
-  const url = str(values, 'url') || io.env['RTC_URL'] || readSession(io.env)?.url;
-  if (!url) throw new UsageError(`${command}: --url is required (or set RTC_URL${command === 'login' ? '' : ', or run rtc login'})`);
-  return url;
 }
 
 /** The token API's client for `--url` and the credential of `--app-id`/`--app-secret` (or RTC_APP_ID/RTC_APP_SECRET). */
@@ -151,31 +151,9 @@ async function logout(args: readonly string[], io: ClientIO): Promise<number> {
   return 0;
 }
 
-function projectLine(p: Project): string {
-  return `${p.id}  ${p.archived ? 'archived' : 'active  '}  ${p.name}`;
-}
-
-async function projects(args: readonly string[], io: ClientIO): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub === 'list') {
-    const { values } = parseCommand('projects list', rest, SESSION_FLAGS, 0);
-    const body = await asCustomer<ProjectList>(io, values, '/v1/projects');
-    print(io, values['json'] === true, body, () => (body.projects.length === 0 ? ['no projects'] : body.projects.map(projectLine)));
-    return 0;
-  }
-  if (sub === 'create') {
-    const { values } = parseCommand('projects create', rest, { ...SESSION_FLAGS, name: { type: 'string' } }, 0);
-    const body = await asCustomer<Project>(io, values, '/v1/projects', { body: { name: required('projects create', values, 'name') } });
-    print(io, values['json'] === true, body, () => [projectLine(body)]);
-    return 0;
-  }
-  throw new UsageError(`projects: unknown subcommand ${JSON.stringify(sub ?? '')} (list, create)`);
-}
-
 /** `export` lines a shell can eval: the App ID and App Secret as the client commands read them. */
 function credentialEnv(c: CredentialWithSecret): string[] {
-  const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
-  return [`export RTC_APP_ID=${quote(c.app_id)}`, `export RTC_APP_SECRET=${quote(c.app_secret)}`];
+  return [exportLine('RTC_APP_ID', c.app_id), exportLine('RTC_APP_SECRET', c.app_secret)];
 }
 
 function credentialLines(c: Credential | CredentialWithSecret): string[] {
@@ -437,25 +415,6 @@ const ROOM_PARTICIPANT_COMMANDS: Readonly<Record<string, (command: string, rest:
     return 0;
   },
 };
-
-async function grant(args: readonly string[], io: ClientIO): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== 'verify') throw new UsageError(`grant: unknown subcommand ${JSON.stringify(sub ?? '')} (verify)`);
-  const { values, positionals } = parseCommand('grant verify', rest, { ...URL_FLAG, ...JSON_FLAG }, 1);
-  const jws = positional('grant verify', positionals, 0, 'GRANT');
-  const jwks = await callApi(baseUrl('grant verify', values, io), '/.well-known/jwks.json');
-  const verified = await verifyGrant(jws, jwks, io.nowSec());
-  const c = verified.claims;
-  const list = (v: unknown): string => (Array.isArray(v) && v.length > 0 ? v.join(',') : 'none');
-  print(io, values['json'] === true, { valid: true, kid: verified.kid, typ: verified.type, expires_in: verified.expiresIn, claims: c }, () => [
-    `valid ${verified.type} signed by ${verified.kid}`,
-    `lifetime left: ${verified.expiresIn} s (expires ${new Date(Number(c['exp']) * 1000).toISOString()})`,
-    `room: ${String(c['room'])}  user: ${String(c['sub'])}  role: ${String(c['role'])}`,
-    `publish streams: ${list(c['pub'])}  subscribe: ${c['sub_room'] === true ? 'whole room' : list(c['subs'])}`,
-    JSON.stringify(c, null, 2),
-  ]);
-  return 0;
-}
 
 async function loadTest(args: readonly string[], io: ClientIO): Promise<number> {
   const { values } = parseCommand('load-test', args, {

@@ -106,3 +106,15 @@ export async function asCustomer<T>(
     return callApi<T>(session.url, path, { ...init, auth: { bearer: session.access_token } });
   }
 }
+
+/** `--url`, then RTC_URL, then the URL of the stored session. */
+export function baseUrl(command: string, values: Values, io: ClientIO): string {
+  const url = str(values, 'url') || io.env['RTC_URL'] || readSession(io.env)?.url;
+  if (!url) throw new UsageError(`${command}: --url is required (or set RTC_URL${command === 'login' ? '' : ', or run rtc login'})`);
+  return url;
+}
+
+/** `export NAME='value'`, quoted for a POSIX shell's eval. */
+export function exportLine(name: string, value: string): string {
+  return `export ${name}='${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -42,7 +42,7 @@ describe('load test figures', () => {
     sub.counters.sequences.set('1:5', tracker);
     const s = summarize({
       room: 'r', url: 'http://x', results: [pub, sub, bad], before, windowSeconds: 2, interrupted: false,
-      cpu: { user: 500_000, system: 500_000 }, runSeconds: 4,
+      cpu: { user: 500_000, system: 500_000 }, runSeconds: 4, layers: [],
     });
     assert.equal(s.publishers.bitrate_bps, 1_000_000);
     assert.equal(s.publishers.frames_per_second, 30);
@@ -55,5 +55,62 @@ describe('load test figures', () => {
     const lines = summaryLines(s);
     assert.ok(lines.includes('failed joins: 1') && lines.includes('  1 × timed out (sub-1)'), lines.join('\n'));
     assert.equal(formatBitrate(1_500_000), '1.50 Mbit/s');
+  });
+});
+
+describe('what each subscriber received', () => {
+  const layers = [
+    { rid: 'q', bitrateBps: 0, width: 320, height: 180 },
+    { rid: 'h', bitrateBps: 0, width: 640, height: 360 },
+    { rid: 'f', bitrateBps: 0, width: 1280, height: 720 },
+  ];
+  const participant = (name: string, role: 'publisher' | 'subscriber'): ParticipantResult => ({
+    name, role, joinMs: 100, failure: undefined, dropped: undefined, counters: newCounters(),
+  });
+
+  it('gives video frames/s per stream, not summed over the streams a subscriber receives', () => {
+    const pubs = [participant('pub-0', 'publisher'), participant('pub-1', 'publisher')];
+    const sub = participant('sub-0', 'subscriber');
+    const before = snapshot([...pubs, sub]);
+    for (const p of pubs) p.counters.videoFrames = 60;
+    // two streams of 30 frames/s over 2 s
+    sub.counters.videoFrames = 120;
+    const s = summarize({
+      room: 'r', url: 'http://x', results: [...pubs, sub], before, windowSeconds: 2, interrupted: false,
+      cpu: { user: 0, system: 0 }, runSeconds: 2, layers,
+    });
+    assert.equal(s.publishers.frames_per_second, 30);
+    assert.equal(s.subscribers.frames_per_second, 30);
+    assert.equal(s.subscribers.video_streams, 2);
+    assert.match(summaryLines(s).join('\n'), /^ {2}video frames\/s \(per stream\) +30 +30$/m);
+  });
+
+  it('names the layer (rid and size) each subscriber received of each stream, in JSON and in the table', () => {
+    const pub = participant('pub-0', 'publisher');
+    const subs = [participant('sub-0', 'subscriber'), participant('sub-1', 'subscriber')];
+    pub.counters.videoFrames = 10;
+    subs[0]!.counters.keyFrames.set(1, [{ width: 320, height: 180 }, { width: 1280, height: 720 }]);
+    subs[1]!.counters.keyFrames.set(1, [{ width: 640, height: 360 }]);
+    const s = summarize({
+      room: 'r', url: 'http://x', results: [pub, ...subs], before: snapshot([]), windowSeconds: 1, interrupted: false,
+      cpu: { user: 0, system: 0 }, runSeconds: 1, layers,
+    });
+    assert.deepEqual(s.subscribers.received_layers, [
+      { participant: 'sub-0', streams: [{ stream_id: 1, layers: [{ rid: 'q', width: 320, height: 180 }, { rid: 'f', width: 1280, height: 720 }] }] },
+      { participant: 'sub-1', streams: [{ stream_id: 1, layers: [{ rid: 'h', width: 640, height: 360 }] }] },
+    ]);
+    const text = summaryLines(s).join('\n');
+    // the row counts each subscriber's stream by the layer it receives now (the last key frame's)
+    assert.match(text, /^ {2}video layer received +- +f 1280x720 ×1, h 640x360 ×1$/m);
+    assert.match(text, /^layers received \(rid and size, in the order they came\):$/m);
+    assert.match(text, /^ {2}sub-0: stream 1 q 320x180 → f 1280x720$/m);
+    assert.match(text, /^ {2}sub-1: stream 1 h 640x360$/m);
+    // without simulcast a layer has no rid
+    const single = summarize({
+      room: 'r', url: 'http://x', results: [pub, subs[1]!], before: snapshot([]), windowSeconds: 1, interrupted: false,
+      cpu: { user: 0, system: 0 }, runSeconds: 1, layers: [{ rid: undefined, width: 640, height: 360 }],
+    });
+    assert.deepEqual(single.subscribers.received_layers[0]?.streams[0]?.layers, [{ rid: null, width: 640, height: 360 }]);
+    assert.match(summaryLines(single).join('\n'), /^ {2}sub-1: stream 1 640x360$/m);
   });
 });

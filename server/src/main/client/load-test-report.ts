@@ -59,14 +59,48 @@ export interface ParticipantCounters {
   /** RTP payload bytes and packets sent (publishers) or received (subscribers). */
   bytes: number;
   packets: number;
-  /** Video frames sent, or received whole (the packet with the marker bit). */
+  /** Video frames sent, or received whole (the packet with the marker bit), over every video stream. */
   videoFrames: number;
   /** Subscribers: the loss of what they receive. */
   readonly sequences: Map<string, SequenceTracker>;
+  /** Subscribers: the size each key frame received announced, by video stream, in the order they came. */
+  readonly keyFrames: Map<number, FrameSize[]>;
+}
+
+export interface FrameSize {
+  readonly width: number;
+  readonly height: number;
 }
 
 export function newCounters(): ParticipantCounters {
-  return { bytes: 0, packets: 0, videoFrames: 0, sequences: new Map() };
+  return { bytes: 0, packets: 0, videoFrames: 0, sequences: new Map(), keyFrames: new Map() };
+}
+
+/** Records a received key frame's size: a new entry only when the size changed (another layer). */
+export function recordKeyFrame(counters: ParticipantCounters, streamId: number, size: FrameSize): void {
+  const sizes = counters.keyFrames.get(streamId);
+  if (!sizes) counters.keyFrames.set(streamId, [size]);
+  else if (sizes.at(-1)?.width !== size.width || sizes.at(-1)?.height !== size.height) sizes.push(size);
+}
+
+/** A layer the publishers send: its rid (undefined without simulcast) and size. */
+export interface SentLayer {
+  readonly rid: string | undefined;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** A layer a subscriber received: the rid of the sent layer of that size (null without simulcast or for an unknown size). */
+export interface ReceivedLayer {
+  readonly rid: string | null;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** The layers one subscriber received of each video stream, in the order they came (the last is the current one). */
+export interface SubscriberLayers {
+  readonly participant: string;
+  readonly streams: readonly { readonly stream_id: number; readonly layers: readonly ReceivedLayer[] }[];
 }
 
 export interface ParticipantResult {
@@ -97,8 +131,13 @@ export interface RoleSummary {
   readonly bitrate_per_participant_bps: number;
   readonly bytes: number;
   readonly packets: number;
-  /** Video frames per second per joined participant (sent, or received whole). */
+  /**
+   * Video frames per second of one video stream (sent, or received whole): the frames of the role
+   * over the window, divided by its video streams (`video_streams`).
+   */
   readonly frames_per_second: number;
+  /** The video streams the figure is averaged over: each joined publisher's, or each joined subscriber's times the publishers'. */
+  readonly video_streams: number;
 }
 
 export interface LoadSummary {
@@ -109,7 +148,11 @@ export interface LoadSummary {
   readonly interrupted: boolean;
   readonly join_ms: { readonly p50: number | null; readonly p95: number | null; readonly max: number | null };
   readonly publishers: RoleSummary;
-  readonly subscribers: RoleSummary & { readonly packet_loss_percent: number; readonly packets_lost: number; readonly packets_expected: number };
+  readonly subscribers: RoleSummary & {
+    readonly packet_loss_percent: number; readonly packets_lost: number; readonly packets_expected: number;
+    /** Per joined subscriber: the layer(s) of each video stream it received, from the sizes its key frames announced. */
+    readonly received_layers: readonly SubscriberLayers[];
+  };
   readonly failed_joins: readonly { readonly participant: string; readonly role: LoadRole; readonly reason: string }[];
   readonly dropped: readonly { readonly participant: string; readonly role: LoadRole; readonly reason: string }[];
   /** CPU of the load-test process over the whole run; percent of one core. */
@@ -125,7 +168,7 @@ export function percentile(sorted: readonly number[], p: number): number | null 
 
 const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function roleSummary(results: readonly ParticipantResult[], role: LoadRole, before: Snapshot, seconds: number): RoleSummary {
+function roleSummary(results: readonly ParticipantResult[], role: LoadRole, before: Snapshot, seconds: number, streamsEach: number): RoleSummary {
   const all = results.filter((r) => r.role === role);
   const joined = all.filter((r) => r.joinMs !== undefined);
   let bytes = 0;
@@ -138,6 +181,7 @@ function roleSummary(results: readonly ParticipantResult[], role: LoadRole, befo
     frames += r.counters.videoFrames - start.videoFrames;
   }
   const bitrate = seconds > 0 ? (bytes * 8) / seconds : 0;
+  const streams = joined.length * streamsEach;
   return {
     requested: all.length,
     joined: joined.length,
@@ -146,7 +190,8 @@ function roleSummary(results: readonly ParticipantResult[], role: LoadRole, befo
     bitrate_per_participant_bps: joined.length === 0 ? 0 : Math.round(bitrate / joined.length),
     bytes,
     packets,
-    frames_per_second: joined.length === 0 || seconds <= 0 ? 0 : round(frames / seconds / joined.length),
+    frames_per_second: streams === 0 || seconds <= 0 ? 0 : round(frames / seconds / streams),
+    video_streams: streams,
   };
 }
 
@@ -161,6 +206,18 @@ export interface SummaryInput {
   /** process.cpuUsage() since the start, and the run's length in seconds. */
   readonly cpu: NodeJS.CpuUsage;
   readonly runSeconds: number;
+  /** The layers each publisher sends, to name a received size by its rid. */
+  readonly layers: readonly SentLayer[];
+}
+
+function receivedLayers(results: readonly ParticipantResult[], sent: readonly SentLayer[]): SubscriberLayers[] {
+  const named = (size: FrameSize): ReceivedLayer => ({
+    rid: sent.find((l) => l.width === size.width && l.height === size.height)?.rid ?? null, width: size.width, height: size.height,
+  });
+  return results.filter((r) => r.role === 'subscriber' && r.joinMs !== undefined).map((r) => ({
+    participant: r.name,
+    streams: [...r.counters.keyFrames].sort(([a], [b]) => a - b).map(([streamId, sizes]) => ({ stream_id: streamId, layers: sizes.map(named) })),
+  }));
 }
 
 export function summarize(input: SummaryInput): LoadSummary {
@@ -177,6 +234,7 @@ export function summarize(input: SummaryInput): LoadSummary {
     }
   }
   const cpuSeconds = (input.cpu.user + input.cpu.system) / 1e6;
+  const videoPublishers = results.filter((r) => r.role === 'publisher' && r.joinMs !== undefined && r.counters.videoFrames > 0).length;
   const join = (v: number | null): number | null => (v === null ? null : Math.round(v));
   return {
     room: input.room,
@@ -184,12 +242,14 @@ export function summarize(input: SummaryInput): LoadSummary {
     duration_seconds: round(seconds),
     interrupted: input.interrupted,
     join_ms: { p50: join(percentile(joins, 50)), p95: join(percentile(joins, 95)), max: join(percentile(joins, 100)) },
-    publishers: roleSummary(results, 'publisher', before, seconds),
+    publishers: roleSummary(results, 'publisher', before, seconds, 1),
     subscribers: {
-      ...roleSummary(results, 'subscriber', before, seconds),
+      // a subscriber receives the video of every joined publisher that sends video
+      ...roleSummary(results, 'subscriber', before, seconds, videoPublishers),
       packets_expected: expected,
       packets_lost: lost,
       packet_loss_percent: expected === 0 ? 0 : round((100 * lost) / expected, 2),
+      received_layers: receivedLayers(results, input.layers),
     },
     failed_joins: results.flatMap((r) => (r.failure === undefined ? [] : [{ participant: r.name, role: r.role, reason: r.failure }])),
     dropped: results.flatMap((r) => (r.dropped === undefined ? [] : [{ participant: r.name, role: r.role, reason: r.dropped }])),
@@ -217,7 +277,8 @@ export function summaryLines(s: LoadSummary): string[] {
     ['joined', `${s.publishers.joined}/${s.publishers.requested}`, `${s.subscribers.joined}/${s.subscribers.requested}`],
     ['bitrate (all)', formatBitrate(s.publishers.bitrate_bps), formatBitrate(s.subscribers.bitrate_bps)],
     ['bitrate (each)', formatBitrate(s.publishers.bitrate_per_participant_bps), formatBitrate(s.subscribers.bitrate_per_participant_bps)],
-    ['video frames/s (each)', String(s.publishers.frames_per_second), String(s.subscribers.frames_per_second)],
+    ['video frames/s (per stream)', String(s.publishers.frames_per_second), String(s.subscribers.frames_per_second)],
+    ['video layer received', '-', currentLayers(s.subscribers.received_layers)],
     ['packets', String(s.publishers.packets), String(s.subscribers.packets)],
     ['packet loss', '-', `${s.subscribers.packet_loss_percent} % (${s.subscribers.packets_lost} of ${s.subscribers.packets_expected})`],
   ];
@@ -230,6 +291,13 @@ export function summaryLines(s: LoadSummary): string[] {
     '',
     `cpu of this process: ${s.cpu.percent} % of one core (user ${s.cpu.user_seconds} s, system ${s.cpu.system_seconds} s)`,
   ];
+  if (s.subscribers.received_layers.some((r) => r.streams.length > 0)) {
+    lines.push('layers received (rid and size, in the order they came):');
+    for (const r of s.subscribers.received_layers) {
+      const streams = r.streams.map((st) => `stream ${st.stream_id} ${st.layers.map(layerText).join(' → ')}`);
+      lines.push(`  ${r.participant}: ${streams.length > 0 ? streams.join(', ') : 'no video'}`);
+    }
+  }
   if (s.failed_joins.length > 0) {
     lines.push(`failed joins: ${s.failed_joins.length}`);
     for (const [reason, names] of groupByReason(s.failed_joins)) lines.push(`  ${names.length} × ${reason} (${names.join(', ')})`);
@@ -239,6 +307,21 @@ export function summaryLines(s: LoadSummary): string[] {
     for (const [reason, names] of groupByReason(s.dropped)) lines.push(`  ${names.length} × ${reason} (${names.join(', ')})`);
   }
   return lines;
+}
+
+const layerText = (l: ReceivedLayer): string => `${l.rid === null ? '' : `${l.rid} `}${l.width}x${l.height}`;
+
+/** Each subscriber's streams counted by the layer they receive now (the last key frame's): `f 1280x720 ×4`. */
+function currentLayers(received: readonly SubscriberLayers[]): string {
+  const counts = new Map<string, number>();
+  for (const r of received) {
+    for (const st of r.streams) {
+      const last = st.layers.at(-1);
+      if (last) counts.set(layerText(last), (counts.get(layerText(last)) ?? 0) + 1);
+    }
+  }
+  if (counts.size === 0) return '-';
+  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([text, n]) => `${text} ×${n}`).join(', ');
 }
 
 function groupByReason(list: readonly { readonly participant: string; readonly reason: string }[]): Map<string, string[]> {

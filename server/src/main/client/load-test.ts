@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto';
 import type { TokenClient } from '@rtc/server-sdk';
 import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import type { PeerConfig } from 'werift';
+import { parseVp8 } from '../../media/rtp/vp8.ts';
 import { viaAppClient } from './app-client.ts';
 import type { ClientIO } from './common.ts';
 import { ApiResponseError, UsageError } from './http.ts';
 import {
-  SequenceTracker, newCounters, parseBitrate, parseDurationMs, progressLine, snapshot, summarize, summaryLines,
+  SequenceTracker, newCounters, parseBitrate, recordKeyFrame, parseDurationMs, progressLine, snapshot, summarize, summaryLines,
   type LoadRole, type ParticipantCounters, type ParticipantResult, type Snapshot,
 } from './load-test-report.ts';
 import { RtcClient, generateDtlsKeys, type RtcTrackSpec } from './media/rtc-client.ts';
@@ -213,6 +214,11 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
         if (!tracker) counters.sequences.set(key, (tracker = new SequenceTracker()));
         tracker.record(packet.header.sequenceNumber);
         if (streamId % 2 === 1 && packet.header.marker && packet.payload.length > 0) counters.videoFrames += 1;
+        // the size a received key frame announces tells the layer the server forwards
+        if (p.role === 'subscriber' && streamId % 2 === 1) {
+          const vp8 = parseVp8(packet.payload);
+          if (vp8?.keyFrame && vp8.width > 0) recordKeyFrame(counters, streamId, { width: vp8.width, height: vp8.height });
+        }
       },
     });
     p.client = rtc;
@@ -382,7 +388,9 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   }
   const windowSeconds = (performance.now() - windowStart) / 1000;
   // the figures are taken before leaving: a leave is not part of the measured load
-  const frozen = results().map((r) => ({ ...r, counters: { ...r.counters, sequences: new Map(r.counters.sequences) } }));
+  const frozen = results().map((r) => ({
+    ...r, counters: { ...r.counters, sequences: new Map(r.counters.sequences), keyFrames: new Map([...r.counters.keyFrames].map(([k, v]) => [k, [...v]])) },
+  }));
   const cpu = process.cpuUsage(cpuStart);
   const runSeconds = (performance.now() - started) / 1000;
   leaving = true;
@@ -398,7 +406,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   if (fatal) throw fatal;
 
   const summary = summarize({
-    room: settings.room, url: platformUrl, results: frozen, before, windowSeconds, interrupted: interrupted !== undefined, cpu, runSeconds,
+    room: settings.room, url: platformUrl, results: frozen, before, windowSeconds, interrupted: interrupted !== undefined, cpu, runSeconds, layers,
   });
   if (settings.json) io.out(JSON.stringify(summary, null, 2));
   else for (const line of summaryLines(summary)) io.out(line);
