@@ -133,6 +133,8 @@ class Outbound {
   current = -1;
   /** The layer forwarded last, kept across pauses: a switch is counted up or down from it. */
   lastLayer = -1;
+  /** The picture size last told with the layer (`stream_layer`). */
+  toldSize = { width: 0, height: 0 };
   paused = false;
   /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
   unfitSinceMs: number | undefined;
@@ -293,9 +295,8 @@ export class Downlink {
         else this.stats.layerSwitchesDown += 1;
       }
       out.lastLayer = packet.layer;
-      const info = this.layersOf(out.streamId)?.get(packet.layer);
-      this.events.layer(out.streamId, packet.layer, vp8?.width || info?.width || 0, vp8?.height || info?.height || 0);
     }
+    this.tellLayer(out, packet.layer, switching, vp8);
     let payload = packet.payload;
     if (vp8 && (mapped.pictureId !== vp8.pictureId || mapped.tl0PicIdx !== vp8.tl0PicIdx)) {
       payload = Buffer.from(payload);
@@ -304,6 +305,20 @@ export class Downlink {
     this.pacer.enqueue({ out, seq: mapped.seq, timestamp: mapped.timestamp, marker: packet.marker, payload, charged: false }, payload.length + OVERHEAD_BYTES);
     out.lastMarker = packet.marker;
     return true;
+  }
+
+  /**
+   * Tells the client the layer it gets at each switch, and again at each key frame of that layer at
+   * another size (docs/protocol/media.md, "Bandwidth"): a publisher's encoder scales a layer as its
+   * uplink and CPU allow, and a change of size always starts with a key frame.
+   */
+  private tellLayer(out: Outbound, layer: number, switching: boolean, vp8: ForwardedRtp['vp8']): void {
+    if (!switching && !(vp8?.keyFrame && vp8.width > 0)) return;
+    const info = this.layersOf(out.streamId)?.get(layer);
+    const size = { width: vp8?.width || info?.width || 0, height: vp8?.height || info?.height || 0 };
+    if (!switching && size.width === out.toldSize.width && size.height === out.toldSize.height) return;
+    out.toldSize = size;
+    this.events.layer(out.streamId, layer, size.width, size.height);
   }
 
   /** RTCP from the client: transport-wide feedback, NACKs, receiver reports. */
