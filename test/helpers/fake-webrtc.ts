@@ -17,6 +17,8 @@ export interface FakeWebRtcOptions {
   readonly candidates?: readonly FakeCandidate[];
   /** When gathering completes, ms (after the last candidate by default). */
   readonly completeAfterMs?: number;
+  /** Offer the RID header extension only on video m-lines whose sender has rids, as Firefox does (Chromium: on every one). */
+  readonly ridExtensionWithRidsOnly?: boolean;
 }
 
 export const HOST_UDP = 'candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host generation 0';
@@ -200,8 +202,10 @@ export class FakePeerConnection extends Events {
       `a=group:BUNDLE ${this.transceivers.map((t) => t.mid).join(' ')}`, 'a=fingerprint:sha-256 AA:BB', 'a=setup:actpass'];
     this.transceivers.forEach((t, i) => {
       lines.push(t.kind === 'audio' ? 'm=audio 9 UDP/TLS/RTP/SAVPF 111' : 'm=video 9 UDP/TLS/RTP/SAVPF 96', `a=mid:${t.mid}`, `a=${t.direction}`);
-      if (t.kind === 'video') lines.push('a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id');
       const rids = (t.init.sendEncodings ?? []).map((e) => e.rid).filter((r): r is string => r !== undefined);
+      if (t.kind === 'video' && (rids.length > 1 || !this.env.options.ridExtensionWithRidsOnly)) {
+        lines.push('a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id');
+      }
       if (rids.length > 1) lines.push(...rids.map((r) => `a=rid:${r} send`), `a=simulcast:send ${rids.join(';')}`);
       if (i === 0) lines.push(...this.gathered.map((c) => `a=${c}`));
     });
