@@ -19,6 +19,8 @@ export interface FakeWebRtcOptions {
   readonly completeAfterMs?: number;
   /** Offer the RID header extension only on video m-lines whose sender has rids, as Firefox does (Chromium: on every one). */
   readonly ridExtensionWithRidsOnly?: boolean;
+  /** `getStats()` never settles, as Firefox's in flight when the peer connection closes. */
+  readonly statsNeverSettle?: boolean;
 }
 
 export const HOST_UDP = 'candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host generation 0';
@@ -187,8 +189,9 @@ export class FakePeerConnection extends Events {
     Object.assign(this.configuration, configuration);
   }
 
-  async getStats(): Promise<{ forEach(cb: (s: Record<string, unknown>) => void): void }> {
-    return { forEach: () => undefined };
+  getStats(): Promise<{ forEach(cb: (s: Record<string, unknown>) => void): void }> {
+    if (this.env.options.statsNeverSettle) return new Promise(() => undefined);
+    return Promise.resolve({ forEach: () => undefined });
   }
 
   close(): void {

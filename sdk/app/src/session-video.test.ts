@@ -165,6 +165,18 @@ describe('video bounds (rtc_video)', () => {
   });
 });
 
+describe('statistics', () => {
+  it('settles a getStats() in flight when the session closes, which Firefox itself never does', async () => {
+    webrtc = new FakeWebRtc({ statsNeverSettle: true }).install();
+    const server = new FakeMediaServer({ key, streams: [CAMERA] });
+    const session = await join(server);
+    await server.current.next((m) => m.type === 'rtc_offer');
+    const stats = session.getStats();
+    await session.close();
+    assert.deepEqual(await stats, []);
+  });
+});
+
 describe('joining', () => {
   it('makes the peer connection while the socket joins, and offers every received stream at once, with the UDP candidates only', async () => {
     const fake = fakeWebRtc([{ afterMs: 5, line: HOST_UDP }, { afterMs: 1500, line: HOST_TCP }], 1500);
