@@ -14,9 +14,10 @@ import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, ty
 import { CandidateWait, type GatheringSettings } from './gathering.ts';
 import type { SendPlan } from './publish-plan.ts';
 import { QualityMeter, type QualityReport } from './quality.ts';
-export type { QualityReport };
 import { kindOf, oneLayer, preferServerCodecs, tuneSender } from './sender.ts';
 import { SimulcastAnswers } from './simulcast.ts';
+
+export type { QualityReport };
 
 /** What the peer asks of its session. */
 export interface PeerHost {
@@ -121,9 +122,9 @@ export class Peer {
   /**
    * Starts sending a track as `streamId` (already published with `publish`), with the plan's
    * simulcast layers when the server takes simulcast (or when only layers can ask: Firefox), else
-   * as one layer: the largest. Every stream
-   * gets an m-line of its own: a browser and werift do not agree on an m-line brought back from
-   * inactive. Every layer goes through the sender's one frame transform.
+   * as one layer: the largest. Every stream gets an m-line of its own: a browser and werift do not
+   * agree on an m-line brought back from inactive. Every layer goes through the sender's one frame
+   * transform.
    */
   async send(streamId: number, track: MediaStreamTrackLike, plan: SendPlan): Promise<void> {
     let layers = plan.encodings;
