@@ -5,7 +5,8 @@ import { ROOT, build, ensureCommands, ensureNodeModules, must, run } from './lib
 
 ensureNodeModules();
 ensureCommands({
-  openssl: 'openssl', turnserver: 'coturn', turnutils_uclient: 'coturn', chromium: 'chromium', 'redis-server': 'redis-server',
+  openssl: 'openssl', turnserver: 'coturn', turnutils_uclient: 'coturn', chromium: 'chromium', 'firefox-esr': 'firefox-esr',
+  'redis-server': 'redis-server',
 });
 
 must(process.execPath, [`${ROOT}/node_modules/eslint/bin/eslint.js`, '.']);

@@ -15,6 +15,13 @@ import { TokenIssuer, startMediaServer } from './media-helpers.ts';
 const send = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'send' });
 const recv = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'recv' });
 
+/** The first packet of a VP8 key frame of a given size: the descriptor, the frame tag, the start code and the sizes (RFC 6386, 9.1). */
+function vp8KeyFrame(width: number, height: number): Buffer {
+  const payload = vp8Payload(300, true);
+  payload.set([0x9d, 0x01, 0x2a, width & 0xff, width >> 8, height & 0xff, height >> 8], 4);
+  return payload;
+}
+
 describe('WebRTC media protocol', () => {
   let server: RunningServer;
   let issuer: TokenIssuer;
@@ -146,6 +153,32 @@ describe('WebRTC media protocol', () => {
     const seqs = sub.receivedSeqs(1);
     assert.equal(seqs[oneAt], (seqs[oneAt - 1]! + 1) & 0xffff, `sequence numbers across the mute: ${seqs.slice(oneAt - 3, oneAt + 3).join(',')}`);
     assert.equal(sub.received(1)[oneAt]![1]! & 0x01, 0, 'the first packet after the unmute is a key frame\'s');
+  });
+
+  it('tells a subscriber the size of the layer it gets again whenever a key frame of that layer comes at another size', async () => {
+    const room = 'layer-size';
+    const pub = await publisher(room, [12]);
+    const { sub } = await subscriber(room, 'sub', { subscribe_room: true }, [12]);
+    await sub.waitConnected();
+    const reports = () => sub.wire.controls.filter((c) => c.type === 'stream_layer').map((c) => [c['layer'], c['width'], c['height']]);
+    /** Sends one packet per poll, a key frame of `width`x`height` every tenth, until the subscriber was told that size. */
+    const encodeAt = async (width: number, height: number): Promise<void> => {
+      let n = 0;
+      await waitFor(() => {
+        if (reports().some(([, w, h]) => w === width && h === height)) return true;
+        pub.sendRtp(12, n % 10 === 0 ? vp8KeyFrame(width, height) : vp8Payload(300));
+        n += 1;
+        return false;
+      }, `a stream_layer of ${width}x${height}: ${JSON.stringify(reports())}`);
+    };
+    // a publisher's encoder starts small and scales its layer up as its uplink allows (key frames at each size)
+    await encodeAt(480, 360);
+    await encodeAt(640, 480);
+    // more key frames at the same size tell nothing new
+    const mark = sub.received(12).length;
+    await pump(pub, [12], () => sub.received(12).length >= mark + 30, 'key frames at the same size');
+    await encodeAt(320, 240);
+    assert.deepEqual(reports(), [[0, 480, 360], [0, 640, 480], [0, 320, 240]]);
   });
 
   it('refuses a receive m-line for a stream outside the subscriber\'s grant and sends nothing on it', async () => {

@@ -310,8 +310,9 @@ export class FakeSocket {
 
 /**
  * An answer to an offer, as a server that negotiates Opus and VP8 writes it: every m-line accepted
- * (BUNDLE), directions mirrored, and with `rid` the RID and MID header extensions on video and
- * simulcast taken (`a=simulcast:recv` with the offer's rids, in the offer's order).
+ * (BUNDLE), directions mirrored, and with `rid` the RID and MID header extensions on the video
+ * m-lines that offer the RID extension, with simulcast taken (`a=simulcast:recv` with the offer's
+ * rids, in the offer's order).
  */
 export function answerOf(offer: string, options: { readonly rid: boolean }): string {
   const sections = offer.split(/\r?\n(?=m=)/);
@@ -328,7 +329,8 @@ export function answerOf(offer: string, options: { readonly rid: boolean }): str
       'c=IN IP4 0.0.0.0', `a=mid:${mid}`, `a=${mirrored}`,
       kind === 'audio' ? 'a=rtpmap:111 opus/48000/2' : 'a=rtpmap:96 VP8/90000',
     ];
-    if (kind === 'video' && options.rid) {
+    // an answer takes only the header extensions offered (RFC 8285, 6)
+    if (kind === 'video' && options.rid && lines.some((l) => l.endsWith(' urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id'))) {
       out.push('a=extmap:9 urn:ietf:params:rtp-hdrext:sdes:mid', 'a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id');
       const rids = lines.filter((l) => l.startsWith('a=rid:')).map((l) => l.slice(6).split(' ')[0]!);
       if (rids.length > 0) out.push(...rids.map((r) => `a=rid:${r} recv`), `a=simulcast:recv ${rids.join(';')}`);

@@ -17,6 +17,10 @@ export interface FakeWebRtcOptions {
   readonly candidates?: readonly FakeCandidate[];
   /** When gathering completes, ms (after the last candidate by default). */
   readonly completeAfterMs?: number;
+  /** Offer the RID header extension only on video m-lines whose sender has rids, as Firefox does (Chromium: on every one). */
+  readonly ridExtensionWithRidsOnly?: boolean;
+  /** `getStats()` never settles, as Firefox's in flight when the peer connection closes. */
+  readonly statsNeverSettle?: boolean;
 }
 
 export const HOST_UDP = 'candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host generation 0';
@@ -185,8 +189,9 @@ export class FakePeerConnection extends Events {
     Object.assign(this.configuration, configuration);
   }
 
-  async getStats(): Promise<{ forEach(cb: (s: Record<string, unknown>) => void): void }> {
-    return { forEach: () => undefined };
+  getStats(): Promise<{ forEach(cb: (s: Record<string, unknown>) => void): void }> {
+    if (this.env.options.statsNeverSettle) return new Promise(() => undefined);
+    return Promise.resolve({ forEach: () => undefined });
   }
 
   close(): void {
@@ -200,8 +205,10 @@ export class FakePeerConnection extends Events {
       `a=group:BUNDLE ${this.transceivers.map((t) => t.mid).join(' ')}`, 'a=fingerprint:sha-256 AA:BB', 'a=setup:actpass'];
     this.transceivers.forEach((t, i) => {
       lines.push(t.kind === 'audio' ? 'm=audio 9 UDP/TLS/RTP/SAVPF 111' : 'm=video 9 UDP/TLS/RTP/SAVPF 96', `a=mid:${t.mid}`, `a=${t.direction}`);
-      if (t.kind === 'video') lines.push('a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id');
       const rids = (t.init.sendEncodings ?? []).map((e) => e.rid).filter((r): r is string => r !== undefined);
+      if (t.kind === 'video' && (rids.length > 1 || !this.env.options.ridExtensionWithRidsOnly)) {
+        lines.push('a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id');
+      }
       if (rids.length > 1) lines.push(...rids.map((r) => `a=rid:${r} send`), `a=simulcast:send ${rids.join(';')}`);
       if (i === 0) lines.push(...this.gathered.map((c) => `a=${c}`));
     });

@@ -165,6 +165,18 @@ describe('video bounds (rtc_video)', () => {
   });
 });
 
+describe('statistics', () => {
+  it('settles a getStats() in flight when the session closes, which Firefox itself never does', async () => {
+    webrtc = new FakeWebRtc({ statsNeverSettle: true }).install();
+    const server = new FakeMediaServer({ key, streams: [CAMERA] });
+    const session = await join(server);
+    await server.current.next((m) => m.type === 'rtc_offer');
+    const stats = session.getStats();
+    await session.close();
+    assert.deepEqual(await stats, []);
+  });
+});
+
 describe('joining', () => {
   it('makes the peer connection while the socket joins, and offers every received stream at once, with the UDP candidates only', async () => {
     const fake = fakeWebRtc([{ afterMs: 5, line: HOST_UDP }, { afterMs: 1500, line: HOST_TCP }], 1500);
@@ -235,6 +247,42 @@ describe('publishing video', () => {
     await session.publishTrack(new FakeTrack('video') as unknown as MediaStreamTrack);
     assert.equal(offers(c).length, 3);
     assert.deepEqual(fake.peer.transceivers[1]!.init.sendEncodings, [{ scaleResolutionDownBy: 1, maxBitrate: 1_700_000 }]);
+  });
+
+  it('where the browser offers the RID extension only with rids (Firefox), lets the layers ask after the question: a server with it takes them', async () => {
+    webrtc = new FakeWebRtc({ ridExtensionWithRidsOnly: true }).install();
+    const server = new FakeMediaServer({ key, publishStreams: [5, 6] });
+    const session = await join(server);
+    await session.publishTrack(new FakeTrack('video', { width: 640, height: 480 }) as unknown as MediaStreamTrack);
+    const c = server.current;
+    const [question, camera] = offers(c);
+    assert.deepEqual(question!['tracks'], [], 'the question names no stream');
+    assert.doesNotMatch(question!['sdp'] as string, /rtp-stream-id/, 'and cannot ask: the browser left the RID extension off');
+    assert.match(camera!['sdp'] as string, /a=simulcast:send h;f/);
+    const sender = webrtc.peer.transceivers.find((t) => t.sender.track !== null)!;
+    assert.deepEqual(sender.init.sendEncodings?.map((e) => e.rid), ['h', 'f']);
+    assert.deepEqual(sender.sender.parameters.encodings.map((e) => e.scaleResolutionDownBy), [2, 1], 'both layers kept');
+    // known now: a second camera goes out as layers at once
+    await session.publishTrack(new FakeTrack('video', { width: 640, height: 480 }) as unknown as MediaStreamTrack);
+    assert.equal(offers(c).length, 3);
+    assert.deepEqual(webrtc.peer.transceivers.at(-1)!.init.sendEncodings?.map((e) => e.rid), ['h', 'f']);
+  });
+
+  it('where the browser offers the RID extension only with rids (Firefox), sends the largest layer alone to a server without it', async () => {
+    webrtc = new FakeWebRtc({ ridExtensionWithRidsOnly: true }).install();
+    const server = new FakeMediaServer({ key, publishStreams: [5, 6], answer: (o) => ({ sdp: answerOf(o.sdp, { rid: false }) }) });
+    const session = await join(server);
+    await session.publishTrack(new FakeTrack('video', { width: 640, height: 480 }) as unknown as MediaStreamTrack);
+    const sender = webrtc.peer.transceivers.find((t) => t.sender.track !== null)!;
+    // the answer declined simulcast: the browser sends the first encoding, which becomes the largest layer
+    assert.deepEqual(sender.sender.parameters.encodings[0], { rid: 'h', scaleResolutionDownBy: 1, maxBitrate: 740_000 });
+    // known now: a second camera is one layer, on the m-line of the question
+    const second = new FakeTrack('video', { width: 640, height: 480 });
+    await session.publishTrack(second as unknown as MediaStreamTrack);
+    const [question] = webrtc.peer.transceivers;
+    assert.equal(question!.sender.track, second);
+    assert.deepEqual(question!.sender.parameters.encodings, [{ scaleResolutionDownBy: 1, maxBitrate: 740_000 }]);
+    assert.equal(offers(server.current).length, 3);
   });
 
   it('sends a screen as one layer for detail', async () => {

@@ -7,11 +7,17 @@
 import type { RtcTrack } from '@rtc/protocol';
 import { MediaError } from '../errors.ts';
 import {
-  browserWebRtc, type IceCandidateEventLike, type IceServer, type IceTransportPolicy, type MediaStreamTrackLike, type MediaTrackKind,
-  type PeerConfiguration, type PeerConnectionLike, type RtpEncodingLike, type RtpSenderLike, type RtpTransceiverLike, type StatsReportLike,
+  browserWebRtc, type IceServer, type MediaStreamTrackLike, type MediaTrackKind, type PeerConfiguration, type PeerConnectionLike,
+  type RtpEncodingLike, type RtpTransceiverLike, type StatsReportLike,
 } from './dom.ts';
 import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, type WorkerCommand } from './e2ee-worker.ts';
+import { CandidateWait, type GatheringSettings } from './gathering.ts';
 import type { SendPlan } from './publish-plan.ts';
+import { QualityMeter, type QualityReport } from './quality.ts';
+import { kindOf, oneLayer, preferServerCodecs, tuneSender } from './sender.ts';
+import { SimulcastAnswers } from './simulcast.ts';
+
+export type { QualityReport };
 
 /** What the peer asks of its session. */
 export interface PeerHost {
@@ -24,16 +30,8 @@ export interface PeerHost {
   onState(state: string): void;
 }
 
-export interface PeerSettings {
+export interface PeerSettings extends GatheringSettings {
   readonly iceServers: readonly IceServer[];
-  readonly iceTransportPolicy: IceTransportPolicy;
-  /** How long to wait for ICE gathering before offering what is gathered (ms). */
-  readonly gatheringTimeoutMs: number;
-  /**
-   * Quiet time after the last usable candidate before offering without waiting for gathering to
-   * complete (ms): see `gathered`.
-   */
-  readonly candidateSettleMs: number;
   readonly qualityIntervalMs: number;
   /**
    * Where this peer connection's frame numbering starts under a key: each fresh peer connection of
@@ -42,15 +40,6 @@ export interface PeerSettings {
   readonly seqBase: number;
   /** Whether the server takes simulcast, when an earlier peer connection of the media connection learned it. */
   readonly simulcast?: boolean | undefined;
-}
-
-/** How well media flows now, from the peer connection's statistics. */
-export interface QualityReport {
-  readonly quality: 'excellent' | 'good' | 'poor' | 'lost';
-  /** Round-trip time to the media server, ms (undefined before the first measurement). */
-  readonly rttMs: number | undefined;
-  /** Share of packets lost among those expected from the server since the last report, 0 to 1. */
-  readonly packetLoss: number;
 }
 
 interface Slot {
@@ -96,24 +85,24 @@ export class Peer {
   private closed = false;
   private qualityTimer: ReturnType<typeof setInterval> | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastCounts = { received: 0, lost: 0 };
-  /** Whether the server takes simulcast (`takesSimulcast`); undefined until an answer with a video m-line told. */
-  private simulcastCapable: boolean | undefined;
+  private readonly quality = new QualityMeter();
+  /** Settle the `getStats()` calls in flight when the peer connection closes: Firefox's never would. */
+  private readonly statsInFlight = new Set<() => void>();
+  /** Whether the server takes simulcast (`takesSimulcast`), as the answers told. */
+  private readonly simulcastAnswers: SimulcastAnswers;
   /** The m-line that asked whether the server takes simulcast, until a video takes it over. */
   private question: Slot | undefined;
-  /** Candidates of the current ICE gathering that can carry media, and when the last one came. */
-  private usable = { count: 0, at: 0 };
-  private readonly candidateWaiters = new Set<() => void>();
+  private readonly candidates = new CandidateWait(() => this.settings);
 
   constructor(host: PeerHost, settings: PeerSettings) {
     this.host = host;
     this.settings = settings;
-    this.simulcastCapable = settings.simulcast;
+    this.simulcastAnswers = new SimulcastAnswers(settings.simulcast);
   }
 
   /** Whether the server takes simulcast, as far as its answers told (undefined: not yet known). */
   get simulcast(): boolean | undefined {
-    return this.simulcastCapable;
+    return this.simulcastAnswers.capable;
   }
 
   /** New ICE servers (a renewed token's TURN credentials), used from the next ICE gathering on. */
@@ -132,13 +121,14 @@ export class Peer {
 
   /**
    * Starts sending a track as `streamId` (already published with `publish`), with the plan's
-   * simulcast layers when the server takes simulcast, else as one layer: the largest. Every stream
-   * gets an m-line of its own: a browser and werift do not agree on an m-line brought back from
-   * inactive. Every layer goes through the sender's one frame transform.
+   * simulcast layers when the server takes simulcast (or when only layers can ask: Firefox), else
+   * as one layer: the largest. Every stream gets an m-line of its own: a browser and werift do not
+   * agree on an m-line brought back from inactive. Every layer goes through the sender's one frame
+   * transform.
    */
   async send(streamId: number, track: MediaStreamTrackLike, plan: SendPlan): Promise<void> {
     let layers = plan.encodings;
-    if (layers && layers.length > 1 && !(await this.takesSimulcast())) layers = [oneLayer(layers[layers.length - 1]!)];
+    if (layers && layers.length > 1 && (await this.takesSimulcast()) === false) layers = [oneLayer(layers[layers.length - 1]!)];
     const pc = this.connection();
     if (plan.contentHint !== undefined && !track.contentHint) track.contentHint = plan.contentHint;
     const question = this.question;
@@ -168,16 +158,15 @@ export class Peer {
   }
 
   /**
-   * Whether the server takes simulcast. A sender with rids poisons the peer connection with a
-   * server that does not negotiate the RID header extension (the browser refuses the answer, and
-   * every later offer), so the SDK offers simulcast only once an answer showed the extension on a
-   * video m-line. When no answer told yet, an m-line shaped like a one-layer camera (sending video,
-   * without a track so without RTP, and left out of `tracks`) asks the question first; werift
-   * mishandles a receiving m-line left out of `tracks`. The next one-layer video sent takes that
-   * m-line over; its frame transform is in place from the start.
+   * Whether a video goes out as layers (`SimulcastAnswers.layers`, simulcast.ts). When no answer
+   * told yet, an m-line shaped like a one-layer camera (sending video, without a track so without
+   * RTP, and left out of `tracks`) asks the question first; werift mishandles a receiving m-line
+   * left out of `tracks`. The next one-layer video sent takes that m-line over; its frame transform
+   * is in place from the start. A browser that offers the RID extension only with rids leaves the
+   * question unanswered: the layers ask instead.
    */
-  private async takesSimulcast(): Promise<boolean> {
-    if (this.simulcastCapable !== undefined) return this.simulcastCapable;
+  private async takesSimulcast(): Promise<boolean | undefined> {
+    if (!this.simulcastAnswers.askable) return this.simulcastAnswers.layers;
     if (!this.slots.some((s) => s.kind === 'video' && s.direction === 'send')) {
       const question = this.addSlot(this.connection().addTransceiver('video', { direction: 'sendonly' }), 'video', 'send', undefined);
       this.protect(question, 'encrypt');
@@ -185,7 +174,7 @@ export class Peer {
       void this.renegotiate().catch(() => undefined);
     }
     await this.negotiating.catch(() => undefined);
-    return this.simulcastCapable ?? false;
+    return this.simulcastAnswers.layers;
   }
 
   /** A slot whose frames cannot be protected is never negotiated: it carries nothing. */
@@ -269,9 +258,19 @@ export class Peer {
     return this.worker?.stats() ?? Promise.resolve({ encrypted: 0, decrypted: 0, dropped: 0 });
   }
 
-  /** The peer connection's own statistics (`RTCPeerConnection.getStats`). */
+  /** The peer connection's own statistics (`RTCPeerConnection.getStats`); undefined once it closed. */
   rtcStats(): Promise<StatsReportLike | undefined> {
-    return this.pc?.getStats() ?? Promise.resolve(undefined);
+    const pc = this.pc;
+    if (!pc || this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const settle = (report: StatsReportLike | undefined): void => {
+        this.statsInFlight.delete(abandon);
+        resolve(report);
+      };
+      const abandon = (): void => settle(undefined);
+      this.statsInFlight.add(abandon);
+      pc.getStats().then(settle, abandon);
+    });
   }
 
   /** Ends the peer connection and every remote track. */
@@ -282,6 +281,7 @@ export class Peer {
     clearTimeout(this.restartTimer);
     for (const slot of this.slots) if (slot.direction === 'recv' && slot.streamId !== undefined) this.release(slot);
     this.pc?.close();
+    for (const abandon of [...this.statsInFlight]) abandon();
     this.worker?.terminate();
     this.host.onState('closed');
   }
@@ -298,7 +298,7 @@ export class Peer {
     web.URL.revokeObjectURL?.(url);
     for (const command of this.keyLog.splice(0)) this.worker.post(command);
     pc.addEventListener('connectionstatechange', () => this.onConnectionState());
-    pc.addEventListener('icecandidate', (event) => this.onCandidate(event));
+    pc.addEventListener('icecandidate', (event) => this.candidates.onCandidate(event));
     this.pc = pc;
     this.qualityTimer = setInterval(() => void this.measure(), this.settings.qualityIntervalMs);
     return pc;
@@ -377,10 +377,9 @@ export class Peer {
     const iceRestart = this.restartIce;
     this.restartIce = false;
     const offer = await pc.createOffer(iceRestart ? { iceRestart: true } : {});
-    // an ICE restart gathers afresh: only its own candidates count
-    if (iceRestart) this.usable = { count: 0, at: 0 };
+    if (iceRestart) this.candidates.restart();
     await pc.setLocalDescription(offer);
-    await this.gathered(pc);
+    await this.candidates.gathered(pc);
     const sdp = pc.localDescription?.sdp;
     if (sdp === undefined || this.closed) return;
     this.offerChars = sdp.length;
@@ -395,14 +394,11 @@ export class Peer {
     const answer = await this.host.offer(sdp, tracks);
     if (this.closed) return;
     await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
-    const video = readVideoAnswer(answer.sdp);
-    // any video m-line with the RID extension says yes; a sending one without it (a camera, the question) says no
     const sendingVideo = this.slots.filter((s) => s.kind === 'video' && s.direction === 'send').map((s) => s.transceiver.mid);
-    if ([...video.m.values()].some((m) => m.rid)) this.simulcastCapable = true;
-    else if (sendingVideo.some((mid) => mid !== null && video.m.has(mid))) this.simulcastCapable ??= false;
+    const video = this.simulcastAnswers.learn(sdp, answer.sdp, sendingVideo);
     for (const [mid, slot] of inOffer) {
       // an m-line whose answer declined simulcast sends the first layer only: make it the largest
-      if (!slot.layers || video.m.get(mid)?.simulcast === true) continue;
+      if (!slot.layers || video.get(mid)?.simulcast === true) continue;
       const largest = slot.layers[slot.layers.length - 1]!;
       slot.layers = undefined;
       void tuneSender(slot.transceiver.sender, { layer: largest });
@@ -420,54 +416,6 @@ export class Peer {
         this.host.onTrack({ streamId, kind: slot.kind, track: slot.transceiver.receiver.track });
       }
     }
-  }
-
-  /**
-   * Waits until the offer may go out (the server does not trickle: it has the candidates of the
-   * offer, docs/protocol/media.md, 10.1): when gathering is complete, or once a usable candidate came
-   * and no other one for `candidateSettleMs`, or after `gatheringTimeoutMs` in any case.
-   *
-   * Usable is a UDP candidate (the server speaks UDP only, so TCP candidates, which Chromium gathers
-   * about 100 ms after the UDP ones, never are), and with the `relay` policy only a relay candidate.
-   * With the `all` policy the host candidates suffice: every candidate gathered later (server
-   * reflexive, or TURN relay when the network blocks direct UDP) still sends connectivity checks,
-   * from which the server learns it as a peer reflexive candidate (RFC 8445, 7.3.1.3).
-   */
-  private gathered(pc: PeerConnectionLike): Promise<void> {
-    const ready = (): boolean => pc.iceGatheringState === 'complete'
-      || (this.usable.count > 0 && Date.now() - this.usable.at >= this.settings.candidateSettleMs);
-    if (ready()) return Promise.resolve();
-    return new Promise((resolve) => {
-      let settle: ReturnType<typeof setTimeout> | undefined;
-      const check = (): void => {
-        clearTimeout(settle);
-        if (!ready()) {
-          if (this.usable.count > 0) settle = setTimeout(check, Math.max(0, this.usable.at + this.settings.candidateSettleMs - Date.now()));
-          return;
-        }
-        done();
-      };
-      const done = (): void => {
-        clearTimeout(settle);
-        clearTimeout(limit);
-        pc.removeEventListener('icegatheringstatechange', check);
-        this.candidateWaiters.delete(check);
-        resolve();
-      };
-      const limit = setTimeout(done, this.settings.gatheringTimeoutMs);
-      pc.addEventListener('icegatheringstatechange', check);
-      this.candidateWaiters.add(check);
-      check();
-    });
-  }
-
-  private onCandidate(event: IceCandidateEventLike): void {
-    const line = event.candidate?.candidate;
-    if (!line) return;
-    const candidate = parseCandidate(line);
-    if (!candidate || candidate.protocol !== 'udp' || (this.settings.iceTransportPolicy === 'relay' && candidate.type !== 'relay')) return;
-    this.usable = { count: this.usable.count + 1, at: Date.now() };
-    for (const check of [...this.candidateWaiters]) check();
   }
 
   private onConnectionState(): void {
@@ -490,120 +438,7 @@ export class Peer {
   }
 
   private async measure(): Promise<void> {
-    const report = await this.pc?.getStats().catch(() => undefined);
-    if (!report || this.closed) return;
-    let rttMs: number | undefined;
-    let received = 0;
-    let lost = 0;
-    report.forEach((stat) => {
-      if (stat['type'] === 'candidate-pair' && stat['nominated'] === true && typeof stat['currentRoundTripTime'] === 'number') {
-        rttMs = stat['currentRoundTripTime'] * 1000;
-      }
-      if (stat['type'] === 'inbound-rtp') {
-        received += typeof stat['packetsReceived'] === 'number' ? stat['packetsReceived'] : 0;
-        lost += typeof stat['packetsLost'] === 'number' ? stat['packetsLost'] : 0;
-      }
-    });
-    const newReceived = Math.max(0, received - this.lastCounts.received);
-    const newLost = Math.max(0, lost - this.lastCounts.lost);
-    this.lastCounts = { received, lost };
-    const packetLoss = newReceived + newLost === 0 ? 0 : newLost / (newReceived + newLost);
-    this.host.onQuality({ quality: qualityOf(this.pc?.connectionState ?? 'closed', rttMs, packetLoss), rttMs, packetLoss });
+    const report = await this.rtcStats();
+    if (report && !this.closed) this.host.onQuality(this.quality.read(report, this.pc?.connectionState ?? 'closed'));
   }
-}
-
-function qualityOf(state: string, rttMs: number | undefined, loss: number): QualityReport['quality'] {
-  if (state !== 'connected') return 'lost';
-  if (loss > 0.1 || (rttMs ?? 0) > 400) return 'poor';
-  if (loss > 0.02 || (rttMs ?? 0) > 150) return 'good';
-  return 'excellent';
-}
-
-/** The transport protocol and type of an `a=candidate` line (RFC 8839, 5.1). */
-export function parseCandidate(line: string): { readonly protocol: string; readonly type: string } | undefined {
-  const fields = line.replace(/^a=/, '').replace(/^candidate:/, '').trim().split(/\s+/);
-  const typ = fields.indexOf('typ');
-  const protocol = fields[2];
-  const type = typ > 0 ? fields[typ + 1] : undefined;
-  return protocol !== undefined && type !== undefined ? { protocol: protocol.toLowerCase(), type } : undefined;
-}
-
-const RID_EXTENSION = /^a=extmap:\d+(\/\w+)? urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id(\s|$)/;
-
-/**
- * The video m-lines of an answer (those not rejected), by mid: whether each negotiates the RID
- * header extension (RFC 8852), which simulcast needs to tell layers apart, and takes simulcast.
- */
-export function readVideoAnswer(sdp: string): { readonly m: ReadonlyMap<string, { readonly rid: boolean; readonly simulcast: boolean }> } {
-  const m = new Map<string, { readonly rid: boolean; readonly simulcast: boolean }>();
-  for (const section of sdp.split(/\r?\n(?=m=)/)) {
-    const lines = section.split(/\r?\n/);
-    const media = /^m=(\w+) (\d+)/.exec(lines[0] ?? '');
-    const mid = lines.find((l) => l.startsWith('a=mid:'))?.slice('a=mid:'.length).trim();
-    if (!media || media[1] !== 'video' || media[2] === '0' || mid === undefined) continue;
-    const rid = lines.some((l) => RID_EXTENSION.test(l));
-    m.set(mid, { rid, simulcast: rid && lines.some((l) => l.startsWith('a=simulcast:')) });
-  }
-  return { m };
-}
-
-/** The largest layer alone: no rid, its size and caps. */
-function oneLayer(largest: RtpEncodingLike): RtpEncodingLike {
-  const layer: RtpEncodingLike = {};
-  if (largest.scaleResolutionDownBy !== undefined) layer.scaleResolutionDownBy = largest.scaleResolutionDownBy;
-  if (largest.maxBitrate !== undefined) layer.maxBitrate = largest.maxBitrate;
-  if (largest.maxFramerate !== undefined) layer.maxFramerate = largest.maxFramerate;
-  return layer;
-}
-
-/**
- * Sets a sender's parameters in one change (the browser takes one `setParameters` per
- * `getParameters`): the size and caps of `layer` on its first encoding, for a one-layer video or one
- * whose answer declined simulcast (the browser then keeps the first encoding, the smallest layer;
- * it becomes the largest one instead, so that the single layer sent is the best); and a screen's
- * degradation preference, to keep its resolution when bandwidth drops (frames go first).
- */
-async function tuneSender(sender: RtpSenderLike, tuning: {
-  readonly layer?: RtpEncodingLike | undefined; readonly degradationPreference?: 'maintain-resolution' | undefined;
-}): Promise<void> {
-  const { layer, degradationPreference } = tuning;
-  if ((!layer && !degradationPreference) || typeof sender.getParameters !== 'function' || typeof sender.setParameters !== 'function') return;
-  try {
-    const parameters = sender.getParameters();
-    const [first] = parameters.encodings;
-    if (layer && first) {
-      if (layer.scaleResolutionDownBy !== undefined) first.scaleResolutionDownBy = layer.scaleResolutionDownBy;
-      if (layer.maxBitrate !== undefined) first.maxBitrate = layer.maxBitrate;
-      if (layer.maxFramerate !== undefined) first.maxFramerate = layer.maxFramerate;
-    }
-    if (degradationPreference) parameters.degradationPreference = degradationPreference;
-    await sender.setParameters(parameters);
-  } catch {
-    // an older browser: its own defaults
-  }
-}
-
-/** The codecs the server negotiates (docs/protocol/media.md, 10.3), and the retransmission format of VP8. */
-const SERVER_CODECS: Readonly<Record<MediaTrackKind, readonly string[]>> = { audio: ['audio/opus'], video: ['video/vp8', 'video/rtx'] };
-
-/**
- * Offers only what the server takes: every other codec (VP9, H.264, AV1, RED, FEC...) would be
- * refused anyway, and costs some 2 KB of SDP per video m-line; m-lines accumulate (one per stream)
- * and an offer must fit in 60,000 characters.
- */
-function preferServerCodecs(transceiver: RtpTransceiverLike, kind: MediaTrackKind): void {
-  const capabilities = browserWebRtc().RTCRtpReceiver?.getCapabilities?.(kind);
-  if (!capabilities || typeof transceiver.setCodecPreferences !== 'function') return;
-  const codecs = capabilities.codecs.filter((c) => SERVER_CODECS[kind].includes(c.mimeType.toLowerCase()));
-  if (!codecs.some((c) => !c.mimeType.toLowerCase().endsWith('/rtx'))) return;
-  try {
-    transceiver.setCodecPreferences(codecs);
-  } catch {
-    // the browser's own list: larger offers, same answer
-  }
-}
-
-function kindOf(track: MediaStreamTrackLike): MediaTrackKind {
-  if (track.kind !== 'audio' && track.kind !== 'video') throw new TypeError('the track must be an audio or video MediaStreamTrack');
-  return track.kind;
 }

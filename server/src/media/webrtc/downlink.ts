@@ -4,20 +4,20 @@ import {
   type RTCDtlsTransport, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
-import { StreamRewriter } from '../rtp/rewriter.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
 import { cumulativeLost } from '../rtp/receive-stats.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
+import { HISTORY, Outbound, type VideoBounds } from './outbound.ts';
+
+export type { VideoBounds };
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
 const INITIAL_BPS = 300_000;
 const MIN_BPS = 50_000;
 const MAX_BPS = 20_000_000;
-/** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
-const HISTORY = 1024;
 /** The send budget holds at most this much of the estimate (a key frame burst fits). */
 const BUDGET_MS = 250;
 /** Retransmissions only while the budget holds at least this share of it: media comes first. */
@@ -78,13 +78,6 @@ export interface DownlinkSnapshot {
   }[];
 }
 
-/** The client's bounds on a received video (`rtc_video`); null is no bound. */
-export interface VideoBounds {
-  readonly maxWidth: number | null;
-  readonly maxHeight: number | null;
-  readonly maxLayer: number | null;
-}
-
 /** The ids of the header extensions the downlink writes, as the answer negotiated them. */
 export interface ExtensionIds {
   readonly mid: number | undefined;
@@ -108,56 +101,6 @@ interface QueuedPacket {
   readonly payload: Buffer;
   /** A retransmission, charged to the budget when it was queued. */
   readonly charged: boolean;
-}
-
-interface SentPacket {
-  seq: number;
-  timestamp: number;
-  marker: boolean;
-  payload: Buffer;
-  lastSentMs: number;
-}
-
-/** One stream the client receives: its m-line, its numbering, what was sent on it. */
-class Outbound {
-  readonly streamId: number;
-  readonly kind: MediaKind;
-  /** The kind's index in the traffic counts (stats.ts). */
-  readonly kindCode: number;
-  readonly transceiver: RTCRtpTransceiver;
-  readonly rewriter: StreamRewriter;
-  readonly history: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(HISTORY);
-  /** Layer the allocation wants forwarded; -1 paused. */
-  target = 0;
-  /** Layer now forwarded (its key frame went out); -1 none. */
-  current = -1;
-  /** The layer forwarded last, kept across pauses: a switch is counted up or down from it. */
-  lastLayer = -1;
-  paused = false;
-  /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
-  unfitSinceMs: number | undefined;
-  bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
-  lastMarker = true;
-  readonly keyAskedMs: number[] = [];
-  // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
-  packetCount = 0;
-  octetCount = 0;
-  lastTimestamp = 0;
-  lastSentMs = 0;
-  srSentMs = new Map<number, number>();
-  rttMs: number | undefined;
-  /** The loss fraction of the client's last receiver report on this stream. */
-  lossFraction = 0;
-  /** The cumulative loss of the client's last receiver report on this stream, so the counts grow by the difference. */
-  lostReported = 0;
-
-  constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
-    this.streamId = streamId;
-    this.kind = kind;
-    this.kindCode = kind === 'audio' ? 1 : 2;
-    this.transceiver = transceiver;
-    this.rewriter = new StreamRewriter(kind === 'audio' ? 48_000 : 90_000);
-  }
 }
 
 /**
@@ -293,9 +236,8 @@ export class Downlink {
         else this.stats.layerSwitchesDown += 1;
       }
       out.lastLayer = packet.layer;
-      const info = this.layersOf(out.streamId)?.get(packet.layer);
-      this.events.layer(out.streamId, packet.layer, vp8?.width || info?.width || 0, vp8?.height || info?.height || 0);
     }
+    this.tellLayer(out, packet.layer, switching, vp8);
     let payload = packet.payload;
     if (vp8 && (mapped.pictureId !== vp8.pictureId || mapped.tl0PicIdx !== vp8.tl0PicIdx)) {
       payload = Buffer.from(payload);
@@ -304,6 +246,20 @@ export class Downlink {
     this.pacer.enqueue({ out, seq: mapped.seq, timestamp: mapped.timestamp, marker: packet.marker, payload, charged: false }, payload.length + OVERHEAD_BYTES);
     out.lastMarker = packet.marker;
     return true;
+  }
+
+  /**
+   * Tells the client the layer it gets at each switch, and again at each key frame of that layer at
+   * another size (docs/protocol/media.md, "Bandwidth"): a publisher's encoder scales a layer as its
+   * uplink and CPU allow, and a change of size always starts with a key frame.
+   */
+  private tellLayer(out: Outbound, layer: number, switching: boolean, vp8: ForwardedRtp['vp8']): void {
+    if (!switching && !(vp8?.keyFrame && vp8.width > 0)) return;
+    const info = this.layersOf(out.streamId)?.get(layer);
+    const size = { width: vp8?.width || info?.width || 0, height: vp8?.height || info?.height || 0 };
+    if (!switching && size.width === out.toldSize.width && size.height === out.toldSize.height) return;
+    out.toldSize = size;
+    this.events.layer(out.streamId, layer, size.width, size.height);
   }
 
   /** RTCP from the client: transport-wide feedback, NACKs, receiver reports. */

@@ -1,0 +1,101 @@
+/**
+ * The app SDK in Firefox (Debian's firefox-esr over WebDriver BiDi, test/helpers/firefox.ts)
+ * through the platform's media role: a camera goes out as simulcast layers, and what a subscriber
+ * gets of it follows its bounds, with layer reports that carry the size decoded. Firefox offers the
+ * RID header extension only on an m-line whose sender has rids, so the app SDK cannot learn from a
+ * video m-line without rids whether the server takes simulcast (sdk/app/src/webrtc/simulcast.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'puppeteer-core';
+import type { TokenResponse } from '@rtc/protocol';
+import { bundleSdk, servePages, type PageSite } from '../helpers/browser.ts';
+import { launchFirefox, openFirefoxPage, within } from '../helpers/firefox.ts';
+import type { RunningServer } from '../helpers/platform.ts';
+import { WEBRTC_PAGE, type PageEncoding, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
+import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+
+type Remote = PageMeasure['remote'][number];
+
+describe('the app SDK in Firefox, through the platform', () => {
+  let server: RunningServer | undefined;
+  let issuer: TokenIssuer;
+  let site: PageSite | undefined;
+  let firefox: Browser | undefined;
+
+  before(async () => {
+    // Firefox gathers host candidates on every interface: the server offers loopback only, where media flows
+    server = await startMediaServer({ env: { RTC_MEDIA_ICE_ADDRESSES: '127.0.0.1' } });
+    const api = server.api;
+    issuer = await TokenIssuer.create(() => api);
+    site = await servePages({
+      '/': ['text/html; charset=utf-8', WEBRTC_PAGE],
+      '/sdk.js': ['text/javascript; charset=utf-8', await bundleSdk()],
+    });
+    firefox = await launchFirefox();
+  });
+
+  after(async () => {
+    await firefox?.close();
+    await site?.close();
+    await server?.stop();
+  });
+
+  const openPage = (): Promise<Page> => openFirefoxPage(firefox!, site!.url, '(globalThis.rtc !== undefined)');
+  // every call into a page has a limit: a getStats() in flight when a peer connection closes never settles in Firefox
+  const join = (page: Page, token: TokenResponse) =>
+    within(page.evaluate((t) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t), token), 30_000, 'join');
+  const publish = (page: Page, options: PagePublishOptions) =>
+    within(page.evaluate((o) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(['video'], undefined, o), options), 30_000, 'publish');
+  const sent = (page: Page): Promise<PageEncoding[]> =>
+    within(page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent()), 10_000, 'sent');
+  const measure = (page: Page): Promise<PageMeasure> =>
+    within(page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure()), 10_000, 'measure');
+  const setVideoBounds = (page: Page, streamId: number, bounds: Parameters<PageRtc['setVideoBounds']>[1]) =>
+    within(page.evaluate((i, b) => (globalThis as unknown as { rtc: PageRtc }).rtc.setVideoBounds(i, b), streamId, bounds), 10_000, 'setVideoBounds');
+  /** Polls `read` until `ok` holds, within `limitMs` (generous: two browsers and the platform on a loaded machine). */
+  const until = async <T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, limitMs = 60_000): Promise<T> => {
+    const deadline = Date.now() + limitMs;
+    for (;;) {
+      const value = await read();
+      if (ok(value)) return value;
+      if (Date.now() > deadline) assert.fail(`${what}: ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+  /** The layer told (`remote.layer`) is the one decoded: its size is the size of the frames decoded now. */
+  const toldAsDecoded = (r: Remote | undefined, layer: number): boolean =>
+    r !== undefined && r.framesDecoded > 0 && r.layer?.layer === layer && r.frameWidth > 0
+    && r.layer.width === r.frameWidth && r.layer.height === r.frameHeight;
+
+  it('publishes a 640x480 camera as two layers; a subscriber\'s 320x240 bounds switch it to the small one, each layer told at the size decoded', async () => {
+    const [fox, owl] = [await openPage(), await openPage()];
+    try {
+      await join(fox, await issuer.issue({ room_id: 'firefox', user_id: 'fox', role: 'speaker', publish_streams: [21], subscribe_room: true }));
+      await join(owl, await issuer.issue({ room_id: 'firefox', user_id: 'owl', role: 'speaker', publish_streams: [22], subscribe_room: true }));
+      // 15 frames a second: two layers to encode and one to decode leave room on a loaded machine
+      assert.deepEqual(await publish(fox, { video: { width: 640, height: 480, frameRate: 15 } }), [{ ok: true, streamId: 21, kind: 'video' }]);
+
+      // the two layers of a 640x480 camera (defaultVideoLayers), each encoded
+      const layers = (encodings: PageEncoding[]) => encodings.filter((e) => e.rid !== undefined && e.framesEncoded > 0);
+      const encoded = await until(() => sent(fox), (e) => layers(e).length === 2, 'fox sends two simulcast layers');
+      assert.deepEqual(layers(encoded).map((e) => e.rid), ['f', 'h'], JSON.stringify(encoded));
+
+      // unbounded, owl gets the larger layer once its downlink estimate has room, told at the size it decodes
+      const remote = (m: PageMeasure) => m.remote.find((r) => r.streamId === 21);
+      await until(() => measure(owl), (m) => toldAsDecoded(remote(m), 1), 'owl decodes the larger layer as told', 120_000)
+        .catch(async (err: unknown) => assert.fail(`${String(err)}; fox sends ${JSON.stringify(await sent(fox))}`));
+
+      const boundedAt = Date.now();
+      await setVideoBounds(owl, 21, { maxWidth: 320, maxHeight: 240 });
+      const small = await until(() => measure(owl), (m) => toldAsDecoded(remote(m), 0) && remote(m)!.frameWidth <= 320, 'owl decodes the small layer as told');
+      const switchedMs = Date.now() - boundedAt;
+      process.stdout.write(`# firefox: bounds to the small layer decoded in ${switchedMs} ms\n`);
+      assert.ok(small.videoReports.some((r) => r.type === 'streamLayer' && r.streamId === 21 && r['layer'] === 0), JSON.stringify(small.videoReports));
+      assert.deepEqual(small.events.filter((e) => e.startsWith('mediaError')), []);
+    } finally {
+      await within(fox.browserContext().close(), 10_000, 'closing fox').catch(() => undefined);
+      await within(owl.browserContext().close(), 10_000, 'closing owl').catch(() => undefined);
+    }
+  });
+});
