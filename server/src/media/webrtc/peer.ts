@@ -5,12 +5,14 @@ import {
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 import { PLAYOUT_DELAY_URI, peerConfig, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
+import { installInputGuard } from './input-guard.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
 installDtlsKeyCheck();
+installInputGuard();
 
 /** What a peer connection needs of its media session. */
 export interface PeerOwner {
