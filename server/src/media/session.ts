@@ -30,6 +30,7 @@ import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
 import type { Member, Room, RoomSettings, Stream } from './room.ts';
 import { SendQueue } from './send-queue.ts';
 import { QualityMeter } from './quality.ts';
+import { relayedLoss } from './rtp/downstream-loss.ts';
 import type { LiveQuality } from '../rooms/store.ts';
 import { SessionUsage } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
@@ -291,9 +292,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   }
 
   downstreamLoss(streamId: number): number {
-    let worst = 0;
-    for (const member of this.room?.streams.get(streamId)?.subscribers ?? []) worst = Math.max(worst, member.receiveLoss(streamId));
-    return worst;
+    return relayedLoss([...this.room?.streams.get(streamId)?.subscribers ?? []].map((member) => member.receiveLoss(streamId)));
   }
 
   layersOf(streamId: number): StreamLayers | undefined {

@@ -9,7 +9,7 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { cumulativeLost } from '../rtp/receive-stats.ts';
+import { ReportedLoss } from '../rtp/reported-loss.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 
 /** Where a subscriber's estimate starts: a camera's middle layer fits, the top layer waits for feedback. */
@@ -146,10 +146,8 @@ class Outbound {
   lastSentMs = 0;
   srSentMs = new Map<number, number>();
   rttMs: number | undefined;
-  /** The loss fraction of the client's last receiver report on this stream. */
-  lossFraction = 0;
-  /** The cumulative loss of the client's last receiver report on this stream, so the counts grow by the difference. */
-  lostReported = 0;
+  /** The loss the client's receiver reports on this stream say, as far as what was sent bears them out. */
+  readonly reported = new ReportedLoss();
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
     this.streamId = streamId;
@@ -324,7 +322,7 @@ export class Downlink {
 
   /** The loss the client last reported on a stream's m-line (fraction, 0 when unknown). */
   lossOf(streamId: number): number {
-    return this.outbound.get(streamId)?.lossFraction ?? 0;
+    return this.outbound.get(streamId)?.reported.fraction ?? 0;
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
@@ -332,7 +330,7 @@ export class Downlink {
   get worstLoss(): number | undefined {
     if (this.outbound.size === 0) return undefined;
     let worst = 0;
-    for (const out of this.outbound.values()) worst = Math.max(worst, out.lossFraction);
+    for (const out of this.outbound.values()) worst = Math.max(worst, out.reported.fraction);
     return worst;
   }
 
@@ -481,10 +479,7 @@ export class Downlink {
     for (const report of reports) {
       const out = this.bySsrc.get(report.ssrc);
       if (!out) continue;
-      out.lossFraction = report.fractionLost / 256;
-      const lost = cumulativeLost(report.packetsLost);
-      if (lost > out.lostReported) this.stats.packetsLostOut += lost - out.lostReported;
-      out.lostReported = lost;
+      this.stats.packetsLostOut += out.reported.onReport(report.fractionLost, report.packetsLost, out.packetCount);
       const sentMs = out.srSentMs.get(report.lsr);
       if (sentMs === undefined || report.lsr === 0) continue;
       const rtt = now - sentMs - (report.dlsr / 65536) * 1000;

@@ -23,7 +23,7 @@ export interface PeerOwner {
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
   onPublishing(streamId: number, rids: readonly string[]): void;
-  /** The worst loss the subscribers of a stream the session publishes report for it (fraction). */
+  /** The loss the subscribers of a stream the session publishes report for it, aggregated (rtp/downstream-loss.ts; fraction). */
   downstreamLoss(streamId: number): number;
   /** The simulcast layers of a stream the session receives, as its publisher sends them. */
   layersOf(streamId: number): StreamLayers | undefined;
