@@ -13,7 +13,7 @@ import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TokenIssuer } from './media-helpers.ts';
+import { TokenIssuer, type TokenBody } from './media-helpers.ts';
 
 /** Raw bytes werift's DTLS transport encrypts as one SRTCP datagram (it concatenates what `serialize` returns). */
 function raw(bytes: Buffer): RtcpPacket {
@@ -49,8 +49,8 @@ describe('hostile RTCP and RTP from a subscriber (rtc serve: api, token, media)'
 
   it('refuses and counts the 65,535-packet feedback and an RTP header of too many extensions, keeps serving, and bounds forged loss', async () => {
     const room = 'hostile-rtcp';
-    const join = async (body: Record<string, unknown>, onSsrc?: (ssrc: number) => void): Promise<RtcTestClient> => {
-      const c = await RtcTestClient.join(server.urls['media']!, await projectA.issue({ room_id: room, ...body }), {
+    const join = async (body: Omit<TokenBody, 'room_id'>, onSsrc?: (ssrc: number) => void): Promise<RtcTestClient> => {
+      const c = await RtcTestClient.join(server.urls['media']!, await projectA.issue({ ...body, room_id: room }), {
         keepPayloads: false, onRtp: (_id, packet) => onSsrc?.(packet.header.ssrc),
       });
       clients.push(c);
