@@ -41,7 +41,7 @@ export function runChunk(status: number, run: number): number {
 }
 
 /**
- * The 40-byte feedback of H1: 65,535 packets claimed received with a small delta, in eight
+ * The 40-byte feedback that stalled werift: 65,535 packets claimed received with a small delta, in eight
  * run-length chunks of 8,191 and one of 7, and no delta at all. werift 0.23.0 builds an object per
  * claimed packet before reading past the end.
  */
@@ -49,7 +49,7 @@ export function hostileTwcc(mediaSsrc = 1): Buffer {
   return twccFeedback(65_535, [...Array.from({ length: 8 }, () => runChunk(1, 8191)), runChunk(1, 7)], Buffer.alloc(0), mediaSsrc);
 }
 
-/** The worst datagram of H1: as many hostile feedbacks as fit in 1,200 bytes (30). */
+/** The worst such datagram: as many hostile feedbacks as fit in 1,200 bytes (30). */
 export function hostileDatagram(mediaSsrc = 1): Buffer {
   const one = hostileTwcc(mediaSsrc);
   return Buffer.concat(Array.from({ length: Math.floor(1200 / one.length) }, () => one));
