@@ -27,6 +27,7 @@ import { SendQueue } from './send-queue.ts';
 import { leftReasonOf, type SessionHost } from './session-host.ts';
 import { VideoPreferences } from './video-preferences.ts';
 import { QualityMeter } from './quality.ts';
+import { relayedLoss } from './rtp/downstream-loss.ts';
 import type { LiveQuality, RoomCutoffRecord } from '../rooms/store.ts';
 import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../sessions/usage-kind.ts';
 import { socketSink } from './socket-sink.ts';
@@ -257,9 +258,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
   }
 
   downstreamLoss(streamId: number): number {
-    let worst = 0;
-    for (const member of this.room?.streams.get(streamId)?.subscribers ?? []) worst = Math.max(worst, member.receiveLoss(streamId));
-    return worst;
+    return relayedLoss([...this.room?.streams.get(streamId)?.subscribers ?? []].map((member) => member.receiveLoss(streamId)));
   }
 
   layersOf(streamId: number): StreamLayers | undefined {

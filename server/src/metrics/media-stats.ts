@@ -20,6 +20,13 @@ export class Traffic {
 export const ICE_OUTCOMES = ['connected', 'failed', 'timed_out', 'abandoned'] as const;
 export type IceOutcome = (typeof ICE_OUTCOMES)[number];
 
+/**
+ * RTP and RTCP from clients refused before parsing (docs/decisions.md, "What a client's RTP and RTCP
+ * may cost"): counted for the whole process, since the checks sit in front of werift's parsers,
+ * which every peer connection of the process shares (one media role per process in production).
+ */
+export const refusedInput = { rtp: 0, rtcp: 0 };
+
 export class MediaStats {
   /** WebSocket media frames authenticated and forwarded (once per frame). */
   framesForwarded = 0;

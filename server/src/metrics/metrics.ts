@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ICE_OUTCOMES, type MediaStats, type Traffic } from './media-stats.ts';
+import { ICE_OUTCOMES, refusedInput, type MediaStats, type Traffic } from './media-stats.ts';
 import { replaceEventLoopLag } from './event-loop.ts';
 
 /**
@@ -165,6 +165,10 @@ function watchMediaQuality(registry: Registry, source: MediaMetricsSource): void
   countersOf(registry, 'rtc_media_packets_lost_total', 'RTP packets lost from publishers to this node (in) and from it to subscribers (out), per receiver reports', [
     { labels: { direction: 'in' }, read: () => stats.packetsLostIn },
     { labels: { direction: 'out' }, read: () => stats.packetsLostOut },
+  ]);
+  countersOf(registry, 'rtc_media_input_refused_total', 'RTP packets and RTCP datagrams from clients refused before parsing (malformed, or claiming more than their bytes hold): the whole process\'s', [
+    { labels: { packet: 'rtp' }, read: () => refusedInput.rtp },
+    { labels: { packet: 'rtcp' }, read: () => refusedInput.rtcp },
   ]);
   countersOf(registry, 'rtc_media_nacks_total', 'RTCP generic NACK messages received from subscribers and sent to publishers', [
     { labels: { direction: 'received' }, read: () => stats.nacksReceived },

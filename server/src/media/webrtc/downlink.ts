@@ -8,7 +8,7 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { cumulativeLost } from '../rtp/receive-stats.ts';
+import { ReportedLoss } from '../rtp/reported-loss.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import { HISTORY, Outbound, type VideoBounds } from './outbound.ts';
 
@@ -280,7 +280,7 @@ export class Downlink {
 
   /** The loss the client last reported on a stream's m-line (fraction, 0 when unknown). */
   lossOf(streamId: number): number {
-    return this.outbound.get(streamId)?.lossFraction ?? 0;
+    return this.outbound.get(streamId)?.reported.fraction ?? 0;
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
@@ -288,7 +288,7 @@ export class Downlink {
   get worstLoss(): number | undefined {
     if (this.outbound.size === 0) return undefined;
     let worst = 0;
-    for (const out of this.outbound.values()) worst = Math.max(worst, out.lossFraction);
+    for (const out of this.outbound.values()) worst = Math.max(worst, out.reported.fraction);
     return worst;
   }
 
@@ -437,10 +437,7 @@ export class Downlink {
     for (const report of reports) {
       const out = this.bySsrc.get(report.ssrc);
       if (!out) continue;
-      out.lossFraction = report.fractionLost / 256;
-      const lost = cumulativeLost(report.packetsLost);
-      if (lost > out.lostReported) this.stats.packetsLostOut += lost - out.lostReported;
-      out.lostReported = lost;
+      this.stats.packetsLostOut += out.reported.onReport(report.fractionLost, report.packetsLost, out.packetCount);
       const sentMs = out.srSentMs.get(report.lsr);
       if (sentMs === undefined || report.lsr === 0) continue;
       const rtt = now - sentMs - (report.dlsr / 65536) * 1000;

@@ -1,6 +1,7 @@
 /** What the downlink keeps of one stream a client receives (downlink.ts). */
 import type { MediaKind } from '@rtc/protocol';
 import type { RTCRtpTransceiver } from 'werift';
+import { ReportedLoss } from '../rtp/reported-loss.ts';
 import { StreamRewriter } from '../rtp/rewriter.ts';
 
 /** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
@@ -51,10 +52,8 @@ export class Outbound {
   lastSentMs = 0;
   srSentMs = new Map<number, number>();
   rttMs: number | undefined;
-  /** The loss fraction of the client's last receiver report on this stream. */
-  lossFraction = 0;
-  /** The cumulative loss of the client's last receiver report on this stream, so the counts grow by the difference. */
-  lostReported = 0;
+  /** The loss the client's receiver reports on this stream say, as far as what was sent bears them out. */
+  readonly reported = new ReportedLoss();
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
     this.streamId = streamId;

@@ -7,12 +7,14 @@ import {
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 import { PLAYOUT_DELAY_URI, peerAddressesOf, peerConfig, type PeerAddresses, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
+import { installInputGuard } from './input-guard.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
 installDtlsKeyCheck();
+installInputGuard();
 
 /** What a peer connection needs of its media session. */
 export interface PeerOwner {
@@ -23,7 +25,7 @@ export interface PeerOwner {
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
   onPublishing(streamId: number, rids: readonly string[]): void;
-  /** The worst loss the subscribers of a stream the session publishes report for it (fraction). */
+  /** The loss the subscribers of a stream the session publishes report for it, aggregated (rtp/downstream-loss.ts; fraction). */
   downstreamLoss(streamId: number): number;
   /** The simulcast layers of a stream the session receives, as its publisher sends them. */
   layersOf(streamId: number): StreamLayers | undefined;

@@ -53,7 +53,7 @@ export interface UplinkOwner {
   onRtp(streamId: number, packet: ForwardedRtp): void;
   /** The round trip to the client as the downlink measured it, if it did. */
   rttMs(): number | undefined;
-  /** The worst loss a stream's subscribers report for it (fraction). */
+  /** The loss a stream's subscribers report for it, as the node relays it to the publisher (fraction, rtp/downstream-loss.ts). */
   downstreamLoss(streamId: number): number;
 }
 
@@ -63,7 +63,8 @@ export interface UplinkOwner {
  * feedback so the client's encoder follows its uplink; asks again for lost video packets while they
  * can still be used; and sends receiver reports whose loss is the uplink's (a packet that came only as
  * a retransmission counts as lost), so the publisher sees the loss its NACKs hide; for audio, the
- * worst loss its subscribers report, so that Opus protects the audio for the whole path.
+ * loss its subscribers report if higher, as relayedLoss aggregates it (one subscriber cannot set
+ * it), so that Opus protects the audio for the whole path.
  */
 export class Uplink {
   private readonly owner: UplinkOwner;
@@ -249,7 +250,7 @@ export class Uplink {
         source.lostReported = lost;
         source.lossFraction = report.fractionLost / 256;
         // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
-        // path to the worst subscriber, not of the uplink alone (video adapts per subscriber instead)
+        // path to the subscribers, not of the uplink alone (video adapts per subscriber instead)
         if (source.kind === 'audio') {
           report.fractionLost = Math.max(report.fractionLost, Math.min(Math.floor(this.owner.downstreamLoss(source.streamId) * 256), 255));
         }

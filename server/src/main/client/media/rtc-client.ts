@@ -85,9 +85,9 @@ export function clearStun(pc: RTCPeerConnection): void {
 }
 
 /** Polls `check` until true; rejects after `timeoutMs` (a failure bound, not a delay). */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
