@@ -8,7 +8,6 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { ReportedLoss } from '../rtp/reported-loss.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import { HISTORY, Outbound, type VideoBounds } from './outbound.ts';
 
