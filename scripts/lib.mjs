@@ -179,7 +179,7 @@ export function buildPackage(dir) {
     if (!String(file).endsWith('.d.ts')) continue;
     const path = join(dist, String(file));
     const text = readFileSync(path, 'utf8');
-    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
+    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.tsx?\2/g, '$1$2$3.js$2'));
   }
 }
 
