@@ -119,7 +119,7 @@ export function build() {
 /** Written last by build(): dist/ is complete and as new as this file. */
 const BUILD_STAMP = `${ROOT}/dist/.build-stamp`;
 /** What the build reads: a change to any of them makes dist/ stale. */
-const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'protocol/package.json', 'tsconfig.json',
+const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'sdk/react/src', 'protocol/package.json', 'tsconfig.json',
   'tsconfig.build.json', 'package-lock.json', 'console/src', 'console/index.html', 'console/vite.config.ts'];
 
 function newestMtimeMs(path) {
