@@ -14,7 +14,16 @@ type Listener = (payload: unknown) => void;
 /** What a fake track was asked: `attach VIDEO`, `detach VIDEO`, `bounds 320x240`, `bounds none`. */
 class FakeTrack {
   readonly log: string[] = [];
-  constructor(readonly streamId: number, readonly kind: 'audio' | 'video', readonly participantId: string, readonly userId: string) {}
+  readonly streamId: number;
+  readonly kind: 'audio' | 'video';
+  readonly participantId: string;
+  readonly userId: string;
+  constructor(streamId: number, kind: 'audio' | 'video', participantId: string, userId: string) {
+    this.streamId = streamId;
+    this.kind = kind;
+    this.participantId = participantId;
+    this.userId = userId;
+  }
   attach(element: { tagName: string; dataset: Record<string, string> }): void {
     element.dataset['attached'] = String(this.streamId);
     this.log.push(`attach ${element.tagName}`);
