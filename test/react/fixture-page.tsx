@@ -18,6 +18,8 @@ class FakeTrack {
   readonly kind: 'audio' | 'video';
   readonly participantId: string;
   readonly userId: string;
+  paused = false;
+  layer: { layer: number; width: number; height: number } | undefined = undefined;
   constructor(streamId: number, kind: 'audio' | 'video', participantId: string, userId: string) {
     this.streamId = streamId;
     this.kind = kind;
@@ -148,6 +150,15 @@ const api = {
   },
   log(streamId: number): string[] {
     return every.get(streamId)?.log ?? [];
+  },
+  /** The server's reports on a received video: paused, or forwarding a layer of this size. */
+  report(streamId: number, paused: boolean, width: number, height: number): void {
+    const track = every.get(streamId);
+    if (!track) return;
+    track.paused = paused;
+    track.layer = { layer: 1, width, height };
+    session.emit(paused ? 'streamPaused' : 'streamResumed', paused ? { streamId, reason: 'bandwidth' } : { streamId });
+    session.emit('streamLayer', { streamId, ...track.layer });
   },
   quality(quality: ConnectionQuality['quality']): void {
     session.emit('connectionQuality', { quality, rttMs: 20, packetLoss: 0 });

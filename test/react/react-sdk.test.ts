@@ -46,6 +46,7 @@ interface PageApi {
   unsubscribe(streamId: number): void;
   log(streamId: number): string[];
   quality(quality: string): void;
+  report(streamId: number, paused: boolean, width: number, height: number): void;
   resize(userId: string, width: string): void;
   mic(): boolean;
   closes(): number;
@@ -118,6 +119,19 @@ for (const [runtime, alias] of Object.entries(RUNTIMES)) {
       assert.equal(entries.filter((e) => e.startsWith('attach')).length, 1, entries.join(', '));
       assert.equal(entries.at(-1), 'bounds none', 'an unmounted tile lifts the bounds it set');
       assert.equal(await page.locator('.tile[data-user="bob"] video[data-attached]').count(), 0);
+    });
+
+    it('marks a tile whose video the server paused, and the layer it forwards', async () => {
+      await on(page, (api) => api.subscribe('p-bob', 13, 'video'));
+      const tile = page.locator('.tile[data-user="bob"]');
+      await tile.locator('video[data-attached="13"]').waitFor({ state: 'attached' });
+      assert.equal(await tile.getAttribute('data-paused'), null);
+      await on(page, (api) => api.report(13, true, 320, 180));
+      await page.locator('.tile[data-user="bob"][data-paused="true"][data-layer="320x180"]').waitFor({ state: 'attached' });
+      await on(page, (api) => api.report(13, false, 640, 360));
+      await page.locator('.tile[data-user="bob"]:not([data-paused])[data-layer="640x360"]').waitFor({ state: 'attached' });
+      await on(page, (api) => api.unsubscribe(13));
+      await page.locator('.tile[data-user="bob"]:not([data-layer])').waitFor({ state: 'attached' });
     });
 
     it('plays a received audio track in an audio element and detaches it when the track ends', async () => {

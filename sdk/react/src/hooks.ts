@@ -97,11 +97,14 @@ export function useParticipants(session: ParticipantsSource | undefined): readon
 }
 
 const NO_TRACKS: readonly RemoteTrack[] = [];
-const TRACK_EVENTS: readonly EventName[] = ['trackSubscribed', 'trackUnsubscribed', 'disconnected'];
+// a track's `paused` and `layer` change with the server's reports: a render after them shows them
+const TRACK_EVENTS: readonly EventName[] = ['trackSubscribed', 'trackUnsubscribed', 'disconnected', 'streamPaused', 'streamResumed', 'streamLayer'];
 
 /**
  * The audio and video tracks the session receives now (`MediaSession.remoteTracks()`), rendered
- * again when one arrives or ends; `filter` keeps some (a participant's, or one kind).
+ * again when one arrives or ends, and when the server reports a video paused, resumed or on another
+ * simulcast layer (read `paused` and `layer` of the track); `filter` keeps some (a participant's,
+ * or one kind).
  *
  * @example
  * ```tsx

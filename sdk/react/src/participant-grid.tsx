@@ -30,7 +30,9 @@ export interface ParticipantGridProps {
 /**
  * One tile per other participant, in the order they joined, from the moment they join until they
  * leave: their first video (a `VideoTile`, whose size bounds the video received) or an empty tile
- * while they send none, and their user id as the caption. Audio is not played here: add an
+ * while they send none, and their user id as the caption. A tile whose video the server paused
+ * (the downlink fits not even its smallest layer) has `data-paused`, and `data-layer` is the size
+ * of the layer forwarded (`640x360`) once the server told it. Audio is not played here: add an
  * `AudioRenderer`.
  *
  * @example
@@ -54,7 +56,8 @@ export function ParticipantGrid({ session, className, tileClassName, children, a
       {people.map((p) => {
         const video = videos.find((t) => t.participantId === p.participantId);
         return (
-          <figure key={p.participantId} className={tileClassName} data-user={p.userId} data-participant={p.participantId}>
+          <figure key={p.participantId} className={tileClassName} data-user={p.userId} data-participant={p.participantId}
+            data-paused={video?.paused ? 'true' : undefined} data-layer={video?.layer ? `${video.layer.width}x${video.layer.height}` : undefined}>
             <VideoTile track={video} label={p.userId} />
             <figcaption>{caption ? caption(p) : p.userId}</figcaption>
             {actions?.(p)}
