@@ -119,7 +119,7 @@ export function build() {
 /** Written last by build(): dist/ is complete and as new as this file. */
 const BUILD_STAMP = `${ROOT}/dist/.build-stamp`;
 /** What the build reads: a change to any of them makes dist/ stale. */
-const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'protocol/package.json', 'tsconfig.json',
+const BUILD_INPUTS = ['protocol/src', 'server/src', 'sdk/app/src', 'sdk/server/src', 'sdk/react/src', 'protocol/package.json', 'tsconfig.json',
   'tsconfig.build.json', 'package-lock.json', 'console/src', 'console/index.html', 'console/vite.config.ts'];
 
 function newestMtimeMs(path) {
@@ -211,7 +211,7 @@ export function buildPackage(dir) {
     if (!String(file).endsWith('.d.ts')) continue;
     const path = join(dist, String(file));
     const text = readFileSync(path, 'utf8');
-    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
+    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.tsx?\2/g, '$1$2$3.js$2'));
   }
 }
 

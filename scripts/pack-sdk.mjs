@@ -1,4 +1,4 @@
-// npm run pack:sdk: builds @rtc/protocol, @rtc/server-sdk and @rtc/app-sdk (each package's prepack)
+// npm run pack:sdk: builds @rtc/protocol, @rtc/server-sdk, @rtc/app-sdk and @rtc/react (each package's prepack)
 // and writes their tarballs to dist/packages/, never into the repository's folders. `--json` prints
 // npm pack's JSON report instead of the tarballs' paths.
 import { spawnSync } from 'node:child_process';
@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT } from './lib.mjs';
 
-const PACKAGES = ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk'];
+const PACKAGES = ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk', '@rtc/react'];
 const DESTINATION = join(ROOT, 'dist', 'packages');
 
 const json = process.argv.includes('--json');

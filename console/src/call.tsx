@@ -1,14 +1,9 @@
-/** A call in the page through the app SDK: devices, a microphone level, the join, the tiles; shared by the test room and the join page. */
-import { connect, type MediaSession, type MediaToken, type RemoteParticipant, type RemoteTrack } from '@rtc/app-sdk';
+/** A call in the page through the app SDK and @rtc/react: devices, a microphone level, the join, the tiles; shared by the test room and the join page. */
+import { connect, type LocalTrack, type MediaSession, type MediaToken, type RemoteParticipant } from '@rtc/app-sdk';
 import type { TokenResponse } from '@rtc/protocol';
+import { AudioRenderer, LeaveButton, MuteButton, ParticipantGrid, useParticipants, useTracks } from '@rtc/react';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Field } from './ui.tsx';
-
-export interface Tile {
-  readonly participantId: string;
-  readonly userId: string;
-  readonly stream: MediaStream;
-}
 
 export function Video({ stream, muted, label }: { stream: MediaStream; muted: boolean; label: string }) {
   const ref = useRef<HTMLVideoElement>(null);
@@ -112,40 +107,19 @@ export function DevicePicker({ devices, disabled }: { devices: ReturnType<typeof
   );
 }
 
-/** One call: join with a token, the tiles and the participants, the end of it. */
+/** One call: join with a token, the participants (through @rtc/react's hooks), the end of it. */
 export function useCall(): {
-  session: MediaSession | undefined; tiles: readonly Tile[]; people: readonly RemoteParticipant[]; status: string;
+  session: MediaSession | undefined; people: readonly RemoteParticipant[]; status: string; published: readonly LocalTrack[];
   join: (token: TokenResponse, media: MediaStream, getToken?: () => Promise<MediaToken>) => Promise<MediaSession>;
-  leave: () => void;
+  left: () => void;
 } {
   const [session, setSession] = useState<MediaSession | undefined>(undefined);
-  const [tiles, setTiles] = useState<readonly Tile[]>([]);
-  const [people, setPeople] = useState<readonly RemoteParticipant[]>([]);
+  const [published, setPublished] = useState<readonly LocalTrack[]>([]);
   const [status, setStatus] = useState('');
+  const people = useParticipants(session);
   useEffect(() => () => void session?.close(), [session]);
   const join = async (token: TokenResponse, media: MediaStream, getToken?: () => Promise<MediaToken>): Promise<MediaSession> => {
     const s = await connect({ token, ...(getToken ? { getToken } : {}), secure: location.protocol === 'https:' });
-    const refreshPeople = (): void => setPeople(s.participants());
-    const add = (t: RemoteTrack): void => setTiles((all) => {
-      const existing = all.find((x) => x.participantId === t.participantId);
-      if (existing) {
-        existing.stream.addTrack(t.track as MediaStreamTrack);
-        return [...all];
-      }
-      return [...all, { participantId: t.participantId, userId: t.userId, stream: new MediaStream([t.track as MediaStreamTrack]) }];
-    });
-    const remove = (t: RemoteTrack): void => setTiles((all) => all.flatMap((x) => {
-      if (x.participantId !== t.participantId) return [x];
-      x.stream.removeTrack(t.track as MediaStreamTrack);
-      return x.stream.getTracks().length > 0 ? [x] : [];
-    }));
-    s.on('trackSubscribed', add);
-    s.on('trackUnsubscribed', remove);
-    s.on('participantJoined', refreshPeople);
-    s.on('participantLeft', (p) => {
-      refreshPeople();
-      setTiles((all) => all.filter((x) => x.participantId !== p.participantId));
-    });
     s.on('revoked', () => {
       document.body.dataset['removedAt'] = String(Date.now());
       setStatus('You were removed from the room.');
@@ -153,33 +127,43 @@ export function useCall(): {
     s.on('disconnected', (d) => {
       if (!d.willReconnect) {
         setSession(undefined);
-        setTiles([]);
-        setPeople([]);
+        setPublished([]);
         if (d.error.code !== 'revoked' && d.error.code !== 'closed') setStatus(`Disconnected: ${d.error.message} (${d.error.code})`);
       }
     });
-    for (const track of media.getTracks()) await s.publishTrack(track);
+    const tracks: LocalTrack[] = [];
+    for (const track of media.getTracks()) tracks.push(await s.publishTrack(track));
+    setPublished(tracks);
     setSession(s);
-    refreshPeople();
     setStatus(`In ${token.room_id} as ${token.user_id}.`);
     return s;
   };
-  const leave = (): void => {
-    void session?.close();
-    setStatus('You left the room.');
-  };
-  return { session, tiles, people, status, join, leave };
+  return { session, people, status, published, join, left: () => setStatus('You left the room.') };
 }
 
-/** The call's status line, then this page's own preview and a tile for every other participant. */
-export function CallView({ call, media, user }: { call: ReturnType<typeof useCall>; media: MediaStream | undefined; user: string }) {
+/**
+ * The call's status line, then this page's own preview and a tile for every other participant
+ * (@rtc/react's grid: each tile's size bounds the video received), their sound, and the call's
+ * buttons: mute the microphone, turn the camera off, leave.
+ */
+export function CallView({ call, media, user, leaveLabel }: { call: ReturnType<typeof useCall>; media: MediaStream | undefined; user: string; leaveLabel: string }) {
+  const tracks = useTracks(call.session);
+  const mic = call.published.find((t) => t.kind === 'audio');
+  const camera = call.published.find((t) => t.kind === 'video');
   return (
     <>
       <p role="status" class="status">{call.status}</p>
-      <div class="tiles">
+      <ParticipantGrid session={call.session} className="tiles">
         {media && <figure><Video stream={media} muted label={`${user} (you)`} /><figcaption>{user} (you)</figcaption></figure>}
-        {call.tiles.map((t) => <figure key={t.participantId}><Video stream={t.stream} muted={false} label={t.userId} /><figcaption>{t.userId}</figcaption></figure>)}
-      </div>
+      </ParticipantGrid>
+      <AudioRenderer tracks={tracks} />
+      {call.session && (
+        <div class="call-controls">
+          <MuteButton track={mic} className="secondary" label={(muted) => (muted ? 'Unmute microphone' : 'Mute microphone')} />
+          <MuteButton track={camera} className="secondary" label={(muted) => (muted ? 'Turn camera on' : 'Turn camera off')} />
+          <LeaveButton session={call.session} className="secondary" onLeave={call.left}>{leaveLabel}</LeaveButton>
+        </div>
+      )}
     </>
   );
 }

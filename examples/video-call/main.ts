@@ -13,7 +13,8 @@ import { startPlatform } from '../quickstart/platform.ts';
 
 const ROOM_ID = 'video-call';
 const PAGE = readFileSync(fileURLToPath(new URL('index.html', import.meta.url)), 'utf8');
-const SDK_ENTRY = fileURLToPath(new URL('../../sdk/app/src/index.ts', import.meta.url));
+// the page's code: the app SDK and @rtc/react, rendered by React (page/app.tsx)
+const PAGE_ENTRY = fileURLToPath(new URL('page/app.tsx', import.meta.url));
 const USER_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 const say = (line: string): void => {
@@ -29,8 +30,10 @@ const platform = await startPlatform(['api', 'token', 'media']);
 try {
   const credential = await createCredential(platform.urls['api']!);
   const tokens = new TokenClient({ baseUrl: platform.urls['token']!, appId: credential.appId, appSecret: credential.appSecret });
-  const sdk = (await build({ entryPoints: [SDK_ENTRY], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' }))
-    .outputFiles[0]!.text;
+  const app = (await build({
+    entryPoints: [PAGE_ENTRY], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent',
+    jsx: 'automatic', minify: true, define: { 'process.env.NODE_ENV': '"production"' },
+  })).outputFiles[0]!.text;
   // stream ids are room-wide: each user publishes a microphone and a camera of its own
   const streamsOf = new Map<string, readonly [number, number]>();
   const handles = new Map<string, string>();
@@ -40,7 +43,7 @@ try {
     void (async () => {
       try {
         if (req.method === 'GET' && (req.url === '/' || req.url === '/index.html')) return send(res, 200, 'text/html; charset=utf-8', PAGE);
-        if (req.method === 'GET' && req.url === '/sdk.js') return send(res, 200, 'text/javascript; charset=utf-8', sdk);
+        if (req.method === 'GET' && req.url === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', app);
         const json = (status: number, body: unknown): void => send(res, status, 'application/json', JSON.stringify(body));
         if (req.method !== 'POST') return json(404, { error: 'not found' });
         const body = await readJson(req);

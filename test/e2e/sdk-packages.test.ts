@@ -1,6 +1,6 @@
 /**
- * The SDKs as a customer gets them: `npm run pack:sdk` packs @rtc/protocol, @rtc/server-sdk and
- * @rtc/app-sdk into dist/packages/; the tarballs are checked as npm would publish them, installed
+ * The SDKs as a customer gets them: `npm run pack:sdk` packs @rtc/protocol, @rtc/server-sdk,
+ * @rtc/app-sdk and @rtc/react into dist/packages/; the tarballs are checked as npm would publish them, installed
  * offline into a fresh project outside the repository, then used from a Node script, from a page
  * bundled with esbuild in Chromium, and from TypeScript against their declarations.
  */
@@ -19,9 +19,21 @@ import { TokenIssuer, join as joinNode, startMediaServer, text } from './media-h
 import type { RunningServer } from '../helpers/platform.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const PACKAGES = ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk'] as const;
+const PACKAGES = ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk', '@rtc/react'] as const;
 /** Each package's folder in the repository. */
-const PACKAGE_DIRS: Readonly<Record<string, string>> = { '@rtc/protocol': 'protocol', '@rtc/server-sdk': 'sdk/server', '@rtc/app-sdk': 'sdk/app' };
+const PACKAGE_DIRS: Readonly<Record<string, string>> = {
+  '@rtc/protocol': 'protocol', '@rtc/server-sdk': 'sdk/server', '@rtc/app-sdk': 'sdk/app', '@rtc/react': 'sdk/react',
+};
+/** The workspace packages each one depends on, at its own version. */
+const DEPENDS_ON: Readonly<Record<string, readonly string[]>> = {
+  '@rtc/protocol': [], '@rtc/server-sdk': ['@rtc/protocol'], '@rtc/app-sdk': ['@rtc/protocol'], '@rtc/react': ['@rtc/app-sdk'],
+};
+/**
+ * What the customer installs beside the packages, packed from this repository's node_modules so
+ * that the fresh project installs offline: ws (Node 20 has no WebSocket), and React with its
+ * declarations for @rtc/react (react is its peer dependency).
+ */
+const BESIDE = ['ws', 'react', '@types/react', 'csstype'] as const;
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 interface Run {
@@ -98,10 +110,12 @@ await alice.close();
 await bob.close();
 `;
 
-/** A TypeScript consumer of the three packages; tsc checks it against the installed declarations. */
-const CONSUMER_TS = `import { TokenApiError, TokenClient, type TokenResponse } from '@rtc/server-sdk';
+/** A TypeScript consumer of the four packages; tsc checks it against the installed declarations. */
+const CONSUMER_TS = `import { createElement, type ReactElement } from 'react';
+import { TokenApiError, TokenClient, type TokenResponse } from '@rtc/server-sdk';
 import { connect, MediaError, type MediaSession, type ReceivedFrame, type WebSocketConstructor } from '@rtc/app-sdk';
 import { MEDIA_PATH, ROLES, type Role, type TokenRequest } from '@rtc/protocol';
+import { AudioRenderer, LeaveButton, ParticipantGrid, VideoTile, useParticipants, useSession, useTracks, type SessionView } from '@rtc/react';
 
 export async function speak(WebSocket: WebSocketConstructor, appSecret: string): Promise<MediaSession> {
   const tokens = new TokenClient({ baseUrl: 'https://token.example.com', appId: 'app', appSecret });
@@ -119,6 +133,14 @@ export async function speak(WebSocket: WebSocketConstructor, appSecret: string):
   const mic = await session.publish(1, 'audio');
   await mic.send(new Uint8Array([1, 2, 3]));
   return session;
+}
+
+export function Grid({ session }: { session: MediaSession }): ReactElement {
+  const people = useParticipants(session);
+  const videos = useTracks(session, (t) => t.kind === 'video');
+  const view: SessionView = useSession(session);
+  return createElement('div', { title: \`\${view.state} \${people.length}\` }, ...videos.map((t) => createElement(VideoTile, { key: t.streamId, track: t, label: t.userId })),
+    createElement(ParticipantGrid, { session }), createElement(AudioRenderer, { tracks: videos }), createElement(LeaveButton, { session }));
 }
 
 export const roles: readonly Role[] = ROLES;
@@ -178,7 +200,7 @@ interface PageApi {
 
 /** The .tgz files in the repository root and the packages' folders (npm pack without a destination writes there). */
 function tarballsInRepository(): string[] {
-  return ['.', 'protocol', 'sdk/app', 'sdk/server'].flatMap((dir) =>
+  return ['.', 'protocol', 'sdk/app', 'sdk/server', 'sdk/react'].flatMap((dir) =>
     readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.tgz')).map((name) => join(dir, name))).sort();
 }
 
@@ -199,10 +221,10 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     tarballsBefore = tarballsInRepository();
     // the documented command; prepack builds each package's dist/ (the SDKs build the protocol first)
     packed = JSON.parse(mustRun('npm', ['run', '--silent', 'pack:sdk', '--', '--json'], ROOT)) as PackEntry[];
-    // the app SDK takes its WebSocket class as an option; in Node 20 the customer installs ws, here from this repository
-    const ws = JSON.parse(mustRun('npm', ['pack', realpathSync(join(ROOT, 'node_modules/ws')), '--pack-destination', tarballs, '--json'], work)) as PackEntry[];
+    const beside = BESIDE.flatMap((name) =>
+      JSON.parse(mustRun('npm', ['pack', realpathSync(join(ROOT, 'node_modules', name)), '--pack-destination', tarballs, '--json'], work)) as PackEntry[]);
     writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }, null, 2)}\n`);
-    const files = [...packed.map((p) => join(PACKED, p.filename)), ...ws.map((p) => join(tarballs, p.filename))];
+    const files = [...packed.map((p) => join(PACKED, p.filename)), ...beside.map((p) => join(tarballs, p.filename))];
     mustRun('npm', ['install', '--offline', '--no-audit', '--no-fund', ...files], project);
 
     server = await startMediaServer();
@@ -259,7 +281,9 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
       assert.deepEqual(manifest['files'], ['dist', 'README.md', 'LICENSE'], p.name);
       assert.deepEqual(manifest['engines'], { node: '>=20' }, p.name);
       assert.deepEqual(manifest['publishConfig'], { access: 'public' }, p.name);
-      if (p.name !== '@rtc/protocol') assert.deepEqual(manifest['dependencies'], { '@rtc/protocol': manifest['version'] }, p.name);
+      const dependencies = Object.fromEntries((DEPENDS_ON[p.name] ?? []).map((d) => [d, manifest['version']]));
+      assert.deepEqual(manifest['dependencies'] ?? {}, dependencies, p.name);
+      assert.deepEqual(manifest['peerDependencies'], p.name === '@rtc/react' ? { react: '>=18' } : undefined, p.name);
     }
   });
 
@@ -287,9 +311,9 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
 
   it('resolves the packages inside the fresh project, not in the repository', () => {
     const out = mustRun(process.execPath, ['--input-type=module', '-e',
-      "for (const p of ['@rtc/protocol', '@rtc/server-sdk', '@rtc/app-sdk']) console.log(import.meta.resolve(p));"], project);
+      `for (const p of ${JSON.stringify(PACKAGES)}) console.log(import.meta.resolve(p));`], project);
     const resolved = out.trim().split('\n');
-    assert.equal(resolved.length, 3);
+    assert.equal(resolved.length, PACKAGES.length);
     for (const url of resolved) {
       const path = realpathSync(new URL(url));
       assert.ok(!relative(realpathSync(project), path).startsWith('..'), `${path} is outside the fresh project`);

@@ -40,8 +40,7 @@ export function JoinPage({ invitation }: { invitation: string }) {
         </form>
       )}
       <ErrorText error={action.error} />
-      <CallView call={call} media={devices.media} user={user || 'guest'} />
-      {call.session && <button type="button" class="secondary" onClick={call.leave}>Leave</button>}
+      <CallView call={call} media={devices.media} user={user || 'guest'} leaveLabel="Leave" />
       {call.session && call.people.length === 0 && <EmptyState title="Nobody else is here yet"><p>The person who shared the link joins from their console.</p></EmptyState>}
       {used && !call.session && <p>This link has been used: ask for a new one to join again.</p>}
     </section>

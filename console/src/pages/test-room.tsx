@@ -71,10 +71,9 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
         </form>
       )}
       <ErrorText error={action.error} />
-      <CallView call={call} media={devices.media} user={user} />
+      <CallView call={call} media={devices.media} user={user} leaveLabel="Leave room" />
       {call.session && (
         <>
-          <button type="button" class="secondary" onClick={call.leave}>Leave room</button>
           {call.people.length === 0 && (
             <EmptyState title="Nobody else is here yet">
               <p>Open the share link below on your phone or another computer, or open this console in a second tab and join

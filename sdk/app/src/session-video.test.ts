@@ -88,6 +88,26 @@ describe('the server\'s reports on received video', () => {
   });
 });
 
+describe('remoteTracks()', () => {
+  it('lists the tracks received now, already when the application hears of one, and none once the session ends', async () => {
+    fakeWebRtc();
+    const server = new FakeMediaServer({ key, streams: [MIC, CAMERA] });
+    const session = await join(server);
+    const listed: number[][] = [];
+    session.on('trackSubscribed', () => listed.push(session.remoteTracks().map((t) => t.streamId).sort()));
+    const both = new Promise<void>((resolve) => session.on('trackSubscribed', () => {
+      if (session.remoteTracks().length === 2) resolve();
+    }));
+    await both;
+    assert.deepEqual(listed.at(-1), [1, 2]);
+    assert.ok(listed.every((ids) => ids.length > 0), 'the track is listed when trackSubscribed is heard');
+    const [first] = session.remoteTracks();
+    assert.equal(first?.participantId.length !== 0, true);
+    await session.close();
+    assert.deepEqual(session.remoteTracks(), []);
+  });
+});
+
 describe('video bounds (rtc_video)', () => {
   it('are sent for setVideoBounds, on the session or the track, once per change, and again after a reconnection', async () => {
     fakeWebRtc();

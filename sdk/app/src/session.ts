@@ -5,6 +5,7 @@ import { MediaError, requestError } from './errors.ts';
 import type { FrameKind, MediaSessionEvents, MediaToken, PublishOptions, RemoteParticipant, RemoteStream } from './types.ts';
 import type { E2eeStats } from './webrtc/e2ee-worker.ts';
 import type { LocalTrack } from './webrtc/local-track.ts';
+import type { RemoteTrack } from './webrtc/remote-track.ts';
 import { SessionMedia, type PublishTrackOptions } from './webrtc/media.ts';
 import { resolveBounds, type VideoBounds } from './webrtc/video-bounds.ts';
 import type { LocalStream } from './session/local-stream.ts';
@@ -46,6 +47,8 @@ export class MediaSession {
   private readonly receiving: Receiving;
   private readonly renewal: Renewal;
   private readonly reconnection: Reconnection;
+  /** Remote tracks received now, by stream id: what `remoteTracks()` lists. */
+  private readonly received = new Map<number, RemoteTrack>();
 
   /** @internal use `connect` */
   constructor(settings: SessionSettings, token: MediaToken) {
@@ -54,6 +57,11 @@ export class MediaSession {
     this.events = new Emitter<MediaSessionEvents>((err) => setTimeout(() => {
       throw err;
     }, 0));
+    // listening first, so that the list is current when the application's handlers run
+    this.events.on('trackSubscribed', (t) => this.received.set(t.streamId, t));
+    this.events.on('trackUnsubscribed', (t) => {
+      if (this.received.get(t.streamId)?.track === t.track) this.received.delete(t.streamId);
+    });
     this.media = new SessionMedia({
       request: async (body) => {
         const connection = this.connected();
@@ -204,6 +212,11 @@ export class MediaSession {
     return this.media.localTracks();
   }
 
+  /** Remote audio and video tracks received now: each came with `trackSubscribed` and has not ended. */
+  remoteTracks(): RemoteTrack[] {
+    return [...this.received.values()];
+  }
+
   /** Whether this session can carry audio and video over WebRTC (a browser, and not turned off). */
   get webrtcEnabled(): boolean {
     return this.media.enabled;
@@ -257,6 +270,7 @@ export class MediaSession {
     this.connection = undefined;
     this.publishing.end();
     this.media.end();
+    this.received.clear();
   }
 
   /** Ends the session for good after a loss, telling why. */
