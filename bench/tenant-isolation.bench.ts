@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RtcClient } from '../server/src/main/client/media/rtc-client.ts';
+import { hostileDatagram } from '../test/helpers/hostile-rtcp.ts';
 import { getJson, postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds, readPeakRssBytes } from './lib/proc-stats.ts';
@@ -25,26 +26,8 @@ const hostileDatagramsPerSecond = intSetting('BENCH_HOSTILE_DATAGRAMS_PER_SECOND
 const listings = intSetting('BENCH_PARALLEL_LISTINGS', 12, 1, 64);
 const roomsAhead = intSetting('BENCH_ROOMS_AHEAD', 3000, 0, 100_000);
 
-/**
- * A transport-cc feedback (RTCP 205, FMT 15) of 40 bytes whose packet status count is 65,535,
- * all "not received", in eight run-length chunks of 8,191 and one of 7.
- */
-function hostileTransportFeedback(): Buffer {
-  const chunks = [...Array<number>(8).fill(8191), 7];
-  const packet = Buffer.alloc(20 + 20);
-  packet.writeUInt8(0x80 | 15, 0);
-  packet.writeUInt8(205, 1);
-  packet.writeUInt16BE(packet.length / 4 - 1, 2);
-  packet.writeUInt32BE(0x1234_5678, 4);
-  packet.writeUInt32BE(0x8765_4321, 8);
-  packet.writeUInt16BE(0, 12);
-  packet.writeUInt16BE(0xffff, 14);
-  packet.writeUInt32BE(1, 16);
-  chunks.forEach((run, i) => packet.writeUInt16BE(run & 0x1fff, 20 + 2 * i));
-  return packet;
-}
-
-const HOSTILE_DATAGRAM = Buffer.concat(Array.from({ length: 30 }, hostileTransportFeedback));
+/** 1,200 bytes: 30 transport-cc feedbacks, each claiming 65,535 packets in 40 bytes. */
+const HOSTILE_DATAGRAM = hostileDatagram();
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
