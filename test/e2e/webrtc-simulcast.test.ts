@@ -256,9 +256,8 @@ describe('simulcast, video bounds and layer reports in Chromium, against a serve
       await page.evaluate((id) => (globalThis as unknown as { rtc: PageRtc }).rtc.resizeVideo(id, 480, 270), REMOTE_VIDEO);
       await c.next((x) => x.type === 'rtc_video' && x['max_width'] === 480);
       assert.deepEqual(rtcVideo(), [[320, 180], [640, 360], [0, 0], [480, 270]]);
-      // at most one change every 500 ms
-      const times = c.received.map((x, i) => [x, c.receivedAt[i]!] as const).filter(([x]) => x.type === 'rtc_video').map(([, at]) => at);
-      for (let i = 1; i < times.length; i++) assert.ok(times[i]! - times[i - 1]! >= 450, `${times[i]! - times[i - 1]!} ms apart`);
+      // one message per change and none in between; the pace (at most one every 500 ms) is judged on an
+      // injected clock in sdk/app/src/webrtc/adaptive-video.test.ts: arrival times here follow the load
     } finally {
       await page.context().close();
     }
