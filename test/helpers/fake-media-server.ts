@@ -40,6 +40,7 @@ export class FakeMediaConnection {
   /** Control messages the client sent, in order, as JSON objects. */
   readonly received: Control[] = [];
   /** When each one arrived (performance.now()). */
+  readonly receivedAt: number[] = [];
   joined = false;
   closed: { code: number; reason: string } | undefined;
   private readonly server: FakeMediaServer;
@@ -73,6 +74,7 @@ export class FakeMediaConnection {
     this.receivedSeq = header.seq;
     const control = JSON.parse(plain.toString('utf8')) as Control;
     this.received.push(control);
+    this.receivedAt.push(performance.now());
     void this.handle(control);
     const waiting = this.waiters;
     this.waiters = [];
