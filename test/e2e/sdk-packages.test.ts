@@ -222,14 +222,14 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     assert.equal(ignored.status, 0, 'git ignores dist/packages/');
   });
 
-  it('packs dist/ (ESM and declarations), README.md, LICENSE and package.json only, with exports naming dist/', () => {
+  it('packs dist/ (ESM and declarations), README.md, CHANGELOG.md, LICENSE and package.json only, with exports naming dist/', () => {
     assert.deepEqual(packed.map((p) => p.name).sort(), [...PACKAGES].sort());
     for (const p of packed) {
       const paths = p.files.map((f) => f.path);
-      for (const required of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE', 'package.json']) {
+      for (const required of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE', 'package.json']) {
         assert.ok(paths.includes(required), `${p.name} ships ${required}: ${paths.join(', ')}`);
       }
-      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || ['README.md', 'LICENSE', 'package.json'].includes(f))), [], p.name);
+      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || ['README.md', 'CHANGELOG.md', 'LICENSE', 'package.json'].includes(f))), [], p.name);
       assert.deepEqual(paths.filter((f) => !/\.(js|d\.ts|json|md)$/.test(f) && f !== 'LICENSE'), [], `${p.name} ships no tarballs, maps or other files`);
       assert.deepEqual(paths.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], `${p.name} ships no TypeScript sources`);
       assert.deepEqual(paths.filter((f) => f.includes('.test.')), [], `${p.name} ships no tests`);
@@ -256,7 +256,7 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
       assert.equal(manifest['types'], './dist/index.d.ts', p.name);
       assert.equal(manifest['type'], 'module', p.name);
       assert.equal(manifest['sideEffects'], false, p.name);
-      assert.deepEqual(manifest['files'], ['dist', 'README.md', 'LICENSE'], p.name);
+      assert.deepEqual(manifest['files'], ['dist', 'README.md', 'CHANGELOG.md', 'LICENSE'], p.name);
       assert.deepEqual(manifest['engines'], { node: '>=20' }, p.name);
       assert.deepEqual(manifest['publishConfig'], { access: 'public' }, p.name);
       if (p.name !== '@rtc/protocol') assert.deepEqual(manifest['dependencies'], { '@rtc/protocol': manifest['version'] }, p.name);
