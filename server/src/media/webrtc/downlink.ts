@@ -9,6 +9,7 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
+import { LossWindow } from '../rtp/loss-window.ts';
 import { cumulativeLost } from '../rtp/receive-stats.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 
@@ -146,8 +147,10 @@ class Outbound {
   lastSentMs = 0;
   srSentMs = new Map<number, number>();
   rttMs: number | undefined;
-  /** The loss fraction of the client's last receiver report on this stream. */
+  /** The loss fraction of the client's last receiver report on this stream (what Opus's FEC follows). */
   lossFraction = 0;
+  /** The loss over enough packets, for the quality figures. */
+  readonly loss = new LossWindow();
   /** The cumulative loss of the client's last receiver report on this stream, so the counts grow by the difference. */
   lostReported = 0;
 
@@ -328,11 +331,16 @@ export class Downlink {
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
-  /** The worst loss the client last reported on the streams it receives (fraction); undefined while it receives none. */
+  /**
+   * The worst loss of the streams it receives (fraction), each over enough packets
+   * (rtp/loss-window.ts); undefined while none has been measured.
+   */
   get worstLoss(): number | undefined {
-    if (this.outbound.size === 0) return undefined;
-    let worst = 0;
-    for (const out of this.outbound.values()) worst = Math.max(worst, out.lossFraction);
+    let worst: number | undefined;
+    for (const out of this.outbound.values()) {
+      const loss = out.loss.fraction;
+      if (loss !== undefined) worst = Math.max(worst ?? 0, loss);
+    }
     return worst;
   }
 
@@ -475,7 +483,8 @@ export class Downlink {
   }
 
   private onReports(reports: readonly {
-    readonly ssrc: number; readonly fractionLost: number; readonly packetsLost: number; readonly lsr: number; readonly dlsr: number;
+    readonly ssrc: number; readonly fractionLost: number; readonly packetsLost: number; readonly highestSequence: number;
+    readonly lsr: number; readonly dlsr: number;
   }[]): void {
     const now = this.now();
     for (const report of reports) {
@@ -483,6 +492,7 @@ export class Downlink {
       if (!out) continue;
       out.lossFraction = report.fractionLost / 256;
       const lost = cumulativeLost(report.packetsLost);
+      out.loss.report(report.highestSequence, lost);
       if (lost > out.lostReported) this.stats.packetsLostOut += lost - out.lostReported;
       out.lostReported = lost;
       const sentMs = out.srSentMs.get(report.lsr);
