@@ -1,6 +1,7 @@
 import type { TokenResponse } from '@rtc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import type { MediaSession, RemoteParticipant } from '@rtc/app-sdk';
 import { CallView, DevicePicker, ownStreams, useCall, useDevices } from '../call.tsx';
 import { CopyButton, EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
 
@@ -81,14 +82,10 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
                 the room <strong>{room}</strong>.</p>
             </EmptyState>
           )}
+          <h2>In the room</h2>
+          <InTheRoom self={call.session} people={call.people} />
           {call.people.length > 0 && (
-            <>
-              <h2>In the room</h2>
-              <ul class="people">
-                {call.people.map((p) => <li key={p.participantId}>{p.userId} <small>{p.role}</small></li>)}
-              </ul>
-              <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
-            </>
+            <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
           )}
         </>
       )}
@@ -111,5 +108,15 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
         )}
       </section>
     </section>
+  );
+}
+
+/** Everyone in the call, this page's own participant first, marked "you". */
+function InTheRoom({ self, people }: { self: MediaSession; people: readonly RemoteParticipant[] }) {
+  return (
+    <ul class="people" aria-label="In the room">
+      <li key={self.participantId}>{self.userId} <small>{self.role} · you</small></li>
+      {people.map((p) => <li key={p.participantId}>{p.userId} <small>{p.role}</small></li>)}
+    </ul>
   );
 }
