@@ -6,13 +6,15 @@
  * that broke them.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { PricingPlan } from '@rtc/protocol';
 import { launchChromium } from '../helpers/browser.ts';
 import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
-import type { RunningServer } from '../helpers/platform.ts';
+import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { checkAxe, DESKTOP, PHONE } from './console-helpers.ts';
 import { join as joinMedia, startMediaServer, TokenIssuer } from './media-helpers.ts';
 
@@ -39,12 +41,16 @@ const brokenWords = (page: Page, selector: string): Promise<string[]> => page.ev
   return broken;
 })()`);
 
+/** Screenshots for a person to look at, beside test/e2e/console.test.ts's (not committed). */
+const SHOTS = join(ROOT, '.tmp', 'console-screenshots');
+
 describe('console pages (Chromium)', () => {
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let issuer: TokenIssuer;
 
   before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
     server = await startMediaServer();
     browser = await launchChromium({ fakeMedia: true });
     issuer = await TokenIssuer.create(() => server!.api);
@@ -87,6 +93,7 @@ describe('console pages (Chromium)', () => {
         const width = await page.evaluate<number>('document.documentElement.scrollWidth');
         assert.ok(width <= viewport.width, `${name}: the page is ${width} px wide at ${viewport.width} px`);
         await checkAxe(page, `${name} at ${viewport.width} px`);
+        await page.screenshot({ path: join(SHOTS, `30-tables-${name.replace(/\W+/g, '-').toLowerCase()}-${viewport.width}.png`), fullPage: true });
       }
     } finally {
       await page.setViewportSize(DESKTOP);
@@ -198,6 +205,7 @@ describe('console pages (Chromium)', () => {
         }
       }
       await checkAxe(page, 'Pricing');
+      await page.screenshot({ path: join(SHOTS, '31-pricing-cards.png'), fullPage: true });
     } finally {
       await context.close();
     }
