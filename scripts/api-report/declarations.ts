@@ -1,8 +1,9 @@
 // The public API of a workspace package as a normalized listing: its declarations are emitted in
 // memory by the TypeScript compiler (as its build writes them to dist/), then every export of the
 // entry's index.d.ts is printed without comments, sorted by name (docs/sdk/releasing.md).
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { rewriteDeclarationImports } from '../declaration-imports.mjs';
 
 /** Declaration files by absolute path, as the build would write them. */
 export type Declarations = Map<string, string>;
@@ -33,14 +34,6 @@ export function emitDeclarations(root: string, dir: string, aliases: Readonly<Re
   const result = program.emit(undefined, (path, text) => { files.set(resolve(path), rewriteDeclarationImports(text)); }, undefined, true);
   if (result.emitSkipped) throw new Error(`no declarations emitted for ${dir}`);
   return { files, entry: join(VIRTUAL, dir, 'src', 'index.d.ts') };
-}
-
-/**
- * The sources import each other by `.ts`; the declarations a package ships name `.js`, as
- * `buildPackage` in scripts/lib.mjs rewrites them.
- */
-export function rewriteDeclarationImports(text: string): string {
-  return text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2');
 }
 
 const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
@@ -89,7 +82,7 @@ export function listExports(files: Declarations, entry: string): string[] {
   };
   const options: ts.CompilerOptions = {
     noEmit: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022,
-    allowImportingTsExtensions: true, skipLibCheck: true, types: [], noResolve: false,
+    allowImportingTsExtensions: true, skipLibCheck: true, types: [],
   };
   const program = ts.createProgram({ rootNames: [entry], options, host });
   const checker = program.getTypeChecker();
@@ -119,9 +112,4 @@ export function listExports(files: Declarations, entry: string): string[] {
 export function packageSurface(root: string, dir: string, aliases: Readonly<Record<string, string>>): string {
   const { files, entry } = emitDeclarations(root, dir, aliases);
   return listExports(files, entry).join('\n\n');
-}
-
-/** A path relative to the virtual declarations' folder, for messages. */
-export function declarationName(path: string): string {
-  return relative(VIRTUAL, path) || dirname(path);
 }
