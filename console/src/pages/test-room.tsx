@@ -76,14 +76,14 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
       {call.session && (
         <>
           <button type="button" class="secondary" onClick={call.leave}>Leave room</button>
+          <h2>In the room</h2>
+          <InTheRoom self={call.session} people={call.people} />
           {call.people.length === 0 && (
             <EmptyState title="Nobody else is here yet">
               <p>Open the share link below on your phone or another computer, or open this console in a second tab and join
                 the room <strong>{room}</strong>.</p>
             </EmptyState>
           )}
-          <h2>In the room</h2>
-          <InTheRoom self={call.session} people={call.people} />
           {call.people.length > 0 && (
             <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
           )}
