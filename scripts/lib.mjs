@@ -5,6 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rewriteDeclarationImports } from './declaration-imports.mjs';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -211,7 +212,7 @@ export function buildPackage(dir) {
     if (!String(file).endsWith('.d.ts')) continue;
     const path = join(dist, String(file));
     const text = readFileSync(path, 'utf8');
-    writeFileSync(path, text.replace(/((?:from|import\()\s*)(['"])(\.\.?\/[^'"]+)\.tsx?\2/g, '$1$2$3.js$2'));
+    writeFileSync(path, rewriteDeclarationImports(text));
   }
 }
 

@@ -78,9 +78,17 @@ export function Snippet({ code, label }: { code: string; label: string }) {
   return (
     <div class="snippet">
       <div class="snippet-bar"><span>{label}</span><CopyButton text={code} label={`Copy ${label}`} /></div>
-      <pre tabIndex={0} aria-label={label}><code>{code}</code></pre>
+      <pre tabIndex={0} role="region" aria-label={label}><code>{code}</code></pre>
     </div>
   );
+}
+
+/**
+ * A table that keeps its words whole: when it is wider than the page it scrolls sideways in this
+ * region of its own (focusable, so the keyboard scrolls it too), never the page.
+ */
+export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
+  return <div class="table-scroll" role="region" aria-label={label} tabIndex={0}>{children}</div>;
 }
 
 /** What a page shows while it has nothing yet, and what to do about it. */

@@ -5,13 +5,14 @@
  * phone (390 px) width into .tmp/console-screenshots (not committed), and at 390 px no page scrolls sideways.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { joinAsGuest, launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
+import { checkAxe, DESKTOP, PHONE } from './console-helpers.ts';
 import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 
@@ -19,22 +20,6 @@ const SHOTS = join(ROOT, '.tmp', 'console-screenshots');
 /** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */
 const PROJECT = 'acme_video_prod_eu_west_1';
 const HOOK = 'https://203.0.113.10/rtc-webhooks';
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-/** axe-core, evaluated in the page through the DevTools protocol (the page's CSP refuses injected script tags). */
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-
-interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
-
-/** No accessibility violation of impact serious or critical (axe-core's rules) on the page as it is now. */
-async function checkAxe(page: Page, name: string): Promise<void> {
-  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(AXE);
-  const violations = await page.evaluate<AxeViolation[]>(
-    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))");
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`), [],
-    `${name}: accessibility violations`);
-}
 
 describe('console web page (Chromium)', () => {
   let server: RunningServer | undefined;
@@ -335,6 +320,8 @@ describe('console web page (Chromium)', () => {
     try {
       await signIn(host.page, `/${new URL(projectUrl).hash}/test-room`);
       await heading(host.page, 'Test room');
+      // joining before the page has the camera and microphone is refused: the meter moves once it has them
+      await host.page.locator('meter:not([data-level="0.00"])').waitFor({ timeout: 15_000 });
       await host.page.getByLabel('Your user id').fill('alice');
       await host.page.getByRole('button', { name: 'Join test room' }).click();
       await host.page.getByRole('status').filter({ hasText: 'In test-room as alice.' }).waitFor();
@@ -457,6 +444,7 @@ describe('console web page (Chromium)', () => {
 
       await signIn(host.page, `/${new URL(projectUrl).hash}/test-room`);
       await heading(host.page, 'Test room');
+      await host.page.locator('meter:not([data-level="0.00"])').waitFor({ timeout: 15_000 });
       await host.page.getByLabel('Room', { exact: true }).fill('usage-room');
       await host.page.getByLabel('Your user id').fill('carol');
       await host.page.getByRole('button', { name: 'Join test room' }).click();

@@ -63,7 +63,10 @@ describe('participant quality in the room service API', () => {
       assert.ok(byUser(first, 'pub').quality === null || byUser(first, 'pub').quality!.updated_at >= byUser(first, 'pub').joined_at);
       const deadline = Date.now() + QUALITY_WAIT_MS;
       let current = first;
-      while (!((byUser(current, 'pub').quality?.bitrate_in ?? 0) > 0 && (byUser(current, 'sub').quality?.bitrate_out ?? 0) > 0)) {
+      // loss is measured over 50 packets after the first receiver report (docs/reference/room-api.md, "Quality")
+      const measured = (r: RtcRoom): boolean => (byUser(r, 'pub').quality?.bitrate_in ?? 0) > 0
+        && (byUser(r, 'pub').quality?.packet_loss_in ?? null) !== null && (byUser(r, 'sub').quality?.bitrate_out ?? 0) > 0;
+      while (!measured(current)) {
         if (Date.now() > deadline) assert.fail(`no quality measured: ${JSON.stringify(current.participants)}`);
         await sleep(200);
         current = await get();

@@ -244,14 +244,14 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
     assert.equal(ignored.status, 0, 'git ignores dist/packages/');
   });
 
-  it('packs dist/ (ESM and declarations), README.md, LICENSE and package.json only, with exports naming dist/', () => {
+  it('packs dist/ (ESM and declarations), README.md, CHANGELOG.md, LICENSE and package.json only, with exports naming dist/', () => {
     assert.deepEqual(packed.map((p) => p.name).sort(), [...PACKAGES].sort());
     for (const p of packed) {
       const paths = p.files.map((f) => f.path);
-      for (const required of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE', 'package.json']) {
+      for (const required of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE', 'package.json']) {
         assert.ok(paths.includes(required), `${p.name} ships ${required}: ${paths.join(', ')}`);
       }
-      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || ['README.md', 'LICENSE', 'package.json'].includes(f))), [], p.name);
+      assert.deepEqual(paths.filter((f) => !(f.startsWith('dist/') || ['README.md', 'CHANGELOG.md', 'LICENSE', 'package.json'].includes(f))), [], p.name);
       assert.deepEqual(paths.filter((f) => !/\.(js|d\.ts|json|md)$/.test(f) && f !== 'LICENSE'), [], `${p.name} ships no tarballs, maps or other files`);
       assert.deepEqual(paths.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], `${p.name} ships no TypeScript sources`);
       assert.deepEqual(paths.filter((f) => f.includes('.test.')), [], `${p.name} ships no tests`);
@@ -263,8 +263,10 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
 
   it('has manifests ready to publish: public, licensed, ESM exports, engines, dependencies by version', () => {
     const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const manifestOf = (name: string): Record<string, unknown> =>
+      JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
     for (const p of packed) {
-      const manifest = JSON.parse(readFileSync(join(project, 'node_modules', p.name, 'package.json'), 'utf8')) as Record<string, unknown>;
+      const manifest = manifestOf(p.name);
       assert.equal(manifest['private'], undefined, p.name);
       assert.equal(manifest['license'], 'MIT', p.name);
       assert.match(readFileSync(join(project, 'node_modules', p.name, 'LICENSE'), 'utf8'), /^MIT License/, p.name);
@@ -278,10 +280,11 @@ describe('SDK packages: npm pack tarballs installed in a fresh project outside t
       assert.equal(manifest['types'], './dist/index.d.ts', p.name);
       assert.equal(manifest['type'], 'module', p.name);
       assert.equal(manifest['sideEffects'], false, p.name);
-      assert.deepEqual(manifest['files'], ['dist', 'README.md', 'LICENSE'], p.name);
+      assert.deepEqual(manifest['files'], ['dist', 'README.md', 'CHANGELOG.md', 'LICENSE'], p.name);
       assert.deepEqual(manifest['engines'], { node: '>=20' }, p.name);
       assert.deepEqual(manifest['publishConfig'], { access: 'public' }, p.name);
-      const dependencies = Object.fromEntries((DEPENDS_ON[p.name] ?? []).map((d) => [d, manifest['version']]));
+      // each sibling at its own packed version, which may differ from this package's (docs/sdk/releasing.md)
+      const dependencies = Object.fromEntries((DEPENDS_ON[p.name] ?? []).map((d) => [d, manifestOf(d)['version']]));
       assert.deepEqual(manifest['dependencies'] ?? {}, dependencies, p.name);
       assert.deepEqual(manifest['peerDependencies'], p.name === '@rtc/react' ? { react: '>=18' } : undefined, p.name);
     }

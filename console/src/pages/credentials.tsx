@@ -49,7 +49,7 @@ function SecretNotice({ credential, onDone }: { credential: CredentialWithSecret
   const [copied, setCopied] = useState(false);
   return (
     <div class="secret" role="alertdialog" aria-labelledby="secret-title" aria-describedby="secret-warning">
-      <h3 id="secret-title">App Secret of {credential.name}</h3>
+      <h2 id="secret-title">App Secret of {credential.name}</h2>
       <p id="secret-warning"><strong>Copy it now: it is shown only this once.</strong> Keep it in your server's secret store,
         never in an app or a web page. Anyone with it can issue tokens for this project.</p>
       <p><span class="label">App ID</span> <code data-testid="app-id">{credential.app_id}</code></p>

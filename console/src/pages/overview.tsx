@@ -39,7 +39,10 @@ function TestTokenForm({ projectId, archived }: { projectId: string; archived: b
       {shown && token && (
         <div class="panel">
           <p class="ok" role="status">Token issued for {token.user_id} in {token.room_id}, valid until {new Date(token.expires_at * 1000).toLocaleTimeString()}.</p>
-          <pre aria-label="Token response" class="response" tabIndex={0}>{JSON.stringify(shown, null, 2)}</pre>
+          <p data-testid="test-token-app-id">Its <code>app_id</code>, <code>{token.app_id}</code>, is the console's own credential of
+            this project, not one of yours: test tokens never use an App Secret, and rotating or revoking your credentials
+            leaves them alone.</p>
+          <pre role="region" aria-label="Token response" class="response" tabIndex={0}>{JSON.stringify(shown, null, 2)}</pre>
           <button type="button" onClick={() => {
             openInInspector(token.media.grant);
             navigate(`/projects/${projectId}/inspect`);

@@ -8,6 +8,15 @@ interface UsageKind {
   readonly name: string;
 }
 
+/** One plan's price of one usage kind (`GET /v1/public/pricing/rates`). */
+interface Rate {
+  readonly plan: string;
+  readonly usage_kind: string;
+  readonly currency: string;
+  /** The exact price of a minute in major units, a decimal string. */
+  readonly per_minute: string;
+}
+
 interface Currency {
   readonly code: string;
   readonly name: string;
@@ -33,6 +42,7 @@ function money(minor: number, units: number, currency: string): string {
 export function PricingPage({ signedIn }: { signedIn: boolean }) {
   const [plans, setPlans] = useState<readonly PricingPlan[]>([]);
   const [kinds, setKinds] = useState<readonly UsageKind[]>([]);
+  const [rates, setRates] = useState<readonly Rate[]>([]);
   const [currencies, setCurrencies] = useState<readonly Currency[]>([]);
   const [plan, setPlan] = useState('');
   const [currency, setCurrency] = useState('');
@@ -43,11 +53,12 @@ export function PricingPage({ signedIn }: { signedIn: boolean }) {
   useEffect(() => void load.run(async () => {
     const [p, r, c] = await Promise.all([
       publicApi<{ plans: PricingPlan[] }>('/v1/public/pricing/plans'),
-      publicApi<{ usage_kinds: UsageKind[] }>('/v1/public/pricing/rates'),
+      publicApi<{ usage_kinds: UsageKind[]; rates: Rate[] }>('/v1/public/pricing/rates'),
       publicApi<{ currencies: Currency[] }>('/v1/public/pricing/currencies'),
     ]);
     setPlans(p.plans);
     setKinds(r.usage_kinds);
+    setRates(r.rates);
     setCurrencies(c.currencies);
     setPlan(p.plans[0]?.id ?? '');
   }), []);
@@ -61,6 +72,7 @@ export function PricingPage({ signedIn }: { signedIn: boolean }) {
           <li key={p.id}>
             <strong>{p.name}</strong> <span>{money(p.monthly_fee_minor, currencyOf(p.currency)?.minor_units ?? 2, p.currency)} a month</span>
             <small>{p.description}</small>
+            <PlanTerms plan={p} kinds={kinds} rates={rates.filter((r) => r.plan === p.id)} />
           </li>
         ))}
       </ul>
@@ -107,5 +119,25 @@ export function PricingPage({ signedIn }: { signedIn: boolean }) {
         </table>
       )}
     </section>
+  );
+}
+
+/** What a plan includes every month and what a minute above that costs, per usage kind. */
+function PlanTerms({ plan, kinds, rates }: { plan: PricingPlan; kinds: readonly UsageKind[]; rates: readonly Rate[] }) {
+  if (kinds.length === 0) return null;
+  return (
+    <dl class="terms" aria-label={`${plan.name}: included minutes and rates`}>
+      {kinds.map((k) => {
+        const included = plan.included_minutes[k.id] ?? 0;
+        const rate = rates.find((r) => r.usage_kind === k.id);
+        return (
+          <div key={k.id}>
+            <dt>{k.name}</dt>
+            <dd>{included > 0 ? `${included.toLocaleString('en')} min free a month, then ` : ''}
+              {rate ? `${rate.per_minute} ${rate.currency} a minute` : 'no rate'}</dd>
+          </div>
+        );
+      })}
+    </dl>
   );
 }

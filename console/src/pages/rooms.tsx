@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { RoomList, RtcParticipant, RtcParticipantQuality, RtcPublishedStream, RtcRoom } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
+import { EmptyState, ErrorText, Field, formatTime, TableScroll, useAction, useConfirm } from '../ui.tsx';
 import { myParticipant } from './test-room.tsx';
 
 const BANS: readonly (readonly [string, string])[] = [['0', 'No ban: may rejoin with a new token'], ['600', '10 minutes'], ['3600', '1 hour'], ['86400', '1 day']];
@@ -157,37 +157,39 @@ export function RoomsPage({ projectId }: { projectId: string }) {
             <button type="button" class="danger" onClick={() => end(room)}>End room</button>
           </div>
           <p><small>Started {formatTime(room.started_at)}{room.media_node ? ` · media node ${room.media_node}` : ''} · {room.participants.length} participant{room.participants.length === 1 ? '' : 's'}</small></p>
-          <table>
-            <thead><tr><th scope="col">Participant</th><th scope="col">Role</th><th scope="col">May publish</th><th scope="col">Receives</th><th scope="col">Published streams</th><th scope="col">Quality</th><th scope="col">Actions</th></tr></thead>
-            <tbody>
-              {room.participants.map((p) => (
-                <tr key={p.participant_id}>
-                  <td><strong>{p.user_id}</strong>{p.participant_id === me && <span class="badge you">you</span>}<br /><small><code>{p.participant_id}</code></small></td>
-                  <td data-label="Role">{p.role}</td>
-                  <td data-label="May publish">{p.publish_streams.length > 0 ? p.publish_streams.join(', ') : 'nothing'}</td>
-                  <td data-label="Receives">{p.subscribe_room ? 'the whole room' : p.subscribe_streams.length > 0 ? p.subscribe_streams.join(', ') : 'nothing'}</td>
-                  <td data-label="Published streams">
-                    {p.streams.length === 0 ? 'none' : (
-                      <ul class="streams">
-                        {p.streams.map((st) => (
-                          <li key={st.stream_id}>
-                            <StreamLine stream={st} />
-                            <button type="button" class="secondary small" aria-label={`${st.muted ? 'Unmute' : 'Mute'} stream ${st.stream_id} of ${p.user_id}`}
-                              onClick={() => mute(room, p, st)}>{st.muted ? 'Unmute' : 'Mute'}</button>
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                  <td data-label="Quality"><QualityCell quality={p.quality} /></td>
-                  <td class="actions">
-                    <button type="button" class="secondary" aria-label={`Permissions of ${p.user_id}`} onClick={() => permissions(room, p)}>Permissions</button>
-                    <button type="button" class="danger" aria-label={`Remove ${p.user_id}`} onClick={() => remove(room, p)}>Remove</button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TableScroll label={`Participants of ${room.room_id}`}>
+            <table>
+              <thead><tr><th scope="col">Participant</th><th scope="col">Role</th><th scope="col">May publish</th><th scope="col">Receives</th><th scope="col">Published streams</th><th scope="col">Quality</th><th scope="col">Actions</th></tr></thead>
+              <tbody>
+                {room.participants.map((p) => (
+                  <tr key={p.participant_id}>
+                    <td><strong>{p.user_id}</strong>{p.participant_id === me && <span class="badge you">you</span>}<br /><small><code>{p.participant_id}</code></small></td>
+                    <td data-label="Role">{p.role}</td>
+                    <td data-label="May publish">{p.publish_streams.length > 0 ? p.publish_streams.join(', ') : 'nothing'}</td>
+                    <td data-label="Receives">{p.subscribe_room ? 'the whole room' : p.subscribe_streams.length > 0 ? p.subscribe_streams.join(', ') : 'nothing'}</td>
+                    <td data-label="Published streams">
+                      {p.streams.length === 0 ? 'none' : (
+                        <ul class="streams">
+                          {p.streams.map((st) => (
+                            <li key={st.stream_id}>
+                              <StreamLine stream={st} />
+                              <button type="button" class="secondary small" aria-label={`${st.muted ? 'Unmute' : 'Mute'} stream ${st.stream_id} of ${p.user_id}`}
+                                onClick={() => mute(room, p, st)}>{st.muted ? 'Unmute' : 'Mute'}</button>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </td>
+                    <td data-label="Quality"><QualityCell quality={p.quality} /></td>
+                    <td class="actions">
+                      <button type="button" class="secondary" aria-label={`Permissions of ${p.user_id}`} onClick={() => permissions(room, p)}>Permissions</button>
+                      <button type="button" class="danger" aria-label={`Remove ${p.user_id}`} onClick={() => remove(room, p)}>Remove</button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         </section>
       ))}
     </section>

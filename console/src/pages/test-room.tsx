@@ -1,6 +1,7 @@
 import type { TokenResponse } from '@rtc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import type { MediaSession, RemoteParticipant } from '@rtc/app-sdk';
 import { CallView, DevicePicker, ownStreams, useCall, useDevices } from '../call.tsx';
 import { CopyButton, EmptyState, ErrorText, Field, useAction } from '../ui.tsx';
 
@@ -74,6 +75,8 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
       <CallView call={call} media={devices.media} user={user} leaveLabel="Leave room" />
       {call.session && (
         <>
+          <h2>In the room</h2>
+          <InTheRoom self={call.session} people={call.people} />
           {call.people.length === 0 && (
             <EmptyState title="Nobody else is here yet">
               <p>Open the share link below on your phone or another computer, or open this console in a second tab and join
@@ -81,13 +84,7 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
             </EmptyState>
           )}
           {call.people.length > 0 && (
-            <>
-              <h2>In the room</h2>
-              <ul class="people">
-                {call.people.map((p) => <li key={p.participantId}>{p.userId} <small>{p.role}</small></li>)}
-              </ul>
-              <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
-            </>
+            <p>Remove someone, end the room or change permissions on the <a href={`#/projects/${projectId}/rooms`}>Rooms</a> page.</p>
           )}
         </>
       )}
@@ -110,5 +107,15 @@ export function TestRoom({ projectId, archived, visible }: { projectId: string; 
         )}
       </section>
     </section>
+  );
+}
+
+/** Everyone in the call, this page's own participant first, marked "you". */
+function InTheRoom({ self, people }: { self: MediaSession; people: readonly RemoteParticipant[] }) {
+  return (
+    <ul class="people" aria-label="In the room">
+      <li key={self.participantId}>{self.userId} <small>{self.role} · you</small></li>
+      {people.map((p) => <li key={p.participantId}>{p.userId} <small>{p.role}</small></li>)}
+    </ul>
   );
 }

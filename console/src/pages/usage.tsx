@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { MediaSession, MediaSessionList, ParticipantDayMinutes, ProjectUsage, RoomList, RtcRoom, TokenDayCount, UsageCost } from '@rtc/protocol';
 import { api } from '../api.ts';
-import { ErrorText, Field, formatTime, useAction } from '../ui.tsx';
+import { ErrorText, Field, formatTime, TableScroll, useAction } from '../ui.tsx';
 import { onTestRoomChange } from './test-room.tsx';
 
 /** The live figures are read this often while the page is visible (docs/console.md, "Sessions and usage"). */
@@ -95,7 +95,7 @@ function CostCard({ cost }: { cost: UsageCost }) {
       <h2 id="cost-title">Cost of the period</h2>
       <p data-testid="period-cost"><strong>{money(cost.total_minor, cost.minor_units, cost.currency)}</strong> on the {cost.plan} plan
         {cost.plan_source === 'default' ? ' (no subscription: the default plan)' : ''}, {cost.from_day} to {cost.to_day} (UTC).</p>
-      <p>{minutes.length === 0 ? 'No participant minutes yet.' : minutes.map(([k, n]) => `${kindName(k)}: ${n} min`).join(', ')}.
+      <p>{minutes.length === 0 ? 'No participant minutes yet' : minutes.map(([k, n]) => `${kindName(k)}: ${n} min`).join(', ')}.
         Monthly fee {money(cost.plan_fee_minor, cost.minor_units, cost.currency)}, minutes above the included ones{' '}
         {money(cost.usage_subtotal_minor, cost.minor_units, cost.currency)}
         {cost.discount_minor > 0 ? `, volume discount ${money(cost.discount_minor, cost.minor_units, cost.currency)}` : ''}; priced
@@ -110,7 +110,7 @@ function PerDay({ tokens, minutes }: { tokens: readonly TokenDayCount[]; minutes
   return (
     <section aria-labelledby="per-day-title">
       <h2 id="per-day-title">Tokens and participant minutes per day (UTC)</h2>
-      <div class="scroll">
+      <TableScroll label="Tokens and participant minutes per day">
         <table class="usage" aria-labelledby="per-day-title">
           <thead><tr><th scope="col">Day</th><th scope="col">Tokens</th><th scope="col">Participant minutes</th><th scope="col">Minutes by kind</th></tr></thead>
           <tbody>
@@ -119,7 +119,7 @@ function PerDay({ tokens, minutes }: { tokens: readonly TokenDayCount[]; minutes
               const kinds = Object.entries(m?.minutes_by_kind ?? {}).filter(([, n]) => n > 0);
               return (
                 <tr key={d.day}>
-                  <td>{d.day}</td>
+                  <td class="nowrap">{d.day}</td>
                   <td data-testid={`tokens-${d.day}`}><span class="bar" style={{ width: `${(d.tokens / most) * 6}rem` }} aria-hidden="true" />{d.tokens}</td>
                   <td data-testid={`minutes-${d.day}`}>{m?.participant_minutes ?? 0}</td>
                   <td>{kinds.length === 0 ? '–' : kinds.map(([k, n]) => `${kindName(k)} ${n}`).join(', ')}</td>
@@ -128,7 +128,7 @@ function PerDay({ tokens, minutes }: { tokens: readonly TokenDayCount[]; minutes
             })}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
     </section>
   );
 }
@@ -182,23 +182,25 @@ function SessionHistory({ projectId }: { projectId: string }) {
       <ErrorText error={list.error ?? more.error} />
       {sessions.length === 0 && !list.busy && <p>No session {filter ? `in ${filter} ` : ''}in the last 90 days.</p>}
       {sessions.length > 0 && (
-        <table aria-labelledby="sessions-title">
-          <thead><tr><th scope="col">Who</th><th scope="col">Room</th><th scope="col">Joined</th><th scope="col">Left</th><th scope="col">Why</th>
-            <th scope="col">Duration</th><th scope="col">Priced as</th></tr></thead>
-          <tbody>
-            {sessions.map((s) => (
-              <tr key={s.participant_id}>
-                <td data-label="Who">{s.user_id}</td>
-                <td data-label="Room">{s.room_id}</td>
-                <td data-label="Joined">{formatTime(s.joined_at)}</td>
-                <td data-label="Left">{s.left_at === null ? 'in the room' : formatTime(s.left_at)}</td>
-                <td data-label="Why">{s.reason ?? '–'}</td>
-                <td data-label="Duration">{duration(s.duration_seconds)}</td>
-                <td data-label="Priced as">{s.usage_kind === null ? '–' : kindName(s.usage_kind)}{s.turn_relay ? ' + TURN relay' : ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TableScroll label="Sessions">
+          <table aria-labelledby="sessions-title">
+            <thead><tr><th scope="col">Who</th><th scope="col">Room</th><th scope="col">Joined</th><th scope="col">Left</th><th scope="col">Why</th>
+              <th scope="col">Duration</th><th scope="col">Priced as</th></tr></thead>
+            <tbody>
+              {sessions.map((s) => (
+                <tr key={s.participant_id}>
+                  <td data-label="Who">{s.user_id}</td>
+                  <td data-label="Room">{s.room_id}</td>
+                  <td data-label="Joined">{formatTime(s.joined_at)}</td>
+                  <td data-label="Left">{s.left_at === null ? 'in the room' : formatTime(s.left_at)}</td>
+                  <td data-label="Why">{s.reason ?? '–'}</td>
+                  <td data-label="Duration">{duration(s.duration_seconds)}</td>
+                  <td data-label="Priced as">{s.usage_kind === null ? '–' : kindName(s.usage_kind)}{s.turn_relay ? ' + TURN relay' : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       {cursor && (
         <button type="button" class="secondary" disabled={more.busy} onClick={() => void more.run(async () => {

@@ -70,7 +70,7 @@ function DeliveryLog({ base, webhook }: { base: string; webhook: Webhook }) {
   }, [webhook.id]);
   return (
     <section aria-label={`Delivery log of ${webhook.url}`} class="log">
-      <div class="room-head"><h3>Delivery log</h3><button type="button" class="secondary" onClick={() => void reload()}>Refresh</button></div>
+      <div class="room-head"><h2>Delivery log</h2><button type="button" class="secondary" onClick={() => void reload()}>Refresh</button></div>
       <ErrorText error={load.error} />
       {deliveries && deliveries.length === 0 && <p class="muted">No delivery yet: send a test event to see one.</p>}
       {deliveries && deliveries.length > 0 && (

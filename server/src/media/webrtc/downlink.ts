@@ -8,6 +8,7 @@ import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
+import { cumulativeLost } from '../rtp/receive-stats.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import { HISTORY, Outbound, type VideoBounds } from './outbound.ts';
 
@@ -283,11 +284,16 @@ export class Downlink {
   }
 
   /** The layer whose key frame a subscriber's PLI for this stream should ask for. */
-  /** The worst loss the client last reported on the streams it receives (fraction); undefined while it receives none. */
+  /**
+   * The worst loss of the streams it receives (fraction), each over enough packets
+   * (rtp/loss-window.ts); undefined while none has been measured.
+   */
   get worstLoss(): number | undefined {
-    if (this.outbound.size === 0) return undefined;
-    let worst = 0;
-    for (const out of this.outbound.values()) worst = Math.max(worst, out.reported.fraction);
+    let worst: number | undefined;
+    for (const out of this.outbound.values()) {
+      const loss = out.loss.fraction;
+      if (loss !== undefined) worst = Math.max(worst ?? 0, loss);
+    }
     return worst;
   }
 
@@ -430,13 +436,15 @@ export class Downlink {
   }
 
   private onReports(reports: readonly {
-    readonly ssrc: number; readonly fractionLost: number; readonly packetsLost: number; readonly lsr: number; readonly dlsr: number;
+    readonly ssrc: number; readonly fractionLost: number; readonly packetsLost: number; readonly highestSequence: number;
+    readonly lsr: number; readonly dlsr: number;
   }[]): void {
     const now = this.now();
     for (const report of reports) {
       const out = this.bySsrc.get(report.ssrc);
       if (!out) continue;
       this.stats.packetsLostOut += out.reported.onReport(report.fractionLost, report.packetsLost, out.packetCount);
+      out.loss.report(report.highestSequence, cumulativeLost(report.packetsLost));
       const sentMs = out.srSentMs.get(report.lsr);
       if (sentMs === undefined || report.lsr === 0) continue;
       const rtt = now - sentMs - (report.dlsr / 65536) * 1000;

@@ -1,6 +1,7 @@
 /** What the downlink keeps of one stream a client receives (downlink.ts). */
 import type { MediaKind } from '@rtc/protocol';
 import type { RTCRtpTransceiver } from 'werift';
+import { LossWindow } from '../rtp/loss-window.ts';
 import { ReportedLoss } from '../rtp/reported-loss.ts';
 import { StreamRewriter } from '../rtp/rewriter.ts';
 
@@ -54,6 +55,8 @@ export class Outbound {
   rttMs: number | undefined;
   /** The loss the client's receiver reports on this stream say, as far as what was sent bears them out. */
   readonly reported = new ReportedLoss();
+  /** The loss over enough packets, for the quality figures. */
+  readonly loss = new LossWindow();
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver) {
     this.streamId = streamId;

@@ -5,6 +5,7 @@ import {
 } from 'werift';
 import type { ForwardedRtp } from '../rtp/layers.ts';
 import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
+import { LossWindow } from '../rtp/loss-window.ts';
 import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
@@ -45,8 +46,8 @@ interface Source {
   highest: number | undefined;
   /** The cumulative loss of the last receiver report sent for it, so the counts grow by the difference. */
   lostReported: number;
-  /** The loss fraction of the last receiver report sent for it, as the uplink measured it. */
-  lossFraction: number;
+  /** The loss over enough packets, for the quality figures. */
+  readonly loss: LossWindow;
 }
 
 export interface UplinkOwner {
@@ -112,11 +113,16 @@ export class Uplink {
     }
   }
 
-  /** The worst loss fraction of the streams it receives, per the last receiver reports; undefined while it receives none. */
+  /**
+   * The worst loss of the streams it receives (fraction), each over enough packets
+   * (rtp/loss-window.ts); undefined while none has been measured.
+   */
   get loss(): number | undefined {
-    if (this.sources.size === 0) return undefined;
-    let worst = 0;
-    for (const source of this.sources.values()) worst = Math.max(worst, source.lossFraction);
+    let worst: number | undefined;
+    for (const source of this.sources.values()) {
+      const loss = source.loss.fraction;
+      if (loss !== undefined) worst = Math.max(worst ?? 0, loss);
+    }
     return worst;
   }
 
@@ -148,7 +154,7 @@ export class Uplink {
       nack: line.kind === 'video' ? new NackRequester({ maxAgeMs: 1_000, maxRetries: 10, reorderDelayMs: NACK_REORDER_MS }) : undefined,
       highest: undefined,
       lostReported: 0,
-      lossFraction: 0,
+      loss: new LossWindow(),
     };
     this.sources.set(ssrc, source);
     return source;
@@ -248,7 +254,7 @@ export class Uplink {
         const lost = cumulativeLost(report.packetsLost);
         if (lost > source.lostReported) this.stats.packetsLostIn += lost - source.lostReported;
         source.lostReported = lost;
-        source.lossFraction = report.fractionLost / 256;
+        source.loss.report(report.highestSequence, lost);
         // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
         // path to the subscribers, not of the uplink alone (video adapts per subscriber instead)
         if (source.kind === 'audio') {
