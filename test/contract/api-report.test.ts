@@ -18,6 +18,10 @@ import { ROOT } from '../helpers/platform.ts';
 
 const all = RELEASED_PACKAGES.map((dir) => readPackage(ROOT, dir));
 const aliases = sourceAliases(all);
+/** sdk/server's version, as if its API had just been released at it, and the patch release after it. */
+const current = readPackage(ROOT, 'sdk/server').version;
+const next = current.replace(/\d+$/, (patch) => String(Number(patch) + 1));
+const pattern = (version: string): string => version.replace(/\./g, '\\.');
 
 describe('SDK release rules', () => {
   const temp = mkdtempSync(join(tmpdir(), 'rtc-api-report-'));
@@ -30,7 +34,7 @@ describe('SDK release rules', () => {
 
   it('lists each export once, sorted, without comments, and another package\'s as a re-export', () => {
     const report = readFileSync(join(ROOT, 'sdk/server/api-report.md'), 'utf8');
-    assert.match(report, /^Version: 0\.2\.0$/m);
+    assert.match(report, /^Version: \d+\.\d+\.\d+$/m);
     assert.match(report, /listRooms\(options\?: ListRoomsOptions\): Promise<RoomList>;/);
     assert.match(report, /^export type \{ RoomList \} from '@rtc\/protocol';$/m);
     assert.doesNotMatch(report, /\/\*\*|@example/);
@@ -41,6 +45,9 @@ describe('SDK release rules', () => {
   const copy = (name: string): { dir: string; pkg: () => PackageState; declarations: ReturnType<typeof emitDeclarations> } => {
     const dir = join(temp, name);
     for (const file of ['package.json', 'CHANGELOG.md', 'api-report.md']) cpSync(join(ROOT, 'sdk/server', file), join(dir, 'sdk/server', file));
+    // the report as the release of the current version wrote it (a patch release may have left it at an earlier one)
+    const reportPath = join(dir, 'sdk/server', 'api-report.md');
+    writeFileSync(reportPath, readFileSync(reportPath, 'utf8').replace(/^Version: \S+$/m, `Version: ${current}`));
     emitted ??= emitDeclarations(ROOT, 'sdk/server', aliases);
     return { dir, pkg: () => readPackage(dir, 'sdk/server'), declarations: emitted };
   };
@@ -59,27 +66,27 @@ describe('SDK release rules', () => {
     const surface = widened(declarations);
     const problems = releaseProblems(pkg(), surface, all);
     assert.equal(problems.length, 1, problems.join('\n'));
-    assert.match(problems[0]!, /the public API differs from sdk\/server\/api-report\.md \(recorded at 0\.2\.0\): bump the version/);
+    assert.match(problems[0]!, new RegExp(`the public API differs from sdk/server/api-report\\.md \\(recorded at ${pattern(current)}\\): bump the version`));
     assert.match(problems[0]!, /\+ +archiveRoom\(roomId: string\): Promise<void>;/);
     const next = nextReport(pkg(), surface);
     assert.ok('refused' in next);
-    assert.match(next.refused, /changed since 0\.2\.0 and package\.json still says 0\.2\.0/);
+    assert.match(next.refused, new RegExp(`changed since ${pattern(current)} and package\\.json still says ${pattern(current)}`));
   });
 
   it('fails a bump without a changelog entry, and passes once the entry and the new report are there', () => {
     const { dir, pkg, declarations } = copy('bumped');
     const surface = widened(declarations);
     const manifestPath = join(dir, 'sdk/server/package.json');
-    writeFileSync(manifestPath, readFileSync(manifestPath, 'utf8').replace('"version": "0.2.0"', '"version": "0.2.1"'));
-    assert.ok(releaseProblems(pkg(), surface, all).some((p) => /has no "## 0\.2\.1" entry/.test(p)));
+    writeFileSync(manifestPath, readFileSync(manifestPath, 'utf8').replace(`"version": "${current}"`, `"version": "${next}"`));
+    assert.ok(releaseProblems(pkg(), surface, all).some((p) => p.includes(`has no "## ${next}" entry`)));
     const refused = nextReport(pkg(), surface);
-    assert.ok('refused' in refused && /no "## 0\.2\.1" entry/.test(refused.refused));
+    assert.ok('refused' in refused && refused.refused.includes(`no "## ${next}" entry`));
     const changelogPath = join(dir, 'sdk/server/CHANGELOG.md');
-    writeFileSync(changelogPath, readFileSync(changelogPath, 'utf8').replace('## 0.2.0', '## 0.2.1 - 2026-11-29\n\n### Added\n- `archiveRoom`.\n\n## 0.2.0'));
-    const next = nextReport(pkg(), surface);
-    assert.ok('text' in next);
-    assert.match(next.text, /^Version: 0\.2\.1$/m);
-    writeFileSync(join(dir, 'sdk/server/api-report.md'), next.text);
+    writeFileSync(changelogPath, readFileSync(changelogPath, 'utf8').replace(`## ${current}`, `## ${next} - 2026-11-29\n\n### Added\n- \`archiveRoom\`.\n\n## ${current}`));
+    const written = nextReport(pkg(), surface);
+    assert.ok('text' in written);
+    assert.match(written.text, new RegExp(`^Version: ${pattern(next)}$`, 'm'));
+    writeFileSync(join(dir, 'sdk/server/api-report.md'), written.text);
     assert.deepEqual(releaseProblems(pkg(), surface, all), []);
     // and the API without the new method no longer matches the report written with it
     assert.deepEqual(releaseProblems(pkg(), listExports(declarations.files, declarations.entry).join('\n\n'), all).length, 1);
