@@ -3,7 +3,7 @@
  * addresses"), read by `loadConfig` from the environment it was given.
  */
 import { isIP } from 'node:net';
-import { LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES, createAddressSet, isPrivateAddress, parseCidr } from './core/address.ts';
+import { IPV4_EMBEDDING_RANGES, LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES, createAddressSet, isPrivateAddress, parseCidr } from './core/address.ts';
 import type { KnownEnv, ReadInt, ServeVariable } from './config.ts';
 
 export interface RtcOptions {
@@ -80,13 +80,15 @@ export function rtcOptions(
 /**
  * What a media node sends no STUN to by default (docs/operations/configuration.md, "Peer addresses"):
  * never an unspecified, link-local, multicast or reserved address; loopback unless the node itself
- * is on loopback; and, when it announces a public address, neither loopback nor private networks.
+ * is on loopback; and, when it announces a public address, neither loopback nor private networks,
+ * nor the IPv6 forms that tunnel or translate to an IPv4 address (mapped and NAT64 addresses are
+ * checked by the IPv4 address they lead to, core/address.ts).
  */
 function defaultDeniedPeers(loopbackHost: boolean, addresses: readonly string[], publicIp: string | undefined): string[] {
   const announced = publicIp !== undefined ? [publicIp, ...addresses] : addresses;
   const loopback = createAddressSet(LOOPBACK_RANGES);
   const denied: string[] = [...NON_UNICAST_RANGES];
-  if (announced.some((a) => isIP(a) !== 0 && !isPrivateAddress(a))) denied.push(...LOOPBACK_RANGES, ...PRIVATE_RANGES);
+  if (announced.some((a) => isIP(a) !== 0 && !isPrivateAddress(a))) denied.push(...LOOPBACK_RANGES, ...PRIVATE_RANGES, ...IPV4_EMBEDDING_RANGES);
   else if (!loopbackHost && !addresses.some((a) => loopback.has(a))) denied.push(...LOOPBACK_RANGES);
   return denied;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createAddressSet, normalizeAddress, parseCidr, resolveClientAddress } from './address.ts';
+import { createAddressSet, embeddedIpv4, isPrivateAddress, normalizeAddress, parseCidr, resolveClientAddress } from './address.ts';
 
 describe('parseCidr', () => {
   const VALID: readonly (readonly [string, { address: string; prefix: number; family: 4 | 6 }])[] = [
@@ -41,6 +41,11 @@ describe('normalizeAddress', () => {
   it('turns an IPv4-mapped IPv6 address into its IPv4 form', () => {
     assert.equal(normalizeAddress('::ffff:127.0.0.1'), '127.0.0.1');
   });
+  it('turns every spelling of an IPv4-mapped address into its IPv4 form', () => {
+    for (const mapped of ['::ffff:a00:5', '::FFFF:10.0.0.5', '0:0:0:0:0:ffff:10.0.0.5', '0000:0000:0000:0000:0000:ffff:0a00:0005', '::ffff:0a00:0005']) {
+      assert.equal(normalizeAddress(mapped), '10.0.0.5', mapped);
+    }
+  });
   it('leaves IPv4 and other IPv6 addresses alone', () => {
     assert.equal(normalizeAddress('127.0.0.1'), '127.0.0.1');
     assert.equal(normalizeAddress('2001:db8::1'), '2001:db8::1');
@@ -71,6 +76,27 @@ describe('createAddressSet', () => {
     const empty = createAddressSet([]);
     assert.equal(empty.has('127.0.0.1'), false);
     assert.equal(empty.has('2001:db8::1'), false);
+  });
+
+  it('matches a mapped or NAT64 address (64:ff9b::/96) by the IPv4 address it leads to', () => {
+    const private4 = createAddressSet(['10.0.0.0/8', '127.0.0.0/8']);
+    for (const address of ['::ffff:a00:5', '0:0:0:0:0:ffff:10.0.0.5', '64:ff9b::a00:5', '64:ff9b::10.0.0.5', '64:FF9B:0:0:0:0:7f00:1']) {
+      assert.equal(private4.has(address), true, address);
+    }
+    for (const address of ['64:ff9b::cb00:7107', '64:ff9b:1::a00:5', '::a00:5', '2002:a00:5::1']) {
+      assert.equal(private4.has(address), false, address);
+    }
+    // the NAT64 prefix itself still matches as a range
+    assert.equal(createAddressSet(['64:ff9b::/96']).has('64:ff9b::cb00:7107'), true);
+    assert.deepEqual(['64:ff9b::a00:5', '::ffff:a00:5', '64:ff9b:1::a00:5', '2001:db8::a00:5', 'x'].map(embeddedIpv4),
+      ['10.0.0.5', '10.0.0.5', undefined, undefined, undefined]);
+  });
+
+  it('counts every IPv6 form that can lead to a private IPv4 address as not public', () => {
+    for (const address of ['64:ff9b::a00:5', '::ffff:a00:5', '::a00:5', '::ffff:0:a00:5', '64:ff9b:1::a00:5', '2002:a00:5::1']) {
+      assert.equal(isPrivateAddress(address), true, address);
+    }
+    assert.equal(isPrivateAddress('2a00:1450::1'), false);
   });
 
   it('matches any IPv4 address against 0.0.0.0/0 and no IPv6 address', () => {

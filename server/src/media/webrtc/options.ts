@@ -3,7 +3,7 @@ import {
   RTCRtpHeaderExtensionParameters, useFIR, usePLI, useOPUS, useSdesMid, useSdesRTPStreamId, useTransportWideCC, useVP8, type PeerConfig,
 } from 'werift';
 import type { RtcOptions } from '../../config.ts';
-import { createAddressSet, normalizeAddress } from '../../core/address.ts';
+import { createAddressSet } from '../../core/address.ts';
 
 export type { RtcOptions };
 
@@ -39,13 +39,21 @@ export function peerConfig(options: RtcOptions): Partial<PeerConfig> {
     iceUseIpv4: !only,
     iceUseIpv6: !only && options.ipv6,
     bundlePolicy: 'max-bundle',
+    // docs/operations/configuration.md, "Peer addresses": the stack's one choke point, for every
+    // candidate of an offer, once an mDNS name is resolved
+    iceFilterCandidatePair: (pair) => peerAddressesOf(options).mayCheck(pair.remoteCandidate.host),
   };
 }
 
 /** What a node checks of the addresses of its peer connections, from its options. */
 export interface PeerAddresses {
-  /** Whether the node may send connectivity checks to a candidate at `address` (docs/operations/configuration.md, "Peer addresses"). */
+  /**
+   * Whether the node may send connectivity checks to a candidate at `address` (docs/operations/configuration.md,
+   * "Peer addresses"): an IP address the policy allows; never a host name, which the system would resolve unchecked.
+   */
   mayCheck(address: string): boolean;
+  /** Whether an offer's candidate at `address` goes to the stack: one the node may check, or an mDNS `.local` name (checked once resolved). */
+  mayOffer(address: string): boolean;
   /** Whether `address` is one of the platform's TURN relay addresses (docs/console.md, "Usage kind of a session"). */
   isTurnRelay(address: string): boolean;
 }
@@ -59,9 +67,11 @@ export function peerAddressesOf(options: RtcOptions): PeerAddresses {
     const denied = createAddressSet(options.peers.denied);
     const allowed = createAddressSet(options.peers.allowed);
     const relays = createAddressSet(options.turnRelays);
+    const mayCheck = (address: string): boolean => isIP(address) !== 0 && (allowed.has(address) || !denied.has(address));
     checks = {
-      // a name (an mDNS .local candidate) is left to the stack: only the node's own link answers it
-      mayCheck: (address) => isIP(normalizeAddress(address)) === 0 || allowed.has(address) || !denied.has(address),
+      mayCheck,
+      // werift resolves a name containing ".local" by mDNS and pairs its answer, which mayCheck then weighs
+      mayOffer: (address) => mayCheck(address) || /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.local$/i.test(address),
       isTurnRelay: (address) => relays.has(address),
     };
     peerAddresses.set(options, checks);

@@ -206,7 +206,7 @@ export class RtcPeer {
     const pc = this.pc ?? this.open();
     try {
       // docs/operations/configuration.md, "Peer addresses": no check goes where the node may not send
-      await pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidates(sdp, this.addresses.mayCheck) });
+      await pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidates(sdp, this.addresses.mayOffer) });
       this.watchTransports(pc);
       // an offer the stack refused left no connection to count
       if (fresh) this.watchIce(pc);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { announce, keepInactiveOpen, scanOffer } from './sdp.ts';
+import { announce, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 
 const OFFER = [
   'v=0', 'o=- 1 2 IN IP4 127.0.0.1', 's=-', 't=0 0', 'a=group:BUNDLE 0 1 2',
@@ -38,6 +38,23 @@ describe('SDP offer scan', () => {
   it('counts distinct candidates', () => {
     const line = 'a=candidate:1 1 udp 2130706431 10.0.0.5 40001 typ host';
     assert.equal(scanOffer(OFFER.replace('a=mid:0', `a=mid:0\r\n${line}`).replace('a=mid:1', `a=mid:1\r\n${line}`))?.candidates, 1);
+  });
+});
+
+describe('line breaks of an offer', () => {
+  it('refuses a CR or LF that is not part of a CRLF: werift reads lines by CRLF', () => {
+    assert.notEqual(scanOffer(OFFER), undefined);
+    assert.equal(scanOffer(OFFER.replace('a=mid:0\r\n', 'a=mid:0\r\na=candidate:f\noo 1 udp 2122260223 10.0.0.6 5000 typ host\r\n')), undefined);
+    assert.equal(scanOffer(OFFER.replace('a=mid:0\r\n', 'a=mid:0\r\na=candidate:f\roo 1 udp 2122260223 10.0.0.6 5000 typ host\r\n')), undefined);
+    assert.equal(scanOffer(OFFER.replaceAll('\r\n', '\n')), undefined);
+  });
+
+  it('filters candidates by the lines werift reads: CRLF, or LF in text without any CRLF', () => {
+    const mayOffer = (address: string): boolean => address !== '10.0.0.6';
+    const hidden = 'v=0\r\na=candidate:f\noo 1 udp 2122260223 10.0.0.6 5000 typ host\r\na=candidate:2 1 udp 1 192.0.2.1 5000 typ host\r\n';
+    assert.equal(withoutCandidates(hidden, mayOffer), 'v=0\r\na=candidate:2 1 udp 1 192.0.2.1 5000 typ host\r\n');
+    const lf = 'v=0\na=candidate:1 1 udp 1 10.0.0.6 5000 typ host\na=candidate:2 1 udp 1 192.0.2.1 5000 typ host\n';
+    assert.equal(withoutCandidates(lf, mayOffer), 'v=0\na=candidate:2 1 udp 1 192.0.2.1 5000 typ host\n');
   });
 });
 

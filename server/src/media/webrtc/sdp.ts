@@ -27,9 +27,13 @@ export interface OfferScan {
   readonly simulcastOk: boolean;
 }
 
-/** Undefined for text that is not an SDP offer at all. */
+/**
+ * Undefined for text that is not an SDP offer at all, or that breaks a line other than with CRLF
+ * (RFC 8866, 5): werift and the server's own reading would not see the same lines.
+ */
 export function scanOffer(sdp: string): OfferScan | undefined {
-  const lines = sdp.split(/\r?\n/);
+  if (/\r(?!\n)|(?<!\r)\n/.test(sdp)) return undefined;
+  const lines = sdp.split('\r\n');
   if (lines[0] !== 'v=0') return undefined;
   const fingerprints = new Set<string>();
   let mlines = 0;
@@ -125,12 +129,15 @@ export function extensionIds(sdp: string): Map<string, number> {
 }
 
 /**
- * The offer without the candidates whose address `mayCheck` refuses (docs/operations/configuration.md,
- * "Peer addresses"): the stack never sends a connectivity check there.
+ * The offer without the candidates whose address `mayOffer` refuses (docs/operations/configuration.md,
+ * "Peer addresses"), its lines split as werift's parser splits them (CRLF, or LF in text without
+ * any CRLF). The stack's pair filter (options.ts) weighs what is left again, once resolved.
  */
-export function withoutCandidates(sdp: string, mayCheck: (address: string) => boolean): string {
+export function withoutCandidates(sdp: string, mayOffer: (address: string) => boolean): string {
+  const crlf = sdp.split('\r\n');
+  const [lines, separator] = crlf.length === 1 ? [sdp.split('\n'), '\n'] : [crlf, '\r\n'];
   // a=candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type> ...
-  return sdp.split(/(?<=\n)/).filter((line) => !line.startsWith('a=candidate:') || mayCheck(line.split(' ')[4] ?? '')).join('');
+  return lines.filter((line) => !line.startsWith('a=candidate:') || mayOffer(line.split(' ')[4] ?? '')).join(separator);
 }
 
 /**
