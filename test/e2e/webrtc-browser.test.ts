@@ -39,9 +39,10 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
 
   before(async () => {
     const secret = 'turn-shared-secret-for-webrtc-tests';
-    coturn = await startCoturn({ secret });
+    // coturn relays from an address of its own: a browser's direct pair from 127.0.0.1 is not relayed
+    coturn = await startCoturn({ secret, relayIp: '127.0.0.2' });
     server = await startMediaServer({
-      env: { RTC_TURN_SECRET: secret, RTC_TURN_URIS: `turn:${coturn.host}:${coturn.port}?transport=udp` },
+      env: { RTC_TURN_SECRET: secret, RTC_TURN_URIS: `turn:${coturn.host}:${coturn.port}?transport=udp`, RTC_TURN_RELAY_IPS: coturn.relayIp },
     });
     const api = server.api;
     issuer = await TokenIssuer.create(() => api);

@@ -11,6 +11,8 @@ const HOST = '127.0.0.1';
 /** A coturn relay on loopback with TURN REST API authentication, and a UDP echo peer behind it. */
 export interface Coturn {
   readonly host: string;
+  /** The loopback address coturn relays from (`relay-ip`). */
+  readonly relayIp: string;
   /** UDP and TCP listening port. */
   readonly port: number;
   /** TLS listening port, when started with `tls: true`. */
@@ -109,7 +111,12 @@ async function waitForEcho(port: number, deadline: number): Promise<void> {
  * Starts `turnserver` on free loopback ports with `use-auth-secret` and the given shared secret
  * (and a TLS listener on a self-signed certificate with `tls: true`), plus a `turnutils_peer`.
  */
-export async function startCoturn(options: { readonly secret: string; readonly tls?: boolean }): Promise<Coturn> {
+/**
+ * Starts coturn on 127.0.0.1; it relays from `relayIp` (127.0.0.1 unless given), another loopback
+ * address when a test tells relayed sessions from direct ones by address, as the media node does.
+ */
+export async function startCoturn(options: { readonly secret: string; readonly tls?: boolean; readonly relayIp?: string }): Promise<Coturn> {
+  const relayIp = options.relayIp ?? HOST;
   const dir = mkdtempSync(join(tmpdir(), 'rtc-coturn-'));
   const port = await freePort();
   const tlsPort = options.tls ? await freePort() : undefined;
@@ -119,7 +126,7 @@ export async function startCoturn(options: { readonly secret: string; readonly t
   const relayPorts = { min, max: min + 60 };
   const args = [
     '-n', '--use-auth-secret', `--static-auth-secret=${options.secret}`, '--realm=rtc.test',
-    `--listening-ip=${HOST}`, `--relay-ip=${HOST}`, `--listening-port=${port}`,
+    `--listening-ip=${HOST}`, `--relay-ip=${relayIp}`, `--listening-port=${port}`,
     `--min-port=${relayPorts.min}`, `--max-port=${relayPorts.max}`,
     '--allow-loopback-peers', '--no-multicast-peers', '--no-cli', '--no-dtls', '--fingerprint',
     `--userdb=${join(dir, 'turndb')}`, `--pidfile=${join(dir, 'turn.pid')}`, '--log-file=stdout', '--simple-log',
@@ -148,7 +155,7 @@ export async function startCoturn(options: { readonly secret: string; readonly t
     await stop();
     throw err;
   }
-  return { host: HOST, port, tlsPort, peerPort, relayPorts, output: turn.output, stop };
+  return { host: HOST, relayIp, port, tlsPort, peerPort, relayPorts, output: turn.output, stop };
 }
 
 /**

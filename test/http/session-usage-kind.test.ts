@@ -168,13 +168,13 @@ describe('usage kinds of media sessions, from verified media', () => {
     assert.deepEqual(await kinds(quiet, 2), { speaker: ['audio', false], hearer: ['audio', false] });
   });
 
-  it('counts TURN relay minutes by the relay address the ICE pair ends at, not by the type a client gives its candidate', async () => {
+  it('counts TURN relay minutes by the relay address the ICE pair ends at, whatever type a client gives its candidate', async () => {
     // the client's own loopback candidates, labelled relay candidates
     const asRelay = (sdp: string): string => sdp.replace(/ typ host/g, ' typ relay raddr 0.0.0.0 rport 0');
-    const connect = async (on: InProcessMedia, room: string, user: string): Promise<void> => {
+    const connect = async (on: InProcessMedia, room: string, user: string, mungeSdp = asRelay): Promise<void> => {
       const c = await RtcTestClient.join(on.role.url, await on.issue({ room_id: room, user_id: user, role: 'audience', subscribe_room: true }));
       clients.push(c);
-      await c.negotiate([recv(1, 'audio')], { mungeSdp: asRelay });
+      await c.negotiate([recv(1, 'audio')], { mungeSdp });
       await c.waitConnected();
       await c.close();
     };
@@ -186,6 +186,9 @@ describe('usage kinds of media sessions, from verified media', () => {
     try {
       await connect(relayed, 'relay-address', 'relayed');
       assert.deepEqual(await kinds('relay-address', 1), { relayed: ['audio', true] });
+      // the same pair with its candidates labelled host: the address decides, not the label
+      await connect(relayed, 'relay-labelled-host', 'relabelled', (sdp) => sdp);
+      assert.deepEqual(await kinds('relay-labelled-host', 1), { relabelled: ['audio', true] });
     } finally {
       await relayed.close();
     }

@@ -277,11 +277,10 @@ export class RtcPeer {
   }
 
   /**
-   * Tells the owner when the nominated ICE pair's remote candidate is a relay one (as the client
-   * says) or a peer-reflexive one (learned from its checks) at one of the platform's TURN relay
-   * addresses: the client reaches the node through its TURN server. The type alone is the client's
-   * word; the address alone would take a client on the TURN server's own machine for relayed.
-   * Checked when the connection is up, and at its end, since a pair can be nominated again meanwhile.
+   * Tells the owner when the nominated ICE pair's remote address is one of the platform's TURN relay
+   * addresses: the client reaches the node through its TURN server. The candidate's type is the
+   * client's word and is not weighed (docs/console.md, "Usage kind of a session"). Checked when the
+   * connection is up, and at its end, since a pair can be nominated again meanwhile.
    */
   private checkRelayed(pc: RTCPeerConnection): void {
     if (this.isRelayed(pc)) this.owner.onRelayed();
@@ -290,7 +289,7 @@ export class RtcPeer {
   private isRelayed(pc: RTCPeerConnection): boolean {
     return pc.iceTransports.some((t) => {
       const remote = t.connection.nominated?.remoteCandidate;
-      return (remote?.type === 'relay' || remote?.type === 'prflx') && this.addresses.isTurnRelay(remote.host);
+      return remote !== undefined && this.addresses.isTurnRelay(remote.host);
     });
   }
 
