@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES } from './core/address.ts';
+import { IPV4_EMBEDDING_RANGES, LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES } from './core/address.ts';
 import { ConfigError, DEFAULT_LISTENER_LIMITS, loadConfig, ROLE_NAMES, type Config } from './config.ts';
 
 /** The problems a ConfigError lists, or a failed assertion when loadConfig succeeds. */
@@ -82,7 +82,7 @@ describe('loadConfig', () => {
     assert.deepEqual(c.rtc, {
       portRange: [40000, 40100], addresses: ['10.0.0.5', 'fd00::5'], includeLoopback: false, ipv6: true, publicIp: '203.0.113.7',
       // a public address announced: no loopback or private peer either
-      peers: { denied: [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES], allowed: [] }, turnRelays: [],
+      peers: { denied: [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES, ...IPV4_EMBEDDING_RANGES], allowed: [] }, turnRelays: [],
     });
     assert.equal(loadConfig({ RTC_MEDIA_WEBRTC: 'false' }).rtc, undefined);
   });
@@ -94,9 +94,9 @@ describe('loadConfig', () => {
     assert.deepEqual(peers({ RTC_HOST: '10.0.0.5', RTC_MEDIA_ICE_ADDRESSES: '10.0.0.5' }).denied, [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES]);
     // a node announcing a private address behind its NAT is private; a public ICE address is public
     assert.deepEqual(peers({ RTC_HOST: '0.0.0.0', RTC_MEDIA_PUBLIC_IP: '192.168.1.9' }).denied, [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES]);
-    assert.deepEqual(peers({ RTC_MEDIA_ICE_ADDRESSES: '198.51.100.4' }).denied, [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES]);
+    assert.deepEqual(peers({ RTC_MEDIA_ICE_ADDRESSES: '198.51.100.4' }).denied, [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES, ...IPV4_EMBEDDING_RANGES]);
     assert.deepEqual(peers({ RTC_MEDIA_PUBLIC_IP: '203.0.113.7', RTC_MEDIA_DENIED_PEER_IPS: '198.51.100.0/24', RTC_MEDIA_ALLOWED_PEER_IPS: '10.1.0.0/16, 127.0.0.2' }),
-      { denied: [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES, '198.51.100.0/24'], allowed: ['10.1.0.0/16', '127.0.0.2'] });
+      { denied: [...NON_UNICAST_RANGES, ...LOOPBACK_RANGES, ...PRIVATE_RANGES, ...IPV4_EMBEDDING_RANGES, '198.51.100.0/24'], allowed: ['10.1.0.0/16', '127.0.0.2'] });
     assert.deepEqual(problemsOf({ RTC_MEDIA_DENIED_PEER_IPS: '10.0.0.0/33', RTC_MEDIA_ALLOWED_PEER_IPS: 'localhost' }), [
       'RTC_MEDIA_DENIED_PEER_IPS: "10.0.0.0/33" is not an IPv4 or IPv6 CIDR', 'RTC_MEDIA_ALLOWED_PEER_IPS: "localhost" is not an IPv4 or IPv6 CIDR']);
     // TURN relays: the IP addresses of RTC_TURN_URIS (a name is not resolved), unless RTC_TURN_RELAY_IPS lists them
