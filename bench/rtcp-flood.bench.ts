@@ -5,6 +5,8 @@
  *
  * - parse: in this process, CPU per datagram of werift 0.23.0's own RTCP parser (the baseline, what
  *   the node did before the checks) and of the node's checked parse (server/src/media/webrtc/input-guard.ts);
+ *   and the same for 30 feedbacks each reporting 65,535 lost packets, which the node accepts and reads
+ *   as one run each (server/src/media/rtp/twcc-compact.ts) up to the estimator's results;
  * - node: the platform (`rtc serve` from dist/ with the api, token and media roles) with an audio
  *   publisher and a subscriber that sends the datagram over SRTCP at 8 and at 80 a second for
  *   BENCH_RTCP_SECONDS; the node's extra CPU per hostile datagram sent over its CPU without them
@@ -16,10 +18,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { RtcpPacketConverter, type RtcpPacket } from 'werift';
+import { RtcpPacketConverter, RtcpTransportLayerFeedback, type RtcpPacket } from 'werift';
 import { RtcClient, waitFor } from '../server/src/main/client/media/rtc-client.ts';
 import type { WireCredentials } from '../server/src/main/client/media/wire-client.ts';
-import { hostileDatagram } from '../test/helpers/hostile-rtcp.ts';
+import { feedbackResults } from '../server/src/media/rtp/downlink-estimator.ts';
+import { CompactTwcc } from '../server/src/media/rtp/twcc-compact.ts';
+import { hostileDatagram, runChunk, twccFeedback } from '../test/helpers/hostile-rtcp.ts';
 import { postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
@@ -35,13 +39,16 @@ const DATAGRAM = hostileDatagram();
 /** werift's parser as the node had it, taken before the checks are installed in this process. */
 const weriftParse = RtcpPacketConverter.deSerialize.bind(RtcpPacketConverter);
 
+/** 30 feedbacks of 40 bytes each reporting 65,535 lost packets: well formed, so accepted and read. */
+const LOST_DATAGRAM = Buffer.concat(Array.from({ length: 30 }, () => twccFeedback(65_535, [...Array.from({ length: 8 }, () => runChunk(0, 8191)), runChunk(0, 7)])));
+
 /** CPU microseconds per call of `parse` on the hostile datagram, over at least 200 ms of CPU. */
-function cpuPerCall(parse: (data: Buffer) => unknown): number {
+function cpuPerCall(parse: (data: Buffer) => unknown, datagram = DATAGRAM): number {
   let calls = 0;
   const start = process.cpuUsage();
   let used = 0;
   while (used < 200_000) {
-    for (let i = 0; i < 10; i++) parse(DATAGRAM);
+    for (let i = 0; i < 10; i++) parse(datagram);
     calls += 10;
     const now = process.cpuUsage(start);
     used = now.user + now.system;
@@ -66,6 +73,12 @@ async function main(): Promise<void> {
   const before = cpuPerCall(weriftParse);
   const after = cpuPerCall(parseCheckedRtcp);
   printFigure({ bench: BENCH, figure: 'parse_cpu_per_datagram', value: after, unit: 'us', baseline: before, baseline_is: 'werift 0.23.0 unchecked' });
+  // the lost runs, parsed and turned into the estimator's results (one per run)
+  const readLost = (data: Buffer): number => parseCheckedRtcp(data).reduce((n, p) => n + (
+    p.type === RtcpTransportLayerFeedback.type && p.feedback instanceof CompactTwcc ? feedbackResults(p.feedback).length : 0), 0);
+  if (readLost(LOST_DATAGRAM) !== 30) throw new Error('the lost-run datagram was not read as 30 runs');
+  printFigure({ bench: BENCH, figure: 'lost_runs_cpu_per_datagram', value: cpuPerCall(readLost, LOST_DATAGRAM), unit: 'us',
+    baseline: cpuPerCall(weriftParse, LOST_DATAGRAM), baseline_is: 'werift 0.23.0 unchecked' });
 
   const work = mkdtempSync(join(tmpdir(), 'bench-rtcp-'));
   const started: ServerProcess[] = [];

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RtcpRrPacket, RtpHeader, type RtcpPacket } from 'werift';
-import { hostileDatagram, pli, receiverReport } from '../helpers/hostile-rtcp.ts';
+import { hostileDatagram, pli, receiverReport, runChunk, twccFeedback } from '../helpers/hostile-rtcp.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
@@ -47,7 +47,7 @@ describe('hostile RTCP and RTP from a subscriber (rtc serve: api, token, media)'
     return parseStrictExposition(res.text);
   };
 
-  it('refuses and counts the 65,535-packet feedback and an RTP header of too many extensions, keeps serving, and bounds forged loss', async () => {
+  it('refuses and counts the 65,535-packet feedback and an RTP header of too many extensions, keeps serving, reads honest burst loss, and bounds forged loss', async () => {
     const room = 'hostile-rtcp';
     const join = async (body: Omit<TokenBody, 'room_id'>, onSsrc?: (ssrc: number) => void): Promise<RtcTestClient> => {
       const c = await RtcTestClient.join(server.urls['media']!, await projectA.issue({ ...body, room_id: room }), {
@@ -107,12 +107,19 @@ describe('hostile RTCP and RTP from a subscriber (rtc serve: api, token, media)'
     const forged = Buffer.concat([receiverReport(sentSsrc!, 1, 255, 0x7fffff), receiverReport(sentSsrc!, 1, 255, 0), pli(sentSsrc!)]);
     await transport.sendRtcp([raw(forged)]);
     await waitFor(async () => keyFrameRequests(await scrape()) > keyFrameRequests(before), 'the forged reports to be read');
+    // a browser's feedback after a burst of loss (0x7FFE lost, as far back as libwebrtc reports, then
+    // 20 received), with a PLI: read, not refused
+    const lostRuns = [8191, 8191, 8191, 8191, 2].map((run) => runChunk(0, run));
+    const burst = Buffer.concat([twccFeedback(0x7ffe + 20, [...lostRuns, runChunk(1, 20)], Buffer.alloc(20, 4), sentSsrc), pli(sentSsrc!)]);
+    const requestsThen = keyFrameRequests(await scrape());
+    await transport.sendRtcp([raw(burst)]);
+    await waitFor(async () => keyFrameRequests(await scrape()) > requestsThen, 'the burst-loss feedback to be read');
     const reportsThen = publisherReports.length;
     await waitFor(() => publisherReports.length >= reportsThen + 2, 'two receiver reports at the publisher after the forged ones');
     const after = await scrape();
     assert.ok(lostOut(after) - lostOut(before) <= sent, `${lostOut(after) - lostOut(before)} lost of ${sent} sent`);
     // the other subscriber lost nothing: what the publisher is told is the lower median of the two
     assert.deepEqual(publisherReports.slice(reportsThen).filter((fraction) => fraction > 0.2 * 256), []);
-    assert.equal(refused(after, 'rtcp'), refused(before, 'rtcp') + 8, 'the forged reports were well formed');
+    assert.equal(refused(after, 'rtcp'), refused(before, 'rtcp') + 8, 'the forged reports and the burst-loss feedback were well formed');
   });
 });

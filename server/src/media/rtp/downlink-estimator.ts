@@ -6,6 +6,7 @@
  * adaptive threshold), a loss-based part, and what the subscriber really received (the acknowledged
  * rate) as the anchor of every decrease. Clock-injected and timer-free: times are arguments.
  */
+import type { CompactTwcc } from './twcc-compact.ts';
 
 /** Send records kept, indexed by the 16-bit transport sequence number. */
 const HISTORY = 1 << 16;
@@ -47,6 +48,8 @@ export interface FeedbackResult {
   readonly seq: number;
   /** Arrival at the subscriber in ms on the subscriber's clock; undefined when reported lost. */
   readonly receivedAtMs: number | undefined;
+  /** Packets from `seq` on reported lost, when `receivedAtMs` is undefined (1 when absent): a run costs the same however long. */
+  readonly lost?: number;
 }
 
 export class DownlinkEstimator {
@@ -55,6 +58,12 @@ export class DownlinkEstimator {
   private readonly sentBytes = new Int32Array(HISTORY);
   /** Probe cluster of a sent packet, 0 for media. */
   private readonly sentProbe = new Int32Array(HISTORY);
+  /** Media packets sent before each sequence number, so a run of lost ones is counted at once. */
+  private readonly mediaBefore = new Float64Array(HISTORY);
+  private mediaSent = 0;
+  private lastSeq: number | undefined;
+  /** Sequence numbers up to lastSeq that mediaBefore covers. */
+  private seqsKnown = 0;
   private estimate: number;
   private lastUpdateMs: number | undefined;
   private signal: DelaySignal = 'normal';
@@ -132,6 +141,7 @@ export class DownlinkEstimator {
     this.sentAt[i] = nowMs;
     this.sentBytes[i] = bytes;
     this.sentProbe[i] = probe;
+    this.countSent(i, probe === 0);
     if (probe !== 0) {
       let cluster = this.probes.get(probe);
       if (!cluster) {
@@ -148,16 +158,18 @@ export class DownlinkEstimator {
   /** Applies one feedback message; returns the new estimate. */
   onFeedback(results: Iterable<FeedbackResult>, nowMs: number): number {
     for (const result of results) {
+      if (result.receivedAtMs === undefined) {
+        // a probe sent above what the path carries loses padding by design: only media loss counts
+        const media = this.mediaSentIn(result.seq & 0xffff, result.lost ?? 1);
+        this.lossTotal += media;
+        this.lossLost += media;
+        continue;
+      }
       const i = result.seq & 0xffff;
       const sentMs = this.sentAt[i]!;
       if (sentMs === 0) continue;
       const probe = this.sentProbe[i]!;
-      // a probe sent above what the path carries loses padding by design: only media loss counts
       if (probe === 0) this.lossTotal += 1;
-      if (result.receivedAtMs === undefined) {
-        if (probe === 0) this.lossLost += 1;
-        continue;
-      }
       const size = this.sentBytes[i]!;
       this.sentAt[i] = 0;
       this.onArrival(sentMs, result.receivedAtMs, size, nowMs);
@@ -170,6 +182,46 @@ export class DownlinkEstimator {
     }
     this.update(nowMs);
     return this.estimate;
+  }
+
+  /** Numbers the media packets sent; sequence numbers the sender skipped carry none. */
+  private countSent(seq: number, media: boolean): void {
+    if (this.lastSeq !== undefined) {
+      const skipped = (seq - this.lastSeq - 1) & 0xffff;
+      if (skipped < 0x8000) {
+        for (let k = 1; k <= skipped; k += 1) this.mediaBefore[(this.lastSeq + k) & 0xffff] = this.mediaSent;
+        this.seqsKnown = Math.min(HISTORY, this.seqsKnown + skipped);
+      } else {
+        // a step back: what came before no longer lines up
+        this.seqsKnown = 0;
+      }
+    }
+    this.mediaBefore[seq] = this.mediaSent;
+    if (media) this.mediaSent += 1;
+    this.lastSeq = seq;
+    this.seqsKnown = Math.min(HISTORY, this.seqsKnown + 1);
+  }
+
+  /**
+   * Media packets sent among the `count` sequence numbers from `seq`, in constant time. A run ending
+   * at most half the sequence space before the last sent is read back from its end (libwebrtc reports
+   * up to 0x7FFE lost at once); one ending after it, from its start; numbers after the last sent, or
+   * before what is known, were not sent.
+   */
+  private mediaSentIn(seq: number, count: number): number {
+    if (this.lastSeq === undefined) return 0;
+    const endBack = (this.lastSeq - seq - count + 1) & 0xffff;
+    let lastBack = endBack;
+    let firstBack = endBack + count - 1;
+    if (endBack >= 0x8000) {
+      firstBack = (this.lastSeq - seq) & 0xffff;
+      if (firstBack >= 0x8000) return 0;
+      lastBack = 0;
+    }
+    firstBack = Math.min(firstBack, this.seqsKnown - 1);
+    if (lastBack > firstBack) return 0;
+    const upTo = lastBack === 0 ? this.mediaSent : this.mediaBefore[(this.lastSeq - lastBack + 1) & 0xffff]!;
+    return upTo - this.mediaBefore[(this.lastSeq - firstBack) & 0xffff]!;
   }
 
   /**
@@ -317,49 +369,20 @@ function linearSlope(x: readonly number[], y: readonly number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-/** What werift parses of a transport-wide feedback message: its chunks and receive deltas (µs). */
-export interface ParsedTwcc {
-  readonly baseSequenceNumber: number;
-  readonly packetStatusCount: number;
-  /** In multiples of 64 ms. */
-  readonly referenceTime: number;
-  readonly packetChunks: readonly ({ readonly runLength: number; readonly packetStatus: number } | { readonly symbolSize: number; readonly symbolList: readonly number[] })[];
-  readonly recvDeltas: readonly { readonly delta: number }[];
-}
-
 /**
- * The per-packet results of a feedback message. werift's own `packetResults` skips status vector
- * chunks (which Chromium sends whenever statuses mix) and rounds every delta down to a millisecond, so
- * the chunks are read here; times keep their 250 µs resolution.
+ * The results of a feedback message read in compact form (twcc-compact.ts): one per packet received,
+ * times in ms with their 250 µs resolution, and one per run of lost packets, however long.
  */
-export function feedbackResults(feedback: ParsedTwcc): FeedbackResult[] {
-  const statuses: number[] = [];
-  for (const chunk of feedback.packetChunks) {
-    if (statuses.length >= feedback.packetStatusCount) break;
-    if ('runLength' in chunk) {
-      for (let i = 0; i < chunk.runLength && statuses.length < feedback.packetStatusCount; i += 1) statuses.push(chunk.packetStatus);
-    } else {
-      for (const symbol of chunk.symbolList) {
-        if (statuses.length >= feedback.packetStatusCount) break;
-        statuses.push(symbol);
-      }
-    }
-  }
+export function feedbackResults(feedback: CompactTwcc): FeedbackResult[] {
   const results: FeedbackResult[] = [];
   let timeUs = feedback.referenceTime * 64_000;
-  let d = 0;
-  for (let i = 0; i < statuses.length; i += 1) {
-    const seq = (feedback.baseSequenceNumber + i) & 0xffff;
-    const status = statuses[i]!;
-    // 1 small delta, 2 large delta: both received and both carry a delta; 0 not received
-    if (status === 1 || status === 2) {
-      const delta = feedback.recvDeltas[d];
-      d += 1;
-      if (delta === undefined) break;
-      timeUs += delta.delta;
-      results.push({ seq, receivedAtMs: timeUs / 1000 });
+  for (const entry of feedback.entries) {
+    const seq = (feedback.baseSequenceNumber + entry.offset) & 0xffff;
+    if ('lost' in entry) {
+      results.push({ seq, receivedAtMs: undefined, lost: entry.lost });
     } else {
-      results.push({ seq, receivedAtMs: undefined });
+      timeUs += entry.deltaUs;
+      results.push({ seq, receivedAtMs: timeUs / 1000 });
     }
   }
   return results;

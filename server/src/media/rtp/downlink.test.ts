@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { allocate, ceiling } from './allocation.ts';
+import { RtcpTransportLayerFeedback } from 'werift';
+import { runChunk, twccFeedback } from '../../../../test/helpers/hostile-rtcp.ts';
+import { parseCheckedRtcp } from '../webrtc/input-guard.ts';
 import { DownlinkEstimator, feedbackResults } from './downlink-estimator.ts';
 import { StreamLayers } from './layers.ts';
 import { StreamRewriter } from './rewriter.ts';
+import { CompactTwcc } from './twcc-compact.ts';
 
 const noBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
 const sizes = [{ width: 160, height: 90 }, { width: 320, height: 180 }, { width: 640, height: 360 }];
@@ -104,15 +108,30 @@ describe('downlink estimator', () => {
   });
 
   it('reads run-length and status vector chunks with their deltas', () => {
-    const results = feedbackResults({
-      baseSequenceNumber: 65_534, packetStatusCount: 5, referenceTime: 10,
-      packetChunks: [{ runLength: 2, packetStatus: 1 }, { symbolSize: 1, symbolList: [0, 2, 1, 0, 0, 0, 0] }],
-      recvDeltas: [{ delta: 1000 }, { delta: 250 }, { delta: -500 }, { delta: 750 }],
-    });
-    assert.deepEqual(results, [
-      { seq: 65_534, receivedAtMs: 641 }, { seq: 65_535, receivedAtMs: 641.25 }, { seq: 0, receivedAtMs: undefined },
+    // run of 2 small deltas, then a two-bit vector: lost, large, small (the rest unused)
+    const bytes = twccFeedback(5, [runChunk(1, 2), 0xc000 | (2 << 10) | (1 << 8)], Buffer.from([4, 1, 0xff, 0xfe, 3]));
+    bytes.writeUInt16BE(65_534, 12);
+    bytes.writeUIntBE(10, 16, 3);
+    const [packet] = parseCheckedRtcp(bytes);
+    assert.ok(packet?.type === RtcpTransportLayerFeedback.type && packet.feedback instanceof CompactTwcc);
+    assert.deepEqual(feedbackResults(packet.feedback), [
+      { seq: 65_534, receivedAtMs: 641 }, { seq: 65_535, receivedAtMs: 641.25 }, { seq: 0, receivedAtMs: undefined, lost: 1 },
       { seq: 1, receivedAtMs: 640.75 }, { seq: 2, receivedAtMs: 641.5 },
     ]);
+  });
+
+  it('counts a run of lost packets by the media packets sent in it, not by its length, probes and unsent numbers aside', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 300_000, minBps: 50_000, maxBps: 10_000_000 });
+    // 200 media packets across the wrap (65,436 to 99), 10 probes (100 to 109), 110 to 199 skipped, 10 media (200 to 209)
+    for (let seq = 65_436; seq < 65_636; seq++) estimator.onSent(seq & 0xffff, 1000, 1);
+    for (let seq = 100; seq < 110; seq++) estimator.onSent(seq, 1000, 1, 7);
+    for (let seq = 200; seq < 210; seq++) estimator.onSent(seq, 1000, 2);
+    const received = Array.from({ length: 190 }, (_, i) => ({ seq: (65_436 + i) & 0xffff, receivedAtMs: 5 + i }));
+    // from 90 on, as far as libwebrtc reports: 10 media, the probes, the skipped numbers and 10 media again
+    estimator.onFeedback([...received, { seq: 90, receivedAtMs: undefined, lost: 0x7ffe },
+      // numbers after the last sent, and a run ending before the first: nothing sent there
+      { seq: 300, receivedAtMs: undefined, lost: 50 }, { seq: 65_000, receivedAtMs: undefined, lost: 400 }], 3);
+    assert.equal(estimator.loss, 20 / 210);
   });
 });
 

@@ -8,14 +8,15 @@ import {
   hostileDatagram, hostileTwcc, nack, pli, receiverReport, remb, rtcpPacket, runChunk, sdes, twccFeedback,
 } from '../../../../test/helpers/hostile-rtcp.ts';
 import { parseCheckedRtcp } from '../webrtc/input-guard.ts';
-import { feedbackResults } from './downlink-estimator.ts';
+import { DownlinkEstimator, feedbackResults } from './downlink-estimator.ts';
 import { checkRtcp, MAX_RTCP_PACKETS, WORK_PER_BYTE } from './rtcp-check.ts';
+import { CompactTwcc } from './twcc-compact.ts';
 import { TwccRecorder } from './twcc-feedback.ts';
 
 /**
  * Objects the node builds from parsed packets: werift's (report blocks, NACKed sequence numbers,
  * FIR entries, transport-cc chunks and deltas, and the results werift's own sender makes of the
- * run-length chunks), and ours (feedbackResults: one per packet status).
+ * run-length chunks), and ours (feedbackResults: one per packet received and per run of lost ones).
  */
 function objectsBuilt(packets: readonly RtcpPacket[]): number {
   let n = packets.length;
@@ -24,7 +25,7 @@ function objectsBuilt(packets: readonly RtcpPacket[]): number {
     else if (p.type === RtcpTransportLayerFeedback.type) {
       const { feedback } = p;
       if (feedback instanceof GenericNack) n += feedback.lost.length;
-      if (feedback instanceof TransportWideCC) {
+      if (feedback instanceof CompactTwcc) {
         n += feedback.recvDeltas.length + feedback.packetChunks.length + feedback.packetResults.length + feedbackResults(feedback).length;
       }
     } else if (p.type === RtcpPayloadSpecificFeedback.type && p.feedback && 'fir' in p.feedback) n += p.feedback.fir.length;
@@ -46,13 +47,57 @@ describe('checkRtcp', () => {
     assert.deepEqual(parseCheckedRtcp(hostileDatagram()), []);
   });
 
-  it('refuses a feedback whose statuses, though "not received" and so without deltas, cost more than its bytes', () => {
-    // 36 bytes reporting 65,535 lost packets: cheap for werift's parser, one result each for the estimator
+  it('accepts a feedback reporting 65,535 lost packets in 40 bytes, 30 to a datagram, as a few entries and no werift object per status', () => {
     const lost = twccFeedback(65_535, [...Array.from({ length: 8 }, () => runChunk(0, 8191)), runChunk(0, 7)]);
-    assert.equal(refusal(lost), 'too_costly');
-    // a run may not reach past the count (werift's sender lists every packet of a run)
+    assert.equal(lost.length, 40);
+    const datagram = Buffer.concat(Array.from({ length: 30 }, () => lost));
+    const check = checkRtcp(datagram);
+    assert.ok(check.ok, JSON.stringify(check));
+    assert.ok(check.work <= WORK_PER_BYTE * datagram.length);
+    const packets = parseCheckedRtcp(datagram);
+    assert.equal(packets.length, 30);
+    for (const p of packets) {
+      assert.ok(p.type === RtcpTransportLayerFeedback.type && p.feedback instanceof CompactTwcc);
+      // one run of 65,535 lost: what the estimator reads, and nothing werift's sender would expand
+      assert.deepEqual(feedbackResults(p.feedback), [{ seq: 0, receivedAtMs: undefined, lost: 65_535 }]);
+      assert.equal(p.feedback.packetChunks.length + p.feedback.recvDeltas.length + p.feedback.packetResults.length, 0);
+    }
+    assert.ok(objectsBuilt(packets) <= 4 * datagram.length);
+    // a run may not reach past the count, nor be empty
     assert.equal(refusal(twccFeedback(1, [runChunk(0, 8191)])), 'malformed');
     assert.equal(refusal(twccFeedback(3, [runChunk(0, 0), runChunk(0, 3)])), 'malformed');
+  });
+
+  it('accepts the feedback a browser sends after a burst of loss, with the report beside it, and the loss reaches the estimator', () => {
+    const burst = (lost: readonly number[], received: number): Buffer => {
+      const total = lost.reduce((a, b) => a + b, 0) + received;
+      return twccFeedback(total, [...lost.map((run) => runChunk(0, run)), runChunk(1, received)], Buffer.alloc(received, 4));
+    };
+    // 800 lost then 20 received: 44 bytes
+    const gap = burst([800], 20);
+    assert.equal(gap.length, 44);
+    assert.ok(checkRtcp(gap).ok);
+    // 0x7FFE lost, as far back as libwebrtc reports, then 20 received
+    const widest = burst([8191, 8191, 8191, 8191, 2], 20);
+    for (const [feedback, lost] of [[gap, 800], [widest, 0x7ffe]] as const) {
+      const datagram = Buffer.concat([receiverReport(7, 1, 200, lost), sdes('cname'), feedback]);
+      const packets = parseCheckedRtcp(datagram);
+      assert.deepEqual(packets.map((p) => p.type), [RtcpRrPacket.type, RtcpTransportLayerFeedback.type]);
+      const [report, twcc] = packets;
+      assert.ok(report?.type === RtcpRrPacket.type);
+      assert.equal(report.reports[0]?.packetsLost, lost);
+      assert.ok(twcc?.type === RtcpTransportLayerFeedback.type && twcc.feedback instanceof CompactTwcc);
+      const results = feedbackResults(twcc.feedback);
+      assert.ok(results.length <= 30, `${results.length} results`);
+      // the same feedback without its lost run: only the loss tells the two apart
+      const [withLoss, without] = [results, results.filter((r) => r.receivedAtMs !== undefined)].map((fed) => {
+        const estimator = new DownlinkEstimator({ initialBps: 1_000_000, minBps: 50_000, maxBps: 5_000_000 });
+        for (let seq = 0; seq < lost + 20; seq++) estimator.onSent(seq, 1000, 10 + seq / 100);
+        estimator.onFeedback(fed, 1000 + lost / 100);
+        return estimator.bps;
+      });
+      assert.ok(withLoss! < 0.6 * without!, `${withLoss} with the loss, ${without} without`);
+    }
   });
 
   it('accepts the transport-cc feedback the node itself builds, gaps included, and parses it as werift would', () => {

@@ -3,11 +3,12 @@
  * "What a client's RTP and RTCP may cost"). Pure: bytes in, a verdict out, in one pass over the bytes.
  *
  * werift's parsers trust the counts a packet claims: a transport-cc feedback of 40 bytes claiming
- * 65,535 packets makes it build one object per claimed packet, and each sub-packet of a compound
- * datagram is handed the rest of the datagram, not its own bytes. A datagram passes here only when
- * every sub-packet's claims fit in its own bytes, and the objects parsing it would build (its
- * `work`) stay under WORK_PER_BYTE per byte of the datagram.
+ * 65,535 packets makes it build one object per claimed packet (the node reads transport-cc itself,
+ * twcc-compact.ts), and each sub-packet of a compound datagram is handed the rest of the datagram, not
+ * its own bytes. A datagram passes here only when every sub-packet's claims fit in its own bytes, and
+ * the objects parsing it would build (its `work`) stay under WORK_PER_BYTE per byte of the datagram.
  */
+import { readTwccChunks } from './twcc-compact.ts';
 
 /** RTCP packet types (RFC 3550 section 12.1, RFC 4585 section 6.1). */
 export const RTCP_SR = 200;
@@ -27,7 +28,8 @@ export const MAX_RTCP_PACKETS = 32;
 /**
  * Objects parsing a datagram may build, per byte of it: report blocks, NACKed sequence numbers (17
  * per 4 bytes), REMB SSRCs, FIR entries, transport-cc statuses and deltas. A transport-cc feedback is
- * the one that can claim more: a run-length chunk of 2 bytes reports up to 8,191 packets.
+ * read into a compact form (twcc-compact.ts) whose objects its bytes bound: at most one per delta byte
+ * and per status run, whatever status count it claims.
  */
 export const WORK_PER_BYTE = 16;
 
@@ -143,47 +145,20 @@ function transportFeedbackCost(fmt: number, view: DataView, start: number, end: 
 }
 
 /**
- * A transport-cc feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01, section 3.1): base
- * sequence number, status count, reference time and feedback count after the SSRCs, then packet
- * chunks covering exactly the status count (a run never reaches past it; a status vector's unused
- * symbols may), then a receive delta for every packet a chunk marks received (1 byte small, 2 large).
- * Returns the objects a parse builds (a status per packet reported, a chunk, a delta), or undefined.
+ * A transport-cc feedback (twcc-compact.ts): its packet chunks cover exactly the status count and its
+ * receive deltas fit. Returns the objects parsing it builds, or undefined: a chunk, an entry per run of
+ * statuses (a run of lost packets is one, however long) and one per delta byte at most. Never one per
+ * status: a run-length chunk of 2 bytes reports up to 8,191 packets, and after a network blip
+ * libwebrtc honestly reports thousands lost in a few bytes.
  */
 function twccWork(view: DataView, start: number, end: number): number | undefined {
-  if (end - start < 16) return undefined;
-  const statusCount = view.getUint16(start + 10);
-  let pos = start + 16;
-  let covered = 0;
-  let chunks = 0;
-  let deltaBytes = 0;
-  while (covered < statusCount) {
-    if (pos + 2 > end) return undefined;
-    const chunk = view.getUint16(pos);
-    pos += 2;
-    chunks += 1;
-    if ((chunk & 0x8000) === 0) {
-      const status = (chunk >> 13) & 0x3;
-      const run = chunk & 0x1fff;
-      if (status === 3 || run === 0 || run > statusCount - covered) return undefined;
-      deltaBytes += status * run;
-      covered += run;
-    } else if ((chunk & 0x4000) === 0) {
-      // 14 one-bit symbols: 1 is received with a small delta
-      for (let bit = 13; bit >= 0; bit--) deltaBytes += (chunk >> bit) & 1;
-      covered += 14;
-    } else {
-      // 7 two-bit symbols: 0 not received, 1 small delta, 2 large delta
-      for (let shift = 12; shift >= 0; shift -= 2) {
-        const symbol = (chunk >> shift) & 0x3;
-        if (symbol === 3) return undefined;
-        deltaBytes += symbol;
-      }
-      covered += 7;
-    }
-  }
-  if (pos + deltaBytes > end) return undefined;
-  // every delta byte is at most one delta object
-  return covered + chunks + deltaBytes;
+  const chunks = readTwccChunks(view, start, end, ignoreRun);
+  if (!chunks || chunks.deltaStart + chunks.deltaBytes > end) return undefined;
+  return chunks.chunks + chunks.runs + chunks.deltaBytes;
+}
+
+function ignoreRun(): void {
+  // the check counts the runs; parsing (twcc-compact.ts) reads them
 }
 
 function payloadFeedbackCost(fmt: number, view: DataView, start: number, end: number): BodyCost | undefined {

@@ -1,9 +1,10 @@
 import type { MediaKind } from '@rtc/protocol';
 import {
-  GenericNack, RtcpRrPacket, RtcpSenderInfo, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader, TransportWideCC,
+  GenericNack, RtcpRrPacket, RtcpSenderInfo, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader,
   type RTCDtlsTransport, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
+import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
@@ -267,7 +268,7 @@ export class Downlink {
     if (packet.type === RtcpRrPacket.type || packet.type === RtcpSrPacket.type) return this.onReports(packet.reports);
     if (packet.type !== RtcpTransportLayerFeedback.type) return;
     const { feedback } = packet;
-    if (feedback instanceof TransportWideCC) {
+    if (feedback instanceof CompactTwcc) {
       const now = this.now();
       this.estimator.onFeedback(feedbackResults(feedback), now);
       if (now - this.lastAllocateMs >= 200) this.allocate();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GenericNack, RtcpPacketConverter, RtcpTransportLayerFeedback, RtpHeader, RtpPacket, TransportWideCC } from 'werift';
-import { hostileDatagram, nack, rtpWithExtensions } from '../../../../test/helpers/hostile-rtcp.ts';
+import { hostileDatagram, nack, rtpWithExtensions, runChunk, twccFeedback } from '../../../../test/helpers/hostile-rtcp.ts';
 import { refusedInput } from '../../metrics/media-stats.ts';
 import { installInputGuard, RefusedRtpError } from './input-guard.ts';
 
@@ -39,6 +39,17 @@ describe('the checks in front of werift\'s parsers', () => {
     const packets = RtcpPacketConverter.deSerialize(Buffer.concat([nack(9, [5], 0b11), nack(9, [40])]));
     const lost = packets.map((p) => (p.type === RtcpTransportLayerFeedback.type && p.feedback instanceof GenericNack ? p.feedback.lost : []));
     assert.deepEqual(lost, [[5, 6, 7], [40]]);
+    assert.equal(refusedInput.rtcp, before);
+  });
+
+  it('reads transport-cc feedback at the same entry point without werift\'s parser, 65,535 lost packets 30 times over included', () => {
+    const before = refusedInput.rtcp;
+    const lost = twccFeedback(65_535, [...Array.from({ length: 8 }, () => runChunk(0, 8191)), runChunk(0, 7)]);
+    let packets: unknown[] = [];
+    assert.equal(twccParses(() => {
+      packets = RtcpPacketConverter.deSerialize(Buffer.concat(Array.from({ length: 30 }, () => lost)));
+    }), 0);
+    assert.equal(packets.length, 30);
     assert.equal(refusedInput.rtcp, before);
   });
 

@@ -8,7 +8,8 @@
  * rtcp-check.ts and rtp-check.ts first on every path: a refused RTCP datagram parses to no packet, a
  * refused RTP header throws, and werift drops the packet as it drops one that fails authentication.
  * An accepted RTCP datagram is parsed here, each sub-packet from its own bytes (werift hands each the
- * rest of the datagram), by werift's parser for its type. werift is pinned exactly:
+ * rest of the datagram), by werift's parser for its type; transport-cc feedback by the node's own
+ * (rtp/twcc-compact.ts), which does not build an object per status reported. werift is pinned exactly:
  * `test/e2e/webrtc-input-guard.test.ts` fails if an upgrade bypasses this.
  */
 import {
@@ -16,8 +17,9 @@ import {
   type RtcpPacket,
 } from 'werift';
 import { refusedInput } from '../../metrics/media-stats.ts';
-import { checkRtcp, RTCP_PSFB, RTCP_RR, RTCP_RTPFB, RTCP_SR } from '../rtp/rtcp-check.ts';
+import { checkRtcp, FMT_TWCC, RTCP_PSFB, RTCP_RR, RTCP_RTPFB, RTCP_SR } from '../rtp/rtcp-check.ts';
 import { checkRtpHeader } from '../rtp/rtp-check.ts';
+import { parseCompactTwcc } from '../rtp/twcc-compact.ts';
 
 /** An RTP header the checks refused (werift drops the packet). */
 export class RefusedRtpError extends Error {
@@ -41,6 +43,7 @@ export function parseCheckedRtcp(data: Buffer): RtcpPacket[] {
       const header = RtcpHeader.deSerialize(data.subarray(part.start - 4, part.start));
       if (part.type === RTCP_SR) packets.push(RtcpSrPacket.deSerialize(body, part.count));
       else if (part.type === RTCP_RR) packets.push(RtcpRrPacket.deSerialize(body, part.count));
+      else if (part.type === RTCP_RTPFB && part.count === FMT_TWCC) packets.push(compactTwcc(data, part.start, part.end, header));
       else if (part.type === RTCP_RTPFB) packets.push(RtcpTransportLayerFeedback.deSerialize(body, header));
       else if (part.type === RTCP_PSFB) packets.push(RtcpPayloadSpecificFeedback.deSerialize(body, header));
     }
@@ -50,6 +53,12 @@ export function parseCheckedRtcp(data: Buffer): RtcpPacket[] {
     return [];
   }
   return packets;
+}
+
+function compactTwcc(data: Buffer, start: number, end: number, header: RtcpHeader): RtcpTransportLayerFeedback {
+  const feedback = parseCompactTwcc(data, start, end, header);
+  if (!feedback) throw new Error('transport-cc feedback the check passed does not parse');
+  return new RtcpTransportLayerFeedback({ header, feedback });
 }
 
 let installed = false;
