@@ -63,6 +63,30 @@ describe('share-link guests: an identity and streams of the platform\'s choosing
     assert.notEqual(bare.json<TokenResponse>().user_id, token.user_id);
   });
 
+  it('keeps an invitation usable when its token could not be issued, and still only once', async () => {
+    const invitation = await invitationOf(server, customer);
+    // the signing key fails once (issuer_unavailable), as a key store that cannot be read would
+    const keys = server.deps.keys;
+    const signing = Object.getOwnPropertyDescriptor(keys, 'signing')!;
+    Object.defineProperty(keys, 'signing', {
+      configurable: true,
+      get: () => {
+        Object.defineProperty(keys, 'signing', signing);
+        throw new Error('the signing key is unavailable');
+      },
+    });
+    const failed = await redeem(server, { invitation });
+    assert.equal(failed.status, 502, failed.text);
+    assert.equal(errorOf(failed), 'issuer_unavailable');
+    // the retry it is told to make gets the token; the link is used up then
+    const retried = await redeem(server, { invitation });
+    assert.equal(retried.status, 200, retried.text);
+    assert.match(retried.json<TokenResponse>().user_id, GUEST_USER);
+    const again = await redeem(server, { invitation });
+    assert.equal(again.status, 401, again.text);
+    assert.equal(errorOf(again), 'unauthenticated');
+  });
+
   it('refuses a guest_ user id on every other way to a token: token API, token host, console temporary token', async () => {
     const api = await server.request(`${server.api}/v1/rtc/tokens`, {
       headers: { authorization: customer.auth }, body: { room_id: 'test-room', user_id: 'guest_abc', role: 'speaker' },

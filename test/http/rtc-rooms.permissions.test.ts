@@ -96,4 +96,33 @@ describe('permission changes outlast a reconnection with the same grant', () => 
     const stream = await fresh.publish(1, 'audio');
     assert.equal(stream.active, true);
   });
+
+  it('keeps the newest change when a session renews with an older grant that holds an earlier one', async () => {
+    const room = 'perm-older';
+    const older = await issue(room, 'trudy');
+    const change = async (session: MediaSession, publishStreams: number[]): Promise<void> => {
+      await listed(room, session.participantId);
+      const told = nextEvent(session, 'permissions');
+      const res = await server.request(`${server.api}/v1/rtc/rooms/${room}/participants/${session.participantId}`, {
+        method: 'PATCH', headers: { authorization: customer.auth }, body: { publish_streams: publishStreams },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual((await told).publishStreams, publishStreams);
+    };
+    // a first change, kept on the older grant: stream 1 stays allowed
+    const first = await enter(nodeA, older);
+    await change(first, [1]);
+    await first.close();
+    server.clock.advance(1000);
+    // a later session, under a newer grant, has stream 1 taken away, then renews with the older grant
+    const later = await enter(nodeA, await issue(room, 'trudy'), async () => older);
+    await change(later, []);
+    await later.renew();
+    await refusesPublishing(later);
+    await later.close();
+    // and the older grant holds the newest change from now on, on any node
+    const again = await enter(nodeB, older);
+    await refusesPublishing(again);
+    await again.close();
+  });
 });

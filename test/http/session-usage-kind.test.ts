@@ -168,6 +168,30 @@ describe('usage kinds of media sessions, from verified media', () => {
     assert.deepEqual(await kinds(quiet, 2), { speaker: ['audio', false], hearer: ['audio', false] });
   });
 
+  it('bills 4 Mbit/s sent as 8 WebSocket streams of 500 kbit/s labelled audio as video, sent and received', async () => {
+    const room = 'split-audio';
+    const ids = [1, 2, 3, 4, 5, 6, 7, 8];
+    const sender = await join(await media.issue({ room_id: room, user_id: 'splitter', role: 'speaker', publish_streams: ids }));
+    const receiver = await join(await media.issue({ room_id: room, user_id: 'watcher', role: 'audience', subscribe_room: true }));
+    let received = 0;
+    receiver.on('frame', () => {
+      received += 1;
+    });
+    const streams = await Promise.all(ids.map((id) => sender.publish(id, 'audio')));
+    await waitFor(() => receiver.streams().length === ids.length, 'the 8 streams at the receiver');
+    // 7 s of the node's clock in 100 ms steps: 6250 bytes per stream and step, 500 kbit/s each
+    for (let step = 0; step < 70; step++) {
+      const before = received;
+      for (const stream of streams) await stream.send(Buffer.alloc(6_250, step));
+      await waitFor(() => received === before + ids.length, `step ${step} at the receiver`);
+      clock.advance(100);
+    }
+    await receiver.close();
+    await sender.close();
+    // 4 Mbit/s of media of no readable size: 1 Mpx, more than 1280x720
+    assert.deepEqual(await kinds(room, 2), { splitter: ['video_full_hd', false], watcher: ['video_full_hd', false] });
+  });
+
   it('counts TURN relay minutes by the relay address the ICE pair ends at, whatever type a client gives its candidate', async () => {
     // the client's own loopback candidates, labelled relay candidates
     const asRelay = (sdp: string): string => sdp.replace(/ typ host/g, ' typ relay raddr 0.0.0.0 rport 0');

@@ -20,6 +20,18 @@ export function describeInvitationStoreContract(stores: () => { readonly store: 
       assert.equal(await other.claimInvitation(nonce(), 2_000_000_600), true);
     });
 
+    it('lets a released claim be made again, on this store or another, and once only', async () => {
+      const { store, other } = stores();
+      const n = nonce();
+      const kept = nonce();
+      assert.equal(await store.claimInvitation(n, 2_000_000_600), true);
+      assert.equal(await store.claimInvitation(kept, 2_000_000_600), true);
+      await other.releaseInvitation(n);
+      assert.equal(await other.claimInvitation(n, 2_000_000_600), true);
+      assert.equal(await store.claimInvitation(n, 2_000_000_600), false);
+      assert.equal(await store.claimInvitation(kept, 2_000_000_600), false, 'another claim stays');
+    });
+
     it('lets exactly one of concurrent claims on two stores win', async () => {
       const { store, other } = stores();
       const n = nonce();

@@ -256,23 +256,26 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
   });
 
   describe('permissions set on grants', () => {
-    it('keeps each grant\'s permissions until it expires, for its own project only, the latest set winning', async () => {
+    it('keeps each grant\'s permissions until it expires, for its own project only, the newest change winning', async () => {
       const { store, other } = stores();
       const projectId = uid('prj');
       const [g1, g2] = [uid('g'), uid('g')];
-      const none = { publishStreams: [], subscribeStreams: [3], subscribeRoom: false };
+      const none = { publishStreams: [], subscribeStreams: [3], subscribeRoom: false, setAt: 5_000 };
       await store.putGrantPermissions([
         { grantId: g1, projectId, expiresAt: 1_100, ...none },
-        { grantId: g2, projectId, expiresAt: 1_200, publishStreams: [1], subscribeStreams: [], subscribeRoom: true },
+        { grantId: g2, projectId, expiresAt: 1_200, publishStreams: [1], subscribeStreams: [], subscribeRoom: true, setAt: 5_000 },
       ]);
       await store.putGrantPermissions([]);
       assert.deepEqual(await other.grantPermissions(projectId, g1, 1_099), none);
       assert.equal(await other.grantPermissions(projectId, g1, 1_100), undefined, 'expired with its grant');
       assert.equal(await other.grantPermissions(uid('prj'), g2, 1_000), undefined, 'another project\'s');
-      const again = { publishStreams: [], subscribeStreams: [], subscribeRoom: true };
+      const again = { publishStreams: [], subscribeStreams: [], subscribeRoom: true, setAt: 1_700_000_000_000 };
       await other.putGrantPermissions([{ grantId: g2, projectId, expiresAt: 1_200, ...again }]);
-      // another project cannot overwrite them
-      await other.putGrantPermissions([{ grantId: g2, projectId: uid('prj'), expiresAt: 9_999, publishStreams: [9], subscribeStreams: [], subscribeRoom: true }]);
+      // another project cannot overwrite them, nor an older change stored late
+      await other.putGrantPermissions([{
+        grantId: g2, projectId: uid('prj'), expiresAt: 9_999, publishStreams: [9], subscribeStreams: [], subscribeRoom: true, setAt: 1_800_000_000_000,
+      }]);
+      await store.putGrantPermissions([{ grantId: g2, projectId, expiresAt: 1_200, publishStreams: [1], subscribeStreams: [], subscribeRoom: true, setAt: 6_000 }]);
       assert.deepEqual(await store.grantPermissions(projectId, g2, 1_000), again);
       assert.ok(await store.purgeGrantPermissions(1_100) >= 1);
       assert.deepEqual(await store.grantPermissions(projectId, g2, 1_000), again);

@@ -20,7 +20,7 @@ const busEventSchema = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
-    publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
+    publish: streams, subscribe: streams, subscribeRoom: z.boolean(), setAt: z.number().int().nonnegative(),
   }),
   z.strictObject({
     type: z.literal('room.updated'), projectId: id, roomId: z.string().min(1).max(512),

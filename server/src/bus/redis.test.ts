@@ -99,7 +99,7 @@ describe('Redis event bus (the cluster)', () => {
       const forged = [
         'null', 'not json', '{"origin":"x"}',
         JSON.stringify({ origin: 'x', event: { type: 'grant.revoked', grantId: { a: 1 }, projectId: 'prj_1', expiresAt: '9e99' } }),
-        JSON.stringify({ origin: 'x', event: { type: 'participant.updated', projectId: 'p', roomId: 'r', participantId: 'q', publish: [-1], subscribe: [], subscribeRoom: true } }),
+        JSON.stringify({ origin: 'x', event: { type: 'participant.updated', projectId: 'p', roomId: 'r', participantId: 'q', publish: [-1], subscribe: [], subscribeRoom: true, setAt: 0 } }),
         JSON.stringify({ origin: 'x', event: { type: 'something.else' } }),
       ];
       for (const message of forged) await raw.publish('test:forged', message);

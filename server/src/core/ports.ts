@@ -103,6 +103,8 @@ export type BusEvent =
   | {
     readonly type: 'participant.updated'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly publish: readonly number[]; readonly subscribe: readonly number[]; readonly subscribeRoom: boolean;
+    /** When the room service made the change (ms): of two changes, the newest holds. */
+    readonly setAt: number;
   }
   /** A room's settings changed through the room service API (docs/reference/room-api.md, "Room settings"): their new values. */
   | {

@@ -173,7 +173,7 @@ export class MediaHub implements SessionHost {
   /** Permissions the customer's server set on a grant, read from the store: set on any node, they hold on this one. */
   async grantPermissions(grant: MediaGrant): Promise<Permissions | undefined> {
     const stored = await this.store.grantPermissions(grant.projectId, grant.grantId, this.nowSec());
-    return stored && { pub: new Set(stored.publishStreams), subs: new Set(stored.subscribeStreams), subRoom: stored.subscribeRoom };
+    return stored && { pub: new Set(stored.publishStreams), subs: new Set(stored.subscribeStreams), subRoom: stored.subscribeRoom, setAt: stored.setAt };
   }
 
   roomFor(projectId: string, roomId: string, settings?: RoomSettings): Room {
@@ -223,6 +223,10 @@ export class MediaHub implements SessionHost {
 
   renewed(session: Session): void {
     this.recorder.renewed(session, this.roomFor(session.projectId, session.roomId));
+  }
+
+  permissionsApplied(session: Session): void {
+    this.recorder.permissionsApplied(session);
   }
 
   left(session: Session, room: Room): void {

@@ -130,18 +130,30 @@ export class Recorder {
    */
   renewed(session: Session, room: Room): void {
     const record = this.presenceOf(session, room);
-    const set = session.grants.permissionsSet;
-    const grant = session.currentGrant;
-    if (!record || !grant) return;
+    if (!record) return;
     this.writePresence(session, async (store) => {
-      if (set) {
-        await store.putGrantPermissions([{
-          grantId: grant.grantId, projectId: grant.projectId, expiresAt: grant.expiresAt,
-          publishStreams: [...set.pub], subscribeStreams: [...set.subs], subscribeRoom: set.subRoom,
-        }]);
-      }
+      await this.storePermissions(session, store);
       await store.upsertLiveParticipant(record);
     });
+  }
+
+  /**
+   * Permissions set through the room service API were applied to a session: stored for every grant
+   * it holds, a renewal's that the room service did not know of yet included.
+   */
+  permissionsApplied(session: Session): void {
+    this.writePresence(session, (store) => this.storePermissions(session, store));
+  }
+
+  /** The permissions set on `session`, stored for each of its live grants unless a newer change is (docs/decisions.md, "The newest permission change wins"). */
+  private async storePermissions(session: Session, store: RecorderStore): Promise<void> {
+    const set = session.grants.permissionsSet;
+    const projectId = session.projectId;
+    const now = this.nowSec();
+    if (!set || !projectId) return;
+    await store.putGrantPermissions([...session.grants.used].filter(([, exp]) => exp > now).map(([grantId, expiresAt]) => ({
+      grantId, projectId, expiresAt, publishStreams: [...set.pub], subscribeStreams: [...set.subs], subscribeRoom: set.subRoom, setAt: set.setAt,
+    })));
   }
 
   /** The last member left `room` at `emptiedAt` (seconds). */

@@ -18,7 +18,7 @@ export function applyRoomCommand(event: BusEvent, participants: ReadonlyMap<stri
     case 'participant.updated': {
       const session = participants.get(event.participantId);
       if (!session || session.projectId !== event.projectId || session.roomId !== event.roomId) return;
-      session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom });
+      session.applyPermissions({ pub: new Set(event.publish), subs: new Set(event.subscribe), subRoom: event.subscribeRoom, setAt: event.setAt });
       return;
     }
     case 'participant.metadata': {

@@ -3,11 +3,13 @@ import type { GrantHolders } from '../grant-guard/grant-holders.ts';
 import type { MediaGrant } from './grant-check.ts';
 import { MAX_LIVE_GRANTS_PER_SESSION } from './limits.ts';
 
-/** What a session may publish and receive. */
+/** What a session may publish and receive, as set through the room service API. */
 export interface Permissions {
   readonly pub: ReadonlySet<number>;
   readonly subs: ReadonlySet<number>;
   readonly subRoom: boolean;
+  /** When the room service made the change (ms): of two changes, the newest holds. */
+  readonly setAt: number;
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -68,9 +70,12 @@ export class SessionGrants<S> {
     return this.grant;
   }
 
-  /** Applies permissions set by the customer's server; returns the grant as it applies now. */
+  /**
+   * Applies permissions set by the customer's server; returns the grant as it applies now, undefined
+   * when the session has none or already holds a newer change.
+   */
   restrict(permissions: Permissions): MediaGrant | undefined {
-    if (!this.grant) return undefined;
+    if (!this.grant || !newer(permissions, this.override)) return undefined;
     this.override = permissions;
     this.grant = withPermissions(this.grant, permissions);
     for (const id of this.grant.pub) this.published.add(id);
@@ -90,11 +95,12 @@ export class SessionGrants<S> {
   }
 
   /**
-   * A renewal's grant takes over, under the permissions set through the room service API (those
-   * stored on `next` itself, else those of the session); returns it as applied.
+   * A renewal's grant takes over, under the permissions set through the room service API: the newest
+   * of those stored on `next` and those of the session (a grant older than the session's last change
+   * does not bring back what it took away); returns it as applied.
    */
   renew(next: MediaGrant, stored?: Permissions): MediaGrant {
-    if (stored) this.override = stored;
+    if (stored && newer(stored, this.override)) this.override = stored;
     const applied = this.override ? withPermissions(next, this.override) : next;
     this.grant = applied;
     this.track(applied);
@@ -122,6 +128,11 @@ export class SessionGrants<S> {
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, grant.expiresAt * 1000 - this.nowMs()));
     this.expiryTimer = setTimeout(this.onExpired, delay);
   }
+}
+
+/** Whether `candidate` is at least as new as `current` (docs/decisions.md, "The newest permission change wins"). */
+function newer(candidate: Permissions, current: Permissions | undefined): boolean {
+  return current === undefined || candidate.setAt >= current.setAt;
 }
 
 function withPermissions(grant: MediaGrant, permissions: Permissions): MediaGrant {

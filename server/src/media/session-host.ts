@@ -36,6 +36,8 @@ export interface SessionHost extends Pick<RenewalChecks, 'grantPermissions'> {
   joined(session: Session, grant: MediaGrant): void;
   /** After a renewal: the session's grants and permissions changed. */
   renewed(session: Session): void;
+  /** After permissions set through the room service API were applied to the session. */
+  permissionsApplied(session: Session): void;
   left(session: Session, room: Room): void;
   forget(session: Session): void;
 }

@@ -144,6 +144,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (this.state !== 'joined') return;
     const next = this.grants.restrict(permissions);
     if (!next) return;
+    this.host.permissionsApplied(this);
     this.reconcile(next);
     this.sendControl({
       type: 'permissions', publish_streams: [...next.pub], subscribe_streams: [...next.subs], subscribe_room: next.subRoom,

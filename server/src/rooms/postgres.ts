@@ -187,15 +187,17 @@ export function postgresRoomStore(
     async purgeRoomCutoffs(nowSec) { return changed('DELETE FROM room_cutoffs WHERE expires_at < $1', [nowSec]); },
     async putGrantPermissions(records) {
       if (records.length === 0) return;
-      await pool.query(`INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at)
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[])
+      await pool.query(`INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at, set_at)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::bigint[], $7::bigint[])
         ON CONFLICT (grant_id) DO UPDATE SET publish_streams = EXCLUDED.publish_streams, subscribe_streams = EXCLUDED.subscribe_streams,
-        subscribe_room = EXCLUDED.subscribe_room, expires_at = EXCLUDED.expires_at WHERE grant_permissions.project_id = EXCLUDED.project_id`,
+        subscribe_room = EXCLUDED.subscribe_room, expires_at = EXCLUDED.expires_at, set_at = EXCLUDED.set_at
+        WHERE grant_permissions.project_id = EXCLUDED.project_id AND grant_permissions.set_at <= EXCLUDED.set_at`,
       [records.map((r) => r.grantId), records.map((r) => r.projectId), records.map((r) => JSON.stringify(r.publishStreams)),
-        records.map((r) => JSON.stringify(r.subscribeStreams)), records.map((r) => r.subscribeRoom), records.map((r) => r.expiresAt)]);
+        records.map((r) => JSON.stringify(r.subscribeStreams)), records.map((r) => r.subscribeRoom), records.map((r) => r.expiresAt),
+        records.map((r) => r.setAt)]);
     },
     async grantPermissions(projectId, grantId, nowSec) {
-      const r = await one<GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room FROM grant_permissions
+      const r = await one<GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room, set_at FROM grant_permissions
         WHERE grant_id = $1 AND project_id = $2 AND expires_at > $3`, [grantId, projectId, nowSec]);
       return r && toPermissions(r);
     },

@@ -1,6 +1,6 @@
 import { EVERY_USER } from './cutoff.ts';
 import type {
-  LiveGrant, LiveParticipantPermissions, LiveParticipantRecord, LiveQuality, LiveStream, RoomCutoffRecord, RoomRecord,
+  LiveGrant, LiveParticipantRecord, LiveQuality, LiveStream, RoomCutoffRecord, RoomRecord, StoredGrantPermissions,
 } from './store.ts';
 
 /** A `live_participants` row; the lists are JSON text in both stores. */
@@ -26,11 +26,11 @@ export function withMuted(streams: readonly LiveStream[], streamId: number, mute
 }
 
 /** The permissions of a `grant_permissions` row; the lists are JSON text in both stores. */
-export interface GrantPermissionsRow { publish_streams: string; subscribe_streams: string; subscribe_room: number | boolean }
+export interface GrantPermissionsRow { publish_streams: string; subscribe_streams: string; subscribe_room: number | boolean; set_at: number | string }
 
-export const toPermissions = (r: GrantPermissionsRow): LiveParticipantPermissions => ({
+export const toPermissions = (r: GrantPermissionsRow): StoredGrantPermissions => ({
   publishStreams: JSON.parse(r.publish_streams) as number[], subscribeStreams: JSON.parse(r.subscribe_streams) as number[],
-  subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1,
+  subscribeRoom: r.subscribe_room === true || r.subscribe_room === 1, setAt: Number(r.set_at),
 });
 
 /** A `room_cutoffs` row: `user_id` '' stands for every user of the room. */

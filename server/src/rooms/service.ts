@@ -244,14 +244,16 @@ export async function updateParticipant(
   if (changesPermissions) {
     updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
     if (!updated) throw participantNotFound();
-    // kept on every grant the participant used, until each expires: a reconnection with one of them gets them again
+    // kept on every grant the participant used, until each expires: a reconnection with one of them gets them again;
+    // the change's time orders it against others (docs/decisions.md, "The newest permission change wins")
+    const setAt = deps.clock.nowMs();
     const now = nowSec(deps.clock);
     await deps.store.putGrantPermissions(updated.grants.filter((g) => g.expiresAt > now).map((g) => ({
-      grantId: g.grantId, projectId: cred.projectId, expiresAt: g.expiresAt, publishStreams, subscribeStreams, subscribeRoom,
+      grantId: g.grantId, projectId: cred.projectId, expiresAt: g.expiresAt, publishStreams, subscribeStreams, subscribeRoom, setAt,
     })));
     await deps.bus.publish({
       type: 'participant.updated', projectId: cred.projectId, roomId, participantId,
-      publish: publishStreams, subscribe: subscribeStreams, subscribeRoom,
+      publish: publishStreams, subscribe: subscribeStreams, subscribeRoom, setAt,
     });
   }
   if (changesMetadata) {

@@ -79,12 +79,13 @@ export function sqliteRoomStore(
       WHERE project_id = ? AND room_id = ? AND user_id IN (?, ?)`).pluck(),
     listRoomCutoffs: db.prepare<[number], RoomCutoffRow>('SELECT * FROM room_cutoffs WHERE expires_at >= ?'),
     purgeRoomCutoffs: db.prepare<[number]>('DELETE FROM room_cutoffs WHERE expires_at < ?'),
-    putGrantPermissions: db.prepare<{ grantId: string; projectId: string; pub: string; subs: string; subRoom: number; expiresAt: number }>(
-      `INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at)
-       VALUES (@grantId, @projectId, @pub, @subs, @subRoom, @expiresAt) ON CONFLICT (grant_id) DO UPDATE SET
+    putGrantPermissions: db.prepare<{ grantId: string; projectId: string; pub: string; subs: string; subRoom: number; expiresAt: number; setAt: number }>(
+      `INSERT INTO grant_permissions (grant_id, project_id, publish_streams, subscribe_streams, subscribe_room, expires_at, set_at)
+       VALUES (@grantId, @projectId, @pub, @subs, @subRoom, @expiresAt, @setAt) ON CONFLICT (grant_id) DO UPDATE SET
        publish_streams = excluded.publish_streams, subscribe_streams = excluded.subscribe_streams,
-       subscribe_room = excluded.subscribe_room, expires_at = excluded.expires_at WHERE grant_permissions.project_id = excluded.project_id`),
-    grantPermissions: db.prepare<[string, string, number], GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room
+       subscribe_room = excluded.subscribe_room, expires_at = excluded.expires_at, set_at = excluded.set_at
+       WHERE grant_permissions.project_id = excluded.project_id AND grant_permissions.set_at <= excluded.set_at`),
+    grantPermissions: db.prepare<[string, string, number], GrantPermissionsRow>(`SELECT publish_streams, subscribe_streams, subscribe_room, set_at
       FROM grant_permissions WHERE grant_id = ? AND project_id = ? AND expires_at > ?`),
     purgeGrantPermissions: db.prepare<[number]>('DELETE FROM grant_permissions WHERE expires_at <= ?'),
   };
@@ -92,7 +93,7 @@ export function sqliteRoomStore(
     for (const r of records) {
       q.putGrantPermissions.run({
         grantId: r.grantId, projectId: r.projectId, pub: JSON.stringify(r.publishStreams), subs: JSON.stringify(r.subscribeStreams),
-        subRoom: r.subscribeRoom ? 1 : 0, expiresAt: r.expiresAt,
+        subRoom: r.subscribeRoom ? 1 : 0, expiresAt: r.expiresAt, setAt: r.setAt,
       });
     }
   });

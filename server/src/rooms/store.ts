@@ -106,18 +106,24 @@ export interface LiveParticipantStore {
  * grant expires: a join or renewal with that grant, on any media node, gets them instead of the
  * grant's own (docs/reference/room-api.md, "Changing permissions").
  */
-export interface GrantPermissionsRecord extends LiveParticipantPermissions {
+export interface GrantPermissionsRecord extends StoredGrantPermissions {
   readonly grantId: string;
   readonly projectId: string;
   readonly expiresAt: number;
 }
 
+/** Permissions set on a grant, with when the room service made the change: the newest change wins. */
+export interface StoredGrantPermissions extends LiveParticipantPermissions {
+  /** Milliseconds since the epoch, by the clock of the api process that made the change. */
+  readonly setAt: number;
+}
+
 /** The permissions set on grants, readable by every node. */
 export interface GrantPermissionStore {
-  /** Records each grant's permissions, replacing what was set on it before. */
+  /** Records each grant's permissions, replacing what was set on it before unless that change is newer (`setAt`). */
   putGrantPermissions(records: readonly GrantPermissionsRecord[]): Promise<void>;
   /** The permissions set on a grant of the project that has not expired at `nowSec`; undefined when none. */
-  grantPermissions(projectId: string, grantId: string, nowSec: number): Promise<LiveParticipantPermissions | undefined>;
+  grantPermissions(projectId: string, grantId: string, nowSec: number): Promise<StoredGrantPermissions | undefined>;
   /** Forgets the permissions of grants expired at `nowSec`; how many. */
   purgeGrantPermissions(nowSec: number): Promise<number>;
 }

@@ -24,13 +24,15 @@ export const SUSTAINED_WINDOWS = 5;
  */
 export const VERIFIED_BPS_PER_PIXEL = 1;
 /**
- * Media the node cannot read a size in (sealed WebSocket frames of any kind, WebRTC audio): above
- * this rate, sustained, it is video traffic whatever the client calls it (Opus tops out at 510 kbit/s)...
+ * Media the node cannot read a size in (sealed WebSocket frames of any kind, WebRTC audio), summed
+ * over all the streams a session sends, or all it receives: above this rate, sustained, it is video
+ * traffic whatever the client calls it (Opus tops out at 510 kbit/s; docs/decisions.md, "Opaque media
+ * is measured per session and direction")...
  */
 export const OPAQUE_AUDIO_MAX_BPS = 512_000;
 /** ...and counts as the video of `bps / OPAQUE_BPS_PER_PIXEL` pixels: 1.23 Mbit/s is 640x480, 3.7 Mbit/s 1280x720, 8.3 Mbit/s 1920x1080. */
 export const OPAQUE_BPS_PER_PIXEL = 4;
-/** Flows a session's usage follows at once; the least recently added goes (what it verified stays counted). */
+/** Video flows of a known picture a session's usage follows at once; the least recently active goes (what it verified stays counted). */
 export const MAX_USAGE_FLOWS = 64;
 
 /**
@@ -86,6 +88,11 @@ export function flowKey(way: (typeof FLOW)[keyof typeof FLOW], streamId: number)
   return streamId * 4 + way;
 }
 
+/** The direction of a flow by its `flowKey`: 0 what the session sends (into the node), 1 what it receives. */
+function direction(key: number): 0 | 1 {
+  return key % 2 === 0 ? 0 : 1;
+}
+
 /**
  * What a media node notes of one session while it is open (docs/console.md, "Usage kind of a
  * session"): whether it published or received video and the largest picture of it the node could
@@ -95,8 +102,10 @@ export class SessionUsage {
   /** 0: no video; otherwise the largest verified picture, at least `UNKNOWN_VIDEO_PIXELS`. */
   videoPixels = 0;
   relayed = false;
-  /** The rate of each flow of media in or out, by `flowKey`. */
+  /** The rate of each flow of video of a known picture in or out, by `flowKey`, the least recently active first. */
   private readonly flows = new Map<number, SustainedRate>();
+  /** The rate of all media of no readable size the session sends, and of all it receives: streams split no rate. */
+  private readonly opaque = [new SustainedRate(), new SustainedRate()] as const;
 
   /** Video went in or out of the session: at least the smallest video kind. */
   noteVideo(): void {
@@ -111,20 +120,25 @@ export class SessionUsage {
   /**
    * A packet of `bytes` in or out on `flow`. Video of a known picture (`claimedPixels`, as verified
    * where it came from) counts as far as the flow's own rate goes; media of no size the node can
-   * read (video without `claimedPixels`, audio, data) by its rate alone; video is at least the smallest kind.
+   * read (video without `claimedPixels`, audio, data) by the rate of all such media of the session
+   * the same way; video is at least the smallest kind.
    */
   noteMedia(flow: number, video: boolean, bytes: number, nowMs: number, claimedPixels?: number): void {
     if (video) this.noteVideo();
-    this.noteVerified(this.flow(flow).add(bytes, nowMs, video ? claimedPixels : undefined));
+    const rate = video && claimedPixels !== undefined ? this.flow(flow) : this.opaque[direction(flow)];
+    this.noteVerified(rate.add(bytes, nowMs, video ? claimedPixels : undefined));
   }
 
   private flow(key: number): SustainedRate {
     let flow = this.flows.get(key);
-    if (!flow) {
+    if (flow) {
+      // the most recently active last: eviction takes the flow idle longest
+      this.flows.delete(key);
+    } else {
       if (this.flows.size >= MAX_USAGE_FLOWS) this.flows.delete(this.flows.keys().next().value!);
       flow = new SustainedRate();
-      this.flows.set(key, flow);
     }
+    this.flows.set(key, flow);
     return flow;
   }
 }

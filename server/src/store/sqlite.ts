@@ -187,6 +187,9 @@ const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX grant_permissions_expiry ON grant_permissions(expires_at);`,
+  // when the room service made each change (ms): of a session's permissions and those stored on a
+  // grant it renews with, the newest win (docs/decisions.md, "The newest permission change wins")
+  'ALTER TABLE grant_permissions ADD COLUMN set_at INTEGER NOT NULL DEFAULT 0;',
 ];
 
 /** Opens (and migrates) the embedded store: one SQLite file in WAL mode. */

@@ -114,7 +114,8 @@ export type RoomStreams = (projectId: string, roomId: string) => Promise<Iterabl
  * two stream ids that no participant of the room may publish now: it can neither take a
  * participant's place nor its streams. An invitation made at or before the project's archive
  * cut-off stays refused after an unarchive, as the tokens of then are. The one use is a row of the
- * store (insert once), so it holds across restarts and api processes.
+ * store (insert once), so it holds across restarts and api processes; a claim whose token could not
+ * be issued is released, so that the guest's retry can use the link.
  */
 export async function redeemInvitation(
   deps: ServiceDeps<ProjectStore & RedeemedInvitationStore>, settings: IssuerSettings, address: string, invitation: string,
@@ -130,11 +131,17 @@ export async function redeemInvitation(
   if (isCutOff((await deps.store.projectCutoff(project.id))?.cutAt, claims.e - INVITATION_TTL_SECONDS)) throw refused();
   const streams = pickGuestStreams(new Set(await roomStreams(project.id, claims.r)));
   if (!(await deps.store.claimInvitation(claims.n, claims.e + REDEEMED_MARK_SKEW_SECONDS))) throw refused();
-  return issueToken(deps, settings, {
-    projectId: project.id, appId: project.consoleAppId, publisher: true, subscriber: true,
-    maxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
-  }, {
-    room_id: claims.r, user_id: `${GUEST_USER_PREFIX}${newOpaqueId()}`, role: 'speaker', publish_streams: streams,
-    subscribe_room: true, ttl_seconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
-  });
+  try {
+    return await issueToken(deps, settings, {
+      projectId: project.id, appId: project.consoleAppId, publisher: true, subscriber: true,
+      maxTtlSeconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
+    }, {
+      room_id: claims.r, user_id: `${GUEST_USER_PREFIX}${newOpaqueId()}`, role: 'speaker', publish_streams: streams,
+      subscribe_room: true, ttl_seconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
+    });
+  } catch (err) {
+    // no token was returned: the one use is not spent (docs/decisions.md, "An invitation is spent by a token issued")
+    await deps.store.releaseInvitation(claims.n);
+    throw err;
+  }
 }

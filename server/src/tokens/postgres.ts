@@ -45,6 +45,7 @@ export function postgresTokenStore(pool: pg.Pool): RevocationStore & TokenCountS
       return (await changed(`INSERT INTO redeemed_invitations (nonce, expires_at) VALUES ($1, $2)
         ON CONFLICT (nonce) DO NOTHING`, [nonce, expiresAt])) === 1;
     },
+    async releaseInvitation(nonce) { await changed('DELETE FROM redeemed_invitations WHERE nonce = $1', [nonce]); },
     async purgeRedeemedInvitations(nowSec) { return changed('DELETE FROM redeemed_invitations WHERE expires_at < $1', [nowSec]); },
   };
 }

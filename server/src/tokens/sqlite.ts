@@ -23,6 +23,7 @@ export function sqliteTokenStore(db: Database.Database): RevocationStore & Token
       'SELECT project_id, day, count FROM token_counts WHERE project_id = ? AND day >= ? ORDER BY day'),
     claimInvitation: db.prepare<[string, number]>(
       'INSERT INTO redeemed_invitations (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING'),
+    releaseInvitation: db.prepare<[string]>('DELETE FROM redeemed_invitations WHERE nonce = ?'),
     purgeRedeemedInvitations: db.prepare<[number]>('DELETE FROM redeemed_invitations WHERE expires_at < ?'),
   };
 
@@ -42,6 +43,7 @@ export function sqliteTokenStore(db: Database.Database): RevocationStore & Token
       return q.listTokenCounts.all(projectId, sinceDay).map((r) => ({ projectId: r.project_id, day: r.day, count: r.count }));
     },
     async claimInvitation(nonce, expiresAt) { return q.claimInvitation.run(nonce, expiresAt).changes === 1; },
+    async releaseInvitation(nonce) { q.releaseInvitation.run(nonce); },
     async purgeRedeemedInvitations(nowSec) { return q.purgeRedeemedInvitations.run(nowSec).changes; },
   };
 }

@@ -36,6 +36,8 @@ export interface TokenCountStore {
 export interface RedeemedInvitationStore {
   /** Marks an invitation redeemed; false when it already was (by this process or another): a second claim never wins. */
   claimInvitation(nonce: string, expiresAt: number): Promise<boolean>;
+  /** Undoes a claim whose token could not be issued: the invitation can be redeemed again. */
+  releaseInvitation(nonce: string): Promise<void>;
   /** Forgets the marks of invitations that expired before `nowSec` (expired ones are refused anyway); how many. */
   purgeRedeemedInvitations(nowSec: number): Promise<number>;
 }
