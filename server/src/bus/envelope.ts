@@ -20,7 +20,9 @@ const busEventSchema = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('participant.updated'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
-    publish: streams, subscribe: streams, subscribeRoom: z.boolean(), setAt: z.number().int().nonnegative(),
+    publish: streams, subscribe: streams, subscribeRoom: z.boolean(),
+    // absent from a node of an earlier version during a rolling upgrade: the oldest change there is
+    setAt: z.number().int().nonnegative().default(0),
   }),
   z.strictObject({
     type: z.literal('room.updated'), projectId: id, roomId: z.string().min(1).max(512),
