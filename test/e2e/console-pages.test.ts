@@ -119,10 +119,10 @@ describe('console pages (Chromium)', () => {
       await inRoom.getByRole('listitem').filter({ hasText: /^carol .*you$/ }).waitFor();
       assert.equal(await inRoom.getByRole('listitem').count(), 1);
       await page.getByText('Nobody else is here yet').waitFor();
-      // somebody else joins: both, yourself first
-      guests.push(await joinMedia(await issuer.issue({ room_id: 'layout-room', user_id: 'guest', role: 'speaker', publish_streams: [1] }), { reconnect: false }));
+      // somebody else joins: both, yourself first (a user id with hyphens, where a browser may break a line, as in ids)
+      guests.push(await joinMedia(await issuer.issue({ room_id: 'layout-room', user_id: 'guest-with-a-hyphenated-id', role: 'speaker', publish_streams: [1] }), { reconnect: false }));
       await inRoom.getByRole('listitem').filter({ hasText: /^guest/ }).waitFor({ timeout: 15_000 });
-      assert.deepEqual((await inRoom.getByRole('listitem').allTextContents()).map((t) => t.trim()), ['carol host · you', 'guest speaker']);
+      assert.deepEqual((await inRoom.getByRole('listitem').allTextContents()).map((t) => t.trim()), ['carol host · you', 'guest-with-a-hyphenated-id speaker']);
 
       // the Rooms page while the call goes on: the participants with their quality once measured
       await nav(page, 'Rooms');

@@ -189,8 +189,8 @@ function SessionHistory({ projectId }: { projectId: string }) {
             <tbody>
               {sessions.map((s) => (
                 <tr key={s.participant_id}>
-                  <td data-label="Who">{s.user_id}</td>
-                  <td data-label="Room">{s.room_id}</td>
+                  <td data-label="Who" class="nowrap">{s.user_id}</td>
+                  <td data-label="Room" class="nowrap">{s.room_id}</td>
                   <td data-label="Joined">{formatTime(s.joined_at)}</td>
                   <td data-label="Left">{s.left_at === null ? 'in the room' : formatTime(s.left_at)}</td>
                   <td data-label="Why">{s.reason ?? '–'}</td>
