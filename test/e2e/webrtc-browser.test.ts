@@ -73,6 +73,16 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
   const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], options?: PagePublishOptions) =>
     page.evaluate(([k, s, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s, o), [kinds, streamIds, options] as const);
   const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent());
+  type Sent = Awaited<ReturnType<typeof sent>>;
+  /** The page's sent encodings once `ok` holds, or as they are after `limitMs`: a layer shows in the stats once it has sent. */
+  const sentOnce = async (page: Page, ok: (encodings: Sent) => boolean, limitMs = 20_000): Promise<Sent> => {
+    const deadline = Date.now() + limitMs;
+    for (;;) {
+      const encodings = await sent(page);
+      if (ok(encodings) || Date.now() > deadline) return encodings;
+      await page.waitForTimeout(100);
+    }
+  };
   /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
   const until = async (page: Page, ok: (m: PageMeasure) => boolean, what: string, limitMs = 20_000): Promise<PageMeasure> => {
     const deadline = Date.now() + limitMs;
@@ -137,11 +147,11 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       const capture = { video: { width: 640, height: 480, frameRate: 30 } };
       const [aVideo] = await publish(a, ['video'], undefined, { ...capture, simulcast: false });
       const [cVideo] = await publish(c, ['video'], undefined, capture);
-      const aEncodings = await sent(a);
+      const aEncodings = await sentOnce(a, (e) => e.length > 0);
       assert.deepEqual(aEncodings.map((e) => e.rid), [undefined], JSON.stringify(aEncodings));
       // the media role's answer has the RID header extension: the camera goes out as the two layers Chromium encodes at 640x480
       // (the first offer's trackless video m-line, which asked whether the server takes simulcast, may show as an encoding of its own)
-      const cEncodings = await sent(c);
+      const cEncodings = await sentOnce(c, (e) => e.filter((x) => x.rid !== undefined).length >= 2);
       assert.deepEqual(cEncodings.filter((e) => e.rid !== undefined).map((e) => e.rid).sort(), ['f', 'h'], JSON.stringify(cEncodings));
       const remote = (m: PageMeasure, id: number | undefined) => m.remote.find((r) => r.streamId === id);
       const decoded = (m: PageMeasure, id: number | undefined) => remote(m, id)?.framesDecoded ?? 0;
