@@ -5,10 +5,10 @@ import pg from 'pg';
 /**
  * The schema of a database as data, for comparing the schema one build creates with the one an
  * earlier build created. SQL text is compared with its layout folded (whitespace runs as one
- * space, none inside parentheses), so that only what the database keeps counts.
+ * space, none inside parentheses or before a comma), so that only what the database keeps counts.
  */
 export function foldSql(sql: string): string {
-  return sql.replace(/\s+/g, ' ').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')').trim();
+  return sql.replace(/\s+/g, ' ').replace(/\(\s+/g, '(').replace(/\s+([),])/g, '$1').trim();
 }
 
 /** The statements of a migration, each folded, in order. */
