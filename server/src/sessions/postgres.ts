@@ -3,29 +3,6 @@ import { pgQueries } from '../sql/postgres.ts';
 import { SESSION_COLUMNS, toMediaSession, type MediaSessionRow } from './rows.ts';
 import type { MediaSessionStore } from './store.ts';
 
-/** The session history (docs/console.md, "Session history"): a migration of postgres.ts. */
-export const POSTGRES_SESSION_MIGRATION = `CREATE TABLE media_sessions (
-     seq BIGSERIAL PRIMARY KEY,
-     participant_id TEXT NOT NULL UNIQUE,
-     project_id TEXT NOT NULL,
-     room_id TEXT NOT NULL,
-     user_id TEXT NOT NULL,
-     role TEXT NOT NULL,
-     media_node TEXT,
-     joined_at BIGINT NOT NULL,
-     left_at BIGINT,
-     reason TEXT
-   );
-   CREATE INDEX media_sessions_project ON media_sessions(project_id, seq);
-   CREATE INDEX media_sessions_room ON media_sessions(project_id, room_id, seq);
-   CREATE INDEX media_sessions_joined ON media_sessions(project_id, joined_at);
-   CREATE INDEX media_sessions_open ON media_sessions(media_node) WHERE left_at IS NULL;
-   CREATE INDEX media_sessions_left ON media_sessions(left_at);`;
-
-/** The usage kind of each session, set at its leave (docs/console.md, "Usage"): a migration of postgres.ts. */
-export const POSTGRES_SESSION_USAGE_MIGRATION = `ALTER TABLE media_sessions ADD COLUMN usage_kind TEXT;
-   ALTER TABLE media_sessions ADD COLUMN relayed BOOLEAN NOT NULL DEFAULT false;`;
-
 /**
  * A statement that ends the open sessions of the media nodes named in a CTE `nodes(node_id, seen_at)`
  * at each node's last heartbeat (not before their join): see rooms/postgres.ts.

@@ -2,29 +2,6 @@ import type Database from 'better-sqlite3';
 import { SESSION_COLUMNS, toMediaSession, type MediaSessionRow } from './rows.ts';
 import type { MediaSessionStore } from './store.ts';
 
-/** The session history (docs/console.md, "Session history"): a migration of sqlite.ts. */
-export const SQLITE_SESSION_MIGRATION = `CREATE TABLE media_sessions (
-     seq INTEGER PRIMARY KEY,
-     participant_id TEXT NOT NULL UNIQUE,
-     project_id TEXT NOT NULL,
-     room_id TEXT NOT NULL,
-     user_id TEXT NOT NULL,
-     role TEXT NOT NULL,
-     media_node TEXT,
-     joined_at INTEGER NOT NULL,
-     left_at INTEGER,
-     reason TEXT
-   );
-   CREATE INDEX media_sessions_project ON media_sessions(project_id, seq);
-   CREATE INDEX media_sessions_room ON media_sessions(project_id, room_id, seq);
-   CREATE INDEX media_sessions_joined ON media_sessions(project_id, joined_at);
-   CREATE INDEX media_sessions_open ON media_sessions(media_node) WHERE left_at IS NULL;
-   CREATE INDEX media_sessions_left ON media_sessions(left_at);`;
-
-/** The usage kind of each session, set at its leave (docs/console.md, "Usage"): a migration of sqlite.ts. */
-export const SQLITE_SESSION_USAGE_MIGRATION = `ALTER TABLE media_sessions ADD COLUMN usage_kind TEXT;
-   ALTER TABLE media_sessions ADD COLUMN relayed INTEGER NOT NULL DEFAULT 0;`;
-
 /**
  * Ends the open sessions of a media node that is cleared (restarted after a crash) or purged as
  * stale, at the node's last heartbeat (not before their join): run before the heartbeat is deleted.

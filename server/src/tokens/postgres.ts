@@ -2,13 +2,6 @@ import type pg from 'pg';
 import { pgQueries } from '../sql/postgres.ts';
 import type { RedeemedInvitationStore, RevocationRecord, RevocationStore, TokenCountStore } from './store.ts';
 
-/** The redeemed invitations' table (docs/console.md, "Share links"): one row per nonce, the first insert wins. */
-export const POSTGRES_INVITATION_MIGRATION = `CREATE TABLE redeemed_invitations (
-     nonce TEXT PRIMARY KEY,
-     expires_at BIGINT NOT NULL
-   );
-   CREATE INDEX redeemed_invitations_expiry ON redeemed_invitations(expires_at);`;
-
 interface RevocationRow { grant_id: string; project_id: string; expires_at: number }
 
 /** The token module's part of the PostgreSQL store (revocations, issued-token counts, redeemed invitations), on its pool. */

@@ -1,13 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RedeemedInvitationStore, RevocationStore, TokenCount, TokenCountStore } from './store.ts';
 
-/** The redeemed invitations' table (docs/console.md, "Share links"): one row per nonce, the first insert wins. */
-export const SQLITE_INVITATION_MIGRATION = `CREATE TABLE redeemed_invitations (
-     nonce TEXT PRIMARY KEY,
-     expires_at INTEGER NOT NULL
-   );
-   CREATE INDEX redeemed_invitations_expiry ON redeemed_invitations(expires_at);`;
-
 /** The token module's part of the SQLite store (revocations, issued-token counts, redeemed invitations), on its connection. */
 export function sqliteTokenStore(db: Database.Database): RevocationStore & TokenCountStore & RedeemedInvitationStore {
   const q = {

@@ -5,42 +5,6 @@ import {
   DELIVERY_COLUMNS, toDelivery, toJob, toWebhook, wants, WEBHOOK_COLUMNS, type DeliveryRow, type JobRow, type WebhookRow,
 } from './rows.ts';
 
-/** The tables of sqlite-webhooks.ts with PostgreSQL types; the last migration of postgres.ts. */
-export const POSTGRES_WEBHOOK_MIGRATION = `CREATE TABLE webhooks (
-     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
-     id TEXT PRIMARY KEY,
-     project_id TEXT NOT NULL REFERENCES projects(id),
-     url TEXT NOT NULL,
-     description TEXT NOT NULL,
-     event_types TEXT NOT NULL,
-     enabled BOOLEAN NOT NULL,
-     secret TEXT NOT NULL,
-     previous_secret TEXT,
-     previous_secret_expires_at BIGINT,
-     created_at BIGINT NOT NULL,
-     updated_at BIGINT NOT NULL
-   );
-   CREATE INDEX webhooks_project ON webhooks(project_id, created_at, seq);
-   CREATE TABLE webhook_deliveries (
-     seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
-     id TEXT PRIMARY KEY,
-     webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-     event_id TEXT NOT NULL,
-     event_type TEXT NOT NULL,
-     body TEXT NOT NULL,
-     status TEXT NOT NULL CHECK (status IN ('pending','delivered','failed')),
-     attempts INTEGER NOT NULL,
-     last_status_code INTEGER,
-     last_error TEXT,
-     next_attempt_at BIGINT,
-     delivered_at BIGINT,
-     lease_owner TEXT,
-     lease_until BIGINT,
-     created_at BIGINT NOT NULL
-   );
-   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-   CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries(webhook_id, seq);`;
-
 /** The webhook part of the PostgreSQL store, on its pool. */
 export function postgresWebhookStore(pool: pg.Pool): WebhookStore {
   const rows = async <R extends object>(text: string, values: readonly unknown[]): Promise<R[]> => {

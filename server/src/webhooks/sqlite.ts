@@ -5,40 +5,6 @@ import {
   DELIVERY_COLUMNS, toDelivery, toJob, toWebhook, wants, WEBHOOK_COLUMNS, type DeliveryRow, type JobRow, type WebhookRow,
 } from './rows.ts';
 
-/** The webhook endpoints and their outbox (docs/reference/webhooks.md); the last migration of sqlite.ts. */
-export const SQLITE_WEBHOOK_MIGRATION = `CREATE TABLE webhooks (
-     id TEXT PRIMARY KEY,
-     project_id TEXT NOT NULL REFERENCES projects(id),
-     url TEXT NOT NULL,
-     description TEXT NOT NULL,
-     event_types TEXT NOT NULL,
-     enabled INTEGER NOT NULL,
-     secret TEXT NOT NULL,
-     previous_secret TEXT,
-     previous_secret_expires_at INTEGER,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );
-   CREATE INDEX webhooks_project ON webhooks(project_id, created_at);
-   CREATE TABLE webhook_deliveries (
-     id TEXT PRIMARY KEY,
-     webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-     event_id TEXT NOT NULL,
-     event_type TEXT NOT NULL,
-     body TEXT NOT NULL,
-     status TEXT NOT NULL CHECK (status IN ('pending','delivered','failed')),
-     attempts INTEGER NOT NULL,
-     last_status_code INTEGER,
-     last_error TEXT,
-     next_attempt_at INTEGER,
-     delivered_at INTEGER,
-     lease_owner TEXT,
-     lease_until INTEGER,
-     created_at INTEGER NOT NULL
-   );
-   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
-   CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries(webhook_id);`;
-
 /** The webhook part of the SQLite store, on its connection. */
 export function sqliteWebhookStore(db: Database.Database): WebhookStore {
   const q = {
