@@ -10,6 +10,12 @@ export const APP_REQUESTS_PER_MINUTE = 1200;
 export const ADDRESS_REQUESTS_PER_MINUTE = 2400;
 export const AUTH_FAILURES_PER_WINDOW = 20;
 export const AUTH_FAILURE_WINDOW_SECONDS = 300;
+/**
+ * The longest lifetime of a console test token (`POST /v1/projects/{id}/temporary-token`) and of a
+ * share-link guest's token: ten minutes (docs/console.md); the public catalog's
+ * `token_lifetimes.temporary_token_max_ttl_seconds`.
+ */
+export const TEMPORARY_TOKEN_MAX_TTL_SECONDS = 600;
 
 /** The longest ban a removal may ask for (`ban_seconds`, docs/reference/room-api.md, "Banning"): seven days. */
 export const MAX_BAN_SECONDS = 7 * 24 * 3600;

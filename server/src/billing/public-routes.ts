@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from '@rtc/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MARKETPLACE } from './catalog/marketplace.ts';
 import { PLATFORM } from './catalog/platform.ts';
@@ -6,7 +7,6 @@ import { PRICE_LIST } from './catalog/price-list.ts';
 import { platformCatalog, pricingCurrencies, type CatalogSettings, type PlatformCatalog, pricingDiscount, pricingPlans, pricingRates } from './pricing.ts';
 import { listCategories, searchExtensions } from './marketplace.ts';
 import type { HttpContext } from '../http/context.ts';
-import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from '../tokens/temporary.ts';
 import { PUBLIC_API } from './public-operations.ts';
 import { registerOperation } from '../http/operation-route.ts';
 

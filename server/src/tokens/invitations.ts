@@ -6,7 +6,7 @@
  * App Secret nor a media key. The guest's identity and stream ids are the platform's choice.
  */
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
-import { GUEST_USER_PREFIX, MAX_STREAM_ID, type TokenResponse } from '@rtc/protocol';
+import { GUEST_USER_PREFIX, MAX_STREAM_ID, TEMPORARY_TOKEN_MAX_TTL_SECONDS, type TokenResponse } from '@rtc/protocol';
 import { z } from 'zod';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import { nowSec, type ServiceDeps } from '../core/deps.ts';
@@ -19,7 +19,6 @@ import type { ProjectStore } from '../customers/store.ts';
 import { issueToken } from './issue.ts';
 import { opaqueId, streamList } from './schemas.ts';
 import type { RedeemedInvitationStore } from './store.ts';
-import { TEMPORARY_TOKEN_MAX_TTL_SECONDS } from './temporary.ts';
 
 export const INVITATION_TTL_SECONDS = 600;
 const INVITATIONS_PER_MINUTE = 20;

@@ -1,4 +1,4 @@
-import type { TokenRequest, TokenResponse } from '@rtc/protocol';
+import { TEMPORARY_TOKEN_MAX_TTL_SECONDS, type TokenRequest, type TokenResponse } from '@rtc/protocol';
 import { ApiError, rateLimited } from '../core/errors.ts';
 import type { ServiceDeps } from '../core/deps.ts';
 import type { IssuerSettings } from '../http/context.ts';
@@ -6,8 +6,6 @@ import { issueToken } from './issue.ts';
 import { getOwnProject } from '../customers/projects.ts';
 import type { ProjectStore } from '../customers/store.ts';
 
-/** Console test tokens are short-lived: at most ten minutes. */
-export const TEMPORARY_TOKEN_MAX_TTL_SECONDS = 600;
 const TEMPORARY_TOKENS_PER_MINUTE = 60;
 
 /**
