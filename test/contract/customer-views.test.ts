@@ -9,7 +9,8 @@ import type {
   accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, projectListSchema, projectSchema, sessionTokensSchema,
 } from '../../server/src/customers/responses.ts';
 import type { participantRemovedSchema, roomEndedSchema, roomListSchema } from '../../server/src/rooms/responses.ts';
-import type { projectUsageSchema, revocationResultSchema } from '../../server/src/tokens/responses.ts';
+import type { revocationResultSchema } from '../../server/src/tokens/responses.ts';
+import type { projectUsageSchema } from '../../server/src/billing/schemas.ts';
 import type { sessionListSchema } from '../../server/src/sessions/responses.ts';
 
 /**

@@ -1,9 +1,9 @@
 import {
   quoteCreateSchema, quoteListSchema, quoteSchema, quotesQuerySchema, subscriptionRequestCreateSchema,
-  subscriptionRequestListSchema, subscriptionRequestSchema, subscriptionRequestsQuerySchema,
+  subscriptionRequestListSchema, subscriptionRequestSchema, subscriptionRequestsQuerySchema, projectUsageSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, responseComponent, type Operation } from '../http/registry.ts';
-import { consoleOperation } from '../customers/console-operation.ts';
+import { consoleOperation, projectId } from '../http/console-operation.ts';
 
 const quote = responseComponent(quoteSchema, 'Quote');
 const request = responseComponent(subscriptionRequestSchema, 'SubscriptionRequest');
@@ -68,3 +68,20 @@ export const BILLING_API = {
 } satisfies Record<string, Operation>;
 
 export const BILLING_API_OPERATIONS: readonly Operation[] = Object.values(BILLING_API);
+
+/**
+ * The console's usage view of a project (docs/console.md, "Usage"): listed among the project's
+ * operations in the reference (openapi/operations.ts), not with the account's billing.
+ */
+export const BILLING_CONSOLE_API = {
+  getProjectUsage: consoleOperation({
+    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', tag: 'Projects',
+    summary: 'Tokens issued and participant minutes per day for the project, for the console',
+    description: 'Counted per UTC day; each process writes its token counts every 5 seconds, so a token issued elsewhere shows '
+      + 'within that time. Participant minutes come from the session history (GET /v1/projects/{id}/sessions), as media '
+      + 'nodes record each join and leave.',
+    pathParams: projectId,
+    responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
+    errors: ['rate_limited'],
+  }),
+} satisfies Record<string, Operation>;

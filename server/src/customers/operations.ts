@@ -3,7 +3,7 @@ import {
   registerSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
-import { BODY_ERRORS, consoleOperation, projectId } from './console-operation.ts';
+import { BODY_ERRORS, consoleOperation, projectId } from '../http/console-operation.ts';
 import {
   accountSchema, credentialListSchema, credentialSchema, credentialWithSecretSchema, projectListSchema, projectSchema, sessionTokensSchema,
 } from './responses.ts';

@@ -19,12 +19,14 @@ import { registerPublicKeyRoutes, registerTokenServiceRoutes } from '../tokens/s
 import { registerWebhookRoutes } from '../webhooks/routes.ts';
 import { registerRoomConsoleRoutes } from '../rooms/console-routes.ts';
 import { registerTokenConsoleRoutes } from '../tokens/console-routes.ts';
+import { registerUsageConsoleRoutes } from '../billing/usage-routes.ts';
 import { registerSessionConsoleRoutes } from '../sessions/console-routes.ts';
 
 /** The routes of every module an api or token process serves, in registration order. */
 const MODULE_ROUTES: readonly ((app: FastifyInstance, ctx: HttpContext<Store>) => void)[] = [
   registerRtcTokenRoutes, registerRtcRoomRoutes, registerPublicKeyRoutes, registerTokenServiceRoutes, registerAuthRoutes,
-  registerProjectRoutes, registerTokenConsoleRoutes, registerRoomConsoleRoutes, registerSessionConsoleRoutes, registerCredentialRoutes,
+  registerProjectRoutes, registerUsageConsoleRoutes, registerTokenConsoleRoutes, registerRoomConsoleRoutes, registerSessionConsoleRoutes,
+  registerCredentialRoutes,
   registerWebhookRoutes,
   registerPublicRoutes, registerBillingRoutes, registerSubscriptionRoutes, registerOpenApiRoutes, registerConsoleRoutes,
 ];

@@ -1,4 +1,4 @@
-import { BILLING_API_OPERATIONS } from '../billing/operations.ts';
+import { BILLING_API_OPERATIONS, BILLING_CONSOLE_API } from '../billing/operations.ts';
 import { CUSTOMER_API_OPERATIONS } from '../customers/operations.ts';
 import { MEDIA_OPERATIONS } from '../media/operations.ts';
 import { ROOM_API_OPERATIONS, ROOM_CONSOLE_API } from '../rooms/operations.ts';
@@ -24,7 +24,7 @@ export const OPERATIONS: readonly Operation[] = [
   TOKEN_CONSOLE_API.createInvitation,
   TOKEN_CONSOLE_API.redeemInvitation,
   ...Object.values(ROOM_CONSOLE_API),
-  TOKEN_CONSOLE_API.getProjectUsage,
+  BILLING_CONSOLE_API.getProjectUsage,
   ...Object.values(SESSION_CONSOLE_API),
   ...CUSTOMER_API_OPERATIONS.slice(FIRST_CREDENTIAL),
   ...WEBHOOKS_API_OPERATIONS,

@@ -6,7 +6,7 @@ import {
   streamMuteRequestSchema,
 } from './schemas.ts';
 import { idParam, requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { consoleOperation, projectId, type ConsoleOperationSpec } from '../customers/console-operation.ts';
+import { consoleOperation, projectId, type ConsoleOperationSpec } from '../http/console-operation.ts';
 import {
   dataMessageSentSchema, participantRemovedSchema, participantSchema, roomEndedSchema, roomListSchema, roomSchema,
 } from './responses.ts';

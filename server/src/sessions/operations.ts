@@ -1,5 +1,5 @@
 import type { Operation } from '../http/registry.ts';
-import { consoleOperation, projectId } from '../customers/console-operation.ts';
+import { consoleOperation, projectId } from '../http/console-operation.ts';
 import { sessionListSchema } from './responses.ts';
 import { sessionsQuerySchema } from './schemas.ts';
 import { SESSION_RETENTION_DAYS } from './store.ts';

@@ -4,25 +4,18 @@ import type { AccountStore, ProjectStore } from '../customers/store.ts';
 import type { HttpContext } from '../http/context.ts';
 import { registerOperation } from '../http/operation-route.ts';
 import { TOKEN_CONSOLE_API } from './operations.ts';
-import type { MediaSessionStore } from '../sessions/store.ts';
-import type { TokenCountStore } from './store.ts';
-import type { SubscriptionStore } from '../billing/store.ts';
 import { createInvitation } from './invitations.ts';
 import { issueTemporaryToken } from './temporary.ts';
-import { projectUsage } from './usage.ts';
 
 /**
- * The console's token routes (docs/console.md), on its session: temporary test tokens, invitations
- * and the project's token counts. Redeeming an invitation needs the room's streams: the room
- * module serves it (rooms/console-routes.ts).
+ * The console's token routes (docs/console.md), on its session: temporary test tokens and
+ * invitations. Redeeming an invitation needs the room's streams: the room module serves it
+ * (rooms/console-routes.ts); the project's usage, priced, is billing's (billing/usage-routes.ts).
  */
 export function registerTokenConsoleRoutes(
-  app: FastifyInstance, ctx: HttpContext<TokenCountStore & ProjectStore & AccountStore & MediaSessionStore & SubscriptionStore>,
+  app: FastifyInstance, ctx: HttpContext<ProjectStore & AccountStore>,
 ): void {
   const session = { onRequest: requireSession(ctx) };
-
-  registerOperation(app, TOKEN_CONSOLE_API.getProjectUsage, async (req, reply, input) =>
-    reply.send(await projectUsage(ctx.deps, req.accountId, input.params.id)), session);
 
   registerOperation(app, TOKEN_CONSOLE_API.createTemporaryToken, async (req, reply, input) =>
     reply.code(200).send(await issueTemporaryToken(ctx.deps, ctx.issuer, req.accountId, input.params.id, input.body)), session);

@@ -1,10 +1,10 @@
 import { TOKEN_API_BODY_LIMIT_BYTES } from '@rtc/protocol';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from './schemas.ts';
 import { requestComponent, type ErrorSpec, type Operation } from '../http/registry.ts';
-import { BODY_ERRORS, consoleOperation, projectId } from '../customers/console-operation.ts';
+import { BODY_ERRORS, consoleOperation, projectId } from '../http/console-operation.ts';
 import { invitationCreateSchema, invitationRedeemSchema, invitationSchema } from './invitations.ts';
 import {
-  healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, projectUsageSchema, readySchema, revocationResultSchema,
+  healthSchema, healthUnavailableSchema, jwksSchema, notReadySchema, readySchema, revocationResultSchema,
   tokenResponseSchema,
 } from './responses.ts';
 
@@ -132,14 +132,4 @@ export const TOKEN_CONSOLE_API = {
     errors: ['invalid_request', ...BODY_ERRORS, 'unauthenticated', 'project_archived', 'rate_limited', 'issuer_unavailable',
       [503, 'unavailable']],
   },
-  getProjectUsage: consoleOperation({
-    id: 'getProjectUsage', method: 'GET', path: '/v1/projects/{id}/usage', tag: 'Projects',
-    summary: 'Tokens issued and participant minutes per day for the project, for the console',
-    description: 'Counted per UTC day; each process writes its token counts every 5 seconds, so a token issued elsewhere shows '
-      + 'within that time. Participant minutes come from the session history (GET /v1/projects/{id}/sessions), as media '
-      + 'nodes record each join and leave.',
-    pathParams: projectId,
-    responses: { 200: { description: 'the last 14 days', schema: projectUsageSchema } },
-    errors: ['rate_limited'],
-  }),
 } satisfies Record<string, Operation>;

@@ -38,38 +38,6 @@ export const tokenResponseSchema = responseComponent(z.strictObject({
   }).optional().meta({ description: 'present when the request had signaling: true' }),
 }) satisfies z.ZodType<TokenResponse>, 'TokenResponse');
 
-export const projectUsageSchema = responseComponent(z.strictObject({
-  tokens_per_day: z.array(z.strictObject({
-    day: z.string().meta({ description: 'UTC day, YYYY-MM-DD' }),
-    tokens: z.int().min(0).meta({ description: 'tokens issued for the project that day (token API and temporary tokens)' }),
-  })).meta({ description: 'the last 14 days, oldest first, today last' }),
-  participant_minutes_per_day: z.array(z.strictObject({
-    day: z.string().meta({ description: 'UTC day, YYYY-MM-DD' }),
-    participant_seconds: z.int().min(0).meta({ description: 'seconds spent in media sessions of the project that day, summed over participants' }),
-    participant_minutes: z.int().min(0).meta({ description: 'participant_seconds in minutes, rounded up' }),
-    minutes_by_kind: z.record(z.string(), z.int().min(0)).meta({
-      description: 'the day\'s minutes per usage kind of the price list (every kind, 0 when none), each kind\'s seconds rounded up; '
-        + 'a session counts as the usage_kind it ended with, an open one as audio; turn_relay counts on top',
-    }),
-  })).meta({ description: 'the same days; a session counts on each day it overlaps, an open one up to now' }),
-  cost: z.strictObject({
-    plan: z.string().meta({ description: 'the plan the minutes are priced on' }),
-    plan_source: z.enum(['subscription', 'default']).meta({
-      description: 'subscription: the project\'s newest approved subscription request; default: none, the price list\'s first plan (developer)',
-    }),
-    from_day: z.string().meta({ description: 'first UTC day of the period, YYYY-MM-DD' }),
-    to_day: z.string().meta({ description: 'last UTC day of the period (today)' }),
-    usage: z.record(z.string(), z.int().min(0)).meta({ description: 'minutes per usage kind over the period: the sum of the days\' minutes_by_kind' }),
-    currency: z.string(),
-    minor_units: z.int().min(0),
-    price_list_version: z.string(),
-    plan_fee_minor: z.int().min(0).meta({ description: 'plan_fee.amount_minor of POST /v1/billing/quotes for plan and usage' }),
-    usage_subtotal_minor: z.int().min(0).meta({ description: 'usage_subtotal_minor of that quote' }),
-    discount_minor: z.int().min(0).meta({ description: 'discount.amount_minor of that quote' }),
-    total_minor: z.int().min(0).meta({ description: 'total_minor of that quote: the monthly fee included' }),
-  }).meta({ description: 'what the period\'s minutes would cost on the project\'s plan, priced as POST /v1/billing/quotes prices them (docs/console.md, "Usage")' }),
-}), 'ProjectUsage');
-
 export const revocationResultSchema = responseComponent(z.strictObject({ revoked: z.literal(true) }), 'RevocationResult');
 
 export const healthSchema = responseComponent(z.strictObject({ status: z.literal('ok') }), 'Health');

@@ -1,6 +1,6 @@
 import { deliveriesQuerySchema, webhookCreateSchema, webhookPatchSchema } from './schemas.ts';
 import { idParam, requestComponent, type Operation } from '../http/registry.ts';
-import { consoleOperation, projectId } from '../customers/console-operation.ts';
+import { consoleOperation, projectId } from '../http/console-operation.ts';
 import { deliveryListSchema, webhookListSchema, webhookSchema, webhookTestSchema, webhookWithSecretSchema } from './responses.ts';
 
 const webhookIds = { ...projectId, webhook_id: idParam('webhook id (wh_…) of an endpoint of the project') };

@@ -1,4 +1,4 @@
-import { idParam, type ErrorSpec, type Operation } from '../http/registry.ts';
+import { idParam, type ErrorSpec, type Operation } from './registry.ts';
 
 /** The path parameter of a project's operations. */
 export const projectId = { id: idParam('project id (prj_…); another account\'s project is 404') };
