@@ -38,9 +38,8 @@ import {
   ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, RtpHeader, RtpPacket, SrtpSession,
   keyLength, saltLength, type SrtpProfile,
 } from 'werift';
-import {
-  OPUS_PAYLOAD_TYPE, RtcClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
-} from '../server/src/main/client/media/rtc-client.ts';
+import { OPUS_PAYLOAD_TYPE, VP8_PAYLOAD_TYPE, vp8Payload, waitFor } from '../server/src/main/client/media/loopback-peer.ts';
+import { RtcClient } from '../server/src/main/client/media/rtc-client.ts';
 import { feedbackPeerConfig, sendTransportFeedback } from '../server/src/main/client/media/transport-feedback.ts';
 import { postJson } from './lib/http.ts';
 import type { WireCredentials } from '../server/src/main/client/media/wire-client.ts';
