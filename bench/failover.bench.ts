@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     });
     printFigure({ bench: BENCH, figure: 'redis_master_kill_to_promotion_p50', value: percentile(promotions, 50), unit: 'ms', ...common });
 
-    // a token node issues from its credential cache while PostgreSQL is away (docs/decisions.md,
+    // a token node issues from its credential cache while PostgreSQL is away (docs/decisions/scale-out.md,
     // "Credential cache"): the restart is measured on a request that always reads the store
     await Promise.all(trickles.splice(0).map((t) => t.stop()));
     const projects = (node: ServerProcess): Trickle => {

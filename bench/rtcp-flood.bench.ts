@@ -1,5 +1,5 @@
 /**
- * Hostile RTCP: what the worst datagram a subscriber can send costs the media node (docs/decisions.md,
+ * Hostile RTCP: what the worst datagram a subscriber can send costs the media node (docs/decisions/security.md,
  * "What a client's RTP and RTCP may cost"). The datagram is 1,200 bytes of 30 transport-cc
  * feedbacks, each claiming 65,535 received packets in 40 bytes (test/helpers/hostile-rtcp.ts).
  *
