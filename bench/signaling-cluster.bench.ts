@@ -11,17 +11,18 @@
  * `serve` composes the signaling role with the Redis room state.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
+import { postJson } from './lib/http.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'signaling-cluster';
@@ -87,20 +88,6 @@ async function serveSignaling(): Promise<void> {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 interface Recorder {
   phase: string;
@@ -134,7 +121,7 @@ async function runPhase(sendUrl: string, sender: string, recorders: readonly Rec
     if (wait > 0) await delay(wait);
     const seq = sent;
     sent += 1;
-    pending.push(post(agent, sendUrl, JSON.stringify({ token: sender, data: { p: phase, t: now(), seq, pad: PAD } })).then((res) => {
+    pending.push(postJson(sendUrl, JSON.stringify({ token: sender, data: { p: phase, t: now(), seq, pad: PAD } }), {}, agent).then((res) => {
       if (res.status !== 200) failed += 1;
     }));
   }
@@ -157,7 +144,7 @@ async function measure(urlA: string, urlB: string | undefined, tokens: Tokens, p
   const sessions: [string, string][] = [[urlA, tokens.sender], [urlA, tokens.same]];
   if (urlB) sessions.push([urlB, tokens.cross]);
   for (const [url, token] of sessions) {
-    const joined = await post(agent, `${url}/v1/signaling/join`, JSON.stringify({ token }));
+    const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token }), {}, agent);
     if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
   }
   agent.destroy();
@@ -223,17 +210,10 @@ async function main(): Promise<void> {
   } finally {
     await Promise.allSettled(started.map((s) => s.stop()));
     await redis?.dispose();
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
 const entry = process.argv[2] === 'serve' ? serveSignaling : main;
-entry().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, entry);

@@ -13,17 +13,18 @@
  * modules, `baseline` runs the floor.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { postJson } from './lib/http.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'signaling-fanout';
@@ -131,20 +132,6 @@ interface Recorder {
   latencies: number[];
 }
 
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Opens one listener's stream; counts each message of the current phase and its latency. */
 function openListener(url: string, token: string | undefined, lastEventId: string | undefined, recorder: Recorder): Promise<() => void> {
@@ -197,7 +184,7 @@ async function runPhase(target: Target, recorder: Recorder, phase: string, mode:
   const sendOne = async (): Promise<void> => {
     const seq = sent;
     sent += 1;
-    const res = await post(agent, target.sendUrl, body(seq));
+    const res = await postJson(target.sendUrl, body(seq), {}, agent);
     if (res.status !== 200) failed += 1;
   };
   if (mode === 'paced') {
@@ -239,14 +226,14 @@ async function measure(target: Target, listenerTokens: readonly (string | undefi
     for (const token of listenerTokens) {
       let lastEventId: string | undefined;
       if (token) {
-        const joined = await post(new Agent(), `${url}/v1/signaling/join`, JSON.stringify({ token }));
+        const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token }), {}, new Agent());
         if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
         lastEventId = (JSON.parse(joined.text) as { last_event_id: string }).last_event_id;
       }
       closers.push(await openListener(url, token, lastEventId, recorder));
     }
     if (target.senderToken) {
-      const joined = await post(new Agent(), `${url}/v1/signaling/join`, JSON.stringify({ token: target.senderToken }));
+      const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token: target.senderToken }), {}, new Agent());
       if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
     }
     if (warmupSeconds > 0) await runPhase(target, recorder, 'warmup', 'saturated', warmupSeconds);
@@ -308,17 +295,10 @@ async function main(): Promise<void> {
     });
   } finally {
     await Promise.allSettled(started.map((s) => s.stop()));
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
 const entry = process.argv[2] === 'serve' ? serveSignaling : process.argv[2] === 'baseline' ? serveBaseline : main;
-entry().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, entry);
