@@ -10,10 +10,8 @@
  * that the latency of one message is measured, not a queue. The same file is the server process:
  * `serve` composes the signaling role with the Redis room state.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -22,6 +20,7 @@ import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 import { postJson } from './lib/http.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
+import { serveBenchSignaling } from './lib/signaling-node.ts';
 import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
@@ -42,45 +41,9 @@ interface Tokens {
 
 /** One signaling node with its rooms in Redis; the first one also issues the bench's tokens. */
 async function serveSignaling(): Promise<void> {
-  const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
-    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
-    { DEFAULT_LISTENER_LIMITS }, { createRedisRoomState }, { fixedKeyRing },
-  ] = await Promise.all([
-    import('../server/src/bus/memory.ts'), import('../server/src/keys/file-keyring.ts'),
-    import('../server/src/limiter/memory.ts'), import('../server/src/store/sqlite.ts'),
-    import('../server/src/log.ts'), import('../server/src/tokens/issue.ts'),
-    import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
-    import('../server/src/signaling/redis-rooms.ts'), import('../server/src/core/keyring.ts'),
-  ]);
-  const dataDir = process.env['BENCH_DATA_DIR']!;
-  const clock = { nowMs: () => Date.now() };
-  const logger = createLogger('info');
-  const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
-  const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
-  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
-    passwords: createPasswordHasher(), events: { record: async () => {} } };
-  const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
-  const redisUrl = process.env['REDIS_URL'];
-  const rooms = redisUrl ? createRedisRoomState({ target: redisUrl, settings, clock, onError: (err) => logger.warn({ err }, 'Redis failed') }) : undefined;
-  await rooms?.ready();
-  const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
-  const { app } = createSignalingApp(createSignalingService(deps, settings, { rooms }), { logger, listener });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const tokensFile = process.env['BENCH_TOKENS_FILE'];
-  if (tokensFile) {
-    const projectId = `prj_${randomBytes(16).toString('base64url')}`;
-    const issue = async (user: string): Promise<string> => (await issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
-      projectId, appId: 'app_bench', publisher: true, subscriber: true, maxTtlSeconds: 3600,
-    }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 })).signaling!.token;
-    const tokens: Tokens = { sender: await issue('sender'), same: await issue('same'), cross: await issue('cross') };
-    writeFileSync(tokensFile, JSON.stringify(tokens));
-  }
-  process.stdout.write(`${JSON.stringify({ role: 'signaling', url })}\n`);
-  process.on('SIGTERM', () => {
-    rooms?.close();
-    void app.close().finally(() => process.exit(0));
+  await serveBenchSignaling({
+    redisUrl: process.env['REDIS_URL'],
+    tokens: async (issue): Promise<Tokens> => ({ sender: await issue('sender'), same: await issue('same'), cross: await issue('cross') }),
   });
 }
 

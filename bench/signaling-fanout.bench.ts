@@ -12,8 +12,7 @@
  * The same file is the server process: `serve` composes the signaling role from the platform's
  * modules, `baseline` runs the floor.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +23,7 @@ import { postJson } from './lib/http.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
+import { serveBenchSignaling } from './lib/signaling-node.ts';
 import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
@@ -53,43 +53,11 @@ interface Tokens {
 
 /** The platform's signaling role, composed as `rtc serve` composes it, with the per-token limit lifted. */
 async function serveSignaling(): Promise<void> {
-  const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
-    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
-    { DEFAULT_LISTENER_LIMITS },
-  ] = await Promise.all([
-    import('../server/src/bus/memory.ts'), import('../server/src/keys/file-keyring.ts'),
-    import('../server/src/limiter/memory.ts'), import('../server/src/store/sqlite.ts'),
-    import('../server/src/log.ts'), import('../server/src/tokens/issue.ts'),
-    import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
-  ]);
-  const { fixedKeyRing } = await import('../server/src/core/keyring.ts');
-  const dataDir = process.env['BENCH_DATA_DIR']!;
-  const clock = { nowMs: () => Date.now() };
-  const logger = createLogger('info');
-  const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
-  const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
-  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
-    passwords: createPasswordHasher(), events: { record: async () => {} } };
-  const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
-  // every listener connects from 127.0.0.1: the per-address cap is lifted with the per-token limit
-  const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
-  const { app } = createSignalingApp(createSignalingService(deps, settings), { logger, listener });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  // one project for the whole room
-  const projectId = `prj_${randomBytes(16).toString('base64url')}`;
-  const issue = async (user: string): Promise<string> => (await issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
-    projectId, appId: 'app_bench', publisher: true, subscriber: true, maxTtlSeconds: 3600,
-  }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 })).signaling!.token;
-  const tokens: Tokens = {
-    sender: await issue('sender'),
-    listeners: await Promise.all(Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`))),
-  };
-  writeFileSync(process.env['BENCH_TOKENS_FILE']!, JSON.stringify(tokens));
-  process.stdout.write(`${JSON.stringify({ role: 'signaling', url })}\n`);
-  process.on('SIGTERM', () => {
-    void app.close().finally(() => process.exit(0));
+  await serveBenchSignaling({
+    tokens: async (issue): Promise<Tokens> => ({
+      sender: await issue('sender'),
+      listeners: await Promise.all(Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`))),
+    }),
   });
 }
 
