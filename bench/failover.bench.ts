@@ -9,7 +9,7 @@
  *   cache meanwhile): from the stop to both processes' first 200 again, and from the start's return to it.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPostgres, type Postgres } from '../test/helpers/postgres.ts';
@@ -17,7 +17,7 @@ import { startRedisSentinels, type RedisSentinelGroup } from '../test/helpers/re
 import { getJson, postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';
 import type { ServerProcess } from './lib/process.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'failover';
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     });
     printFigure({ bench: BENCH, figure: 'redis_master_kill_to_promotion_p50', value: percentile(promotions, 50), unit: 'ms', ...common });
 
-    // a token node issues from its credential cache while PostgreSQL is away (docs/decisions.md,
+    // a token node issues from its credential cache while PostgreSQL is away (docs/decisions/scale-out.md,
     // "Credential cache"): the restart is measured on a request that always reads the store
     await Promise.all(trickles.splice(0).map((t) => t.stop()));
     const projects = (node: ServerProcess): Trickle => {
@@ -161,16 +161,9 @@ async function main(): Promise<void> {
     await Promise.allSettled(started.map((s) => s.stop()));
     await group?.dispose();
     await postgres?.stop();
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, main);

@@ -8,7 +8,7 @@
  * signal, both of them off the node that went away: both directions flow again on the new node.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MediaToken } from '../sdk/app/src/index.ts';
@@ -18,7 +18,7 @@ import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 import { postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';
 import type { ServerProcess } from './lib/process.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { printFigure, progress, removeWork, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'media-failover';
@@ -103,12 +103,8 @@ async function main(): Promise<void> {
     await Promise.allSettled(started.map((s) => s.stop()));
     await redis?.dispose();
     await postgres?.stop();
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, main);

@@ -1,5 +1,5 @@
 /**
- * Hostile RTCP: what the worst datagram a subscriber can send costs the media node (docs/decisions.md,
+ * Hostile RTCP: what the worst datagram a subscriber can send costs the media node (docs/decisions/security.md,
  * "What a client's RTP and RTCP may cost"). The datagram is 1,200 bytes of 30 transport-cc
  * feedbacks, each claiming 65,535 received packets in 40 bytes (test/helpers/hostile-rtcp.ts).
  *
@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { RtcpPacketConverter, RtcpTransportLayerFeedback, type RtcpPacket } from 'werift';
-import { RtcClient, waitFor } from '../server/src/main/client/media/rtc-client.ts';
+import { waitFor } from '../server/src/main/client/media/loopback-peer.ts';
+import { RtcClient } from '../server/src/main/client/media/rtc-client.ts';
 import type { WireCredentials } from '../server/src/main/client/media/wire-client.ts';
 import { feedbackResults } from '../server/src/media/rtp/downlink-estimator.ts';
 import { CompactTwcc } from '../server/src/media/rtp/twcc-compact.ts';

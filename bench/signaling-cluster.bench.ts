@@ -10,18 +10,18 @@
  * that the latency of one message is measured, not a queue. The same file is the server process:
  * `serve` composes the signaling role with the Redis room state.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
+import { postJson } from './lib/http.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { serveBenchSignaling } from './lib/signaling-node.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'signaling-cluster';
@@ -41,45 +41,9 @@ interface Tokens {
 
 /** One signaling node with its rooms in Redis; the first one also issues the bench's tokens. */
 async function serveSignaling(): Promise<void> {
-  const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
-    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
-    { DEFAULT_LISTENER_LIMITS }, { createRedisRoomState }, { fixedKeyRing },
-  ] = await Promise.all([
-    import('../server/src/bus/memory.ts'), import('../server/src/keys/file-keyring.ts'),
-    import('../server/src/limiter/memory.ts'), import('../server/src/store/sqlite.ts'),
-    import('../server/src/log.ts'), import('../server/src/tokens/issue.ts'),
-    import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
-    import('../server/src/signaling/redis-rooms.ts'), import('../server/src/core/keyring.ts'),
-  ]);
-  const dataDir = process.env['BENCH_DATA_DIR']!;
-  const clock = { nowMs: () => Date.now() };
-  const logger = createLogger('info');
-  const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
-  const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
-  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
-    passwords: createPasswordHasher(), events: { record: async () => {} } };
-  const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
-  const redisUrl = process.env['REDIS_URL'];
-  const rooms = redisUrl ? createRedisRoomState({ target: redisUrl, settings, clock, onError: (err) => logger.warn({ err }, 'Redis failed') }) : undefined;
-  await rooms?.ready();
-  const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
-  const { app } = createSignalingApp(createSignalingService(deps, settings, { rooms }), { logger, listener });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const tokensFile = process.env['BENCH_TOKENS_FILE'];
-  if (tokensFile) {
-    const projectId = `prj_${randomBytes(16).toString('base64url')}`;
-    const issue = async (user: string): Promise<string> => (await issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
-      projectId, appId: 'app_bench', publisher: true, subscriber: true, maxTtlSeconds: 3600,
-    }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 })).signaling!.token;
-    const tokens: Tokens = { sender: await issue('sender'), same: await issue('same'), cross: await issue('cross') };
-    writeFileSync(tokensFile, JSON.stringify(tokens));
-  }
-  process.stdout.write(`${JSON.stringify({ role: 'signaling', url })}\n`);
-  process.on('SIGTERM', () => {
-    rooms?.close();
-    void app.close().finally(() => process.exit(0));
+  await serveBenchSignaling({
+    redisUrl: process.env['REDIS_URL'],
+    tokens: async (issue): Promise<Tokens> => ({ sender: await issue('sender'), same: await issue('same'), cross: await issue('cross') }),
   });
 }
 
@@ -87,20 +51,6 @@ async function serveSignaling(): Promise<void> {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 interface Recorder {
   phase: string;
@@ -134,7 +84,7 @@ async function runPhase(sendUrl: string, sender: string, recorders: readonly Rec
     if (wait > 0) await delay(wait);
     const seq = sent;
     sent += 1;
-    pending.push(post(agent, sendUrl, JSON.stringify({ token: sender, data: { p: phase, t: now(), seq, pad: PAD } })).then((res) => {
+    pending.push(postJson(sendUrl, JSON.stringify({ token: sender, data: { p: phase, t: now(), seq, pad: PAD } }), {}, agent).then((res) => {
       if (res.status !== 200) failed += 1;
     }));
   }
@@ -157,7 +107,7 @@ async function measure(urlA: string, urlB: string | undefined, tokens: Tokens, p
   const sessions: [string, string][] = [[urlA, tokens.sender], [urlA, tokens.same]];
   if (urlB) sessions.push([urlB, tokens.cross]);
   for (const [url, token] of sessions) {
-    const joined = await post(agent, `${url}/v1/signaling/join`, JSON.stringify({ token }));
+    const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token }), {}, agent);
     if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
   }
   agent.destroy();
@@ -223,17 +173,10 @@ async function main(): Promise<void> {
   } finally {
     await Promise.allSettled(started.map((s) => s.stop()));
     await redis?.dispose();
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
 const entry = process.argv[2] === 'serve' ? serveSignaling : main;
-entry().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, entry);

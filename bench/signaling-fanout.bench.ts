@@ -12,18 +12,19 @@
  * The same file is the server process: `serve` composes the signaling role from the platform's
  * modules, `baseline` runs the floor.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { postJson } from './lib/http.ts';
 import { readCpuSeconds } from './lib/proc-stats.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { openBenchStream } from './lib/sse.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { serveBenchSignaling } from './lib/signaling-node.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'signaling-fanout';
@@ -52,43 +53,11 @@ interface Tokens {
 
 /** The platform's signaling role, composed as `rtc serve` composes it, with the per-token limit lifted. */
 async function serveSignaling(): Promise<void> {
-  const [{ createMemoryBus }, { loadKeyRing }, { createMemoryLimiter }, { createSqliteStore }, { createLogger },
-    { issueToken }, { createSignalingApp }, { createSignalingService }, { defaultSignalingSettings }, { createPasswordHasher },
-    { DEFAULT_LISTENER_LIMITS },
-  ] = await Promise.all([
-    import('../server/src/bus/memory.ts'), import('../server/src/keys/file-keyring.ts'),
-    import('../server/src/limiter/memory.ts'), import('../server/src/store/sqlite.ts'),
-    import('../server/src/log.ts'), import('../server/src/tokens/issue.ts'),
-    import('../server/src/signaling/app.ts'), import('../server/src/signaling/service.ts'),
-    import('../server/src/signaling/settings.ts'), import('../server/src/core/password.ts'), import('../server/src/config.ts'),
-  ]);
-  const { fixedKeyRing } = await import('../server/src/core/keyring.ts');
-  const dataDir = process.env['BENCH_DATA_DIR']!;
-  const clock = { nowMs: () => Date.now() };
-  const logger = createLogger('info');
-  const keys = fixedKeyRing(loadKeyRing(dataDir, Math.floor(Date.now() / 1000)));
-  const store = createSqliteStore(join(dataDir, 'rtc.sqlite'));
-  const deps = { store, limiter: createMemoryLimiter(), bus: createMemoryBus(() => undefined), clock, keys,
-    passwords: createPasswordHasher(), events: { record: async () => {} } };
-  const settings = { ...defaultSignalingSettings('rtc-platform'), rateLimit: { max: 1_000_000_000, windowSec: 1 } };
-  // every listener connects from 127.0.0.1: the per-address cap is lifted with the per-token limit
-  const listener = { ...DEFAULT_LISTENER_LIMITS.signaling, maxConnectionsPerAddress: 1_000_000 };
-  const { app } = createSignalingApp(createSignalingService(deps, settings), { logger, listener });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  // one project for the whole room
-  const projectId = `prj_${randomBytes(16).toString('base64url')}`;
-  const issue = async (user: string): Promise<string> => (await issueToken(deps, { issuer: 'rtc-platform', sfuHost: 'localhost', sfuPort: 7880, signalingUrl: url }, {
-    projectId, appId: 'app_bench', publisher: true, subscriber: true, maxTtlSeconds: 3600,
-  }, { room_id: 'bench-room', user_id: user, role: 'participant', signaling: true, ttl_seconds: 3600 })).signaling!.token;
-  const tokens: Tokens = {
-    sender: await issue('sender'),
-    listeners: await Promise.all(Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`))),
-  };
-  writeFileSync(process.env['BENCH_TOKENS_FILE']!, JSON.stringify(tokens));
-  process.stdout.write(`${JSON.stringify({ role: 'signaling', url })}\n`);
-  process.on('SIGTERM', () => {
-    void app.close().finally(() => process.exit(0));
+  await serveBenchSignaling({
+    tokens: async (issue): Promise<Tokens> => ({
+      sender: await issue('sender'),
+      listeners: await Promise.all(Array.from({ length: listeners }, (_, i) => issue(`listener-${i}`))),
+    }),
   });
 }
 
@@ -131,20 +100,6 @@ interface Recorder {
   latencies: number[];
 }
 
-function post(agent: Agent, url: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Opens one listener's stream; counts each message of the current phase and its latency. */
 function openListener(url: string, token: string | undefined, lastEventId: string | undefined, recorder: Recorder): Promise<() => void> {
@@ -197,7 +152,7 @@ async function runPhase(target: Target, recorder: Recorder, phase: string, mode:
   const sendOne = async (): Promise<void> => {
     const seq = sent;
     sent += 1;
-    const res = await post(agent, target.sendUrl, body(seq));
+    const res = await postJson(target.sendUrl, body(seq), {}, agent);
     if (res.status !== 200) failed += 1;
   };
   if (mode === 'paced') {
@@ -239,14 +194,14 @@ async function measure(target: Target, listenerTokens: readonly (string | undefi
     for (const token of listenerTokens) {
       let lastEventId: string | undefined;
       if (token) {
-        const joined = await post(new Agent(), `${url}/v1/signaling/join`, JSON.stringify({ token }));
+        const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token }), {}, new Agent());
         if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
         lastEventId = (JSON.parse(joined.text) as { last_event_id: string }).last_event_id;
       }
       closers.push(await openListener(url, token, lastEventId, recorder));
     }
     if (target.senderToken) {
-      const joined = await post(new Agent(), `${url}/v1/signaling/join`, JSON.stringify({ token: target.senderToken }));
+      const joined = await postJson(`${url}/v1/signaling/join`, JSON.stringify({ token: target.senderToken }), {}, new Agent());
       if (joined.status !== 200) throw new Error(`join: ${joined.status} ${joined.text}`);
     }
     if (warmupSeconds > 0) await runPhase(target, recorder, 'warmup', 'saturated', warmupSeconds);
@@ -308,17 +263,10 @@ async function main(): Promise<void> {
     });
   } finally {
     await Promise.allSettled(started.map((s) => s.stop()));
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
 const entry = process.argv[2] === 'serve' ? serveSignaling : process.argv[2] === 'baseline' ? serveBaseline : main;
-entry().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, entry);

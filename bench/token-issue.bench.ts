@@ -3,7 +3,7 @@
  * same cryptography (bench/baseline/token-server.ts), both measured in the same run on loopback.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import { postJson } from './lib/http.ts';
 import { measureLoad, type LoadMeasurement } from './lib/measure.ts';
 import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
-import { printFigure, progress } from './lib/report.ts';
+import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
 
 const BENCH = 'token-issue';
@@ -209,16 +209,9 @@ async function main(): Promise<void> {
     printFigure({ bench: BENCH, figure: 'response_bytes', value: sample.bytes, unit: 'bytes', baseline: baselineSample.bytes });
   } finally {
     await Promise.allSettled(started.map((s) => s.stop()));
-    if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    removeWork(work);
   }
-  if (problems.length > 0) {
-    for (const problem of problems) progress(`invalid measurement: ${problem}`);
-    process.exitCode = 1;
-  }
+  reportProblems(problems);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(BENCH, main);

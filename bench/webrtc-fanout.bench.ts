@@ -29,18 +29,13 @@
  * the SRTP floor's subscribers count only the packets that unprotect with their keys.
  */
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, RtpHeader, RtpPacket, SrtpSession,
-  keyLength, saltLength, type SrtpProfile,
-} from 'werift';
-import {
-  OPUS_PAYLOAD_TYPE, RtcClient, VP8_PAYLOAD_TYPE, vp8Payload, waitFor,
-} from '../server/src/main/client/media/rtc-client.ts';
+import { ProtectionProfileAeadAes128Gcm, ProtectionProfileAes128CmHmacSha1_80, type SrtpProfile } from 'werift';
+import { vp8Payload, waitFor } from '../server/src/main/client/media/loopback-peer.ts';
+import { RtcClient } from '../server/src/main/client/media/rtc-client.ts';
 import { feedbackPeerConfig, sendTransportFeedback } from '../server/src/main/client/media/transport-feedback.ts';
 import { postJson } from './lib/http.ts';
 import type { WireCredentials } from '../server/src/main/client/media/wire-client.ts';
@@ -49,6 +44,9 @@ import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
+import {
+  baselineFanout, isSrtpProfile, serveBaseline, serveSrtpFloor, srtpFloorFanout, type Fanout,
+} from './lib/udp-forwarders.ts';
 
 const BENCH = 'webrtc-fanout';
 const SELF = fileURLToPath(import.meta.url);
@@ -60,31 +58,10 @@ const SUBSCRIBERS = (process.env['BENCH_WEBRTC_SUBSCRIBERS'] ?? '1,10,50').split
 const MEASURE_SECONDS = intSetting('BENCH_WEBRTC_SECONDS', 3, 1, 60);
 /** How long the load may take to get through in full (the platform's downlink estimates grow to it). */
 const SETTLE_SECONDS = 30;
-/** Baseline datagrams: one byte 0 registers the sender as a subscriber, one byte 1 forgets them all. */
-const REGISTER = Buffer.from([0]);
-const RESET = Buffer.from([1]);
-/**
- * SRTP floor datagrams (first byte, which no RTP packet starts with): 0 registers the sender as a
- * subscriber and 2 as the publisher, each followed by the SRTP profile (one byte), master key and
- * master salt of its session; 1 forgets them all. The forwarder answers a registration with its
- * first byte alone.
- */
-const REGISTER_PUBLISHER = 2;
 const SRTP_PROFILE_NAMES: Readonly<Record<SrtpProfile, string>> = {
   [ProtectionProfileAes128CmHmacSha1_80]: 'SRTP_AES128_CM_HMAC_SHA1_80',
   [ProtectionProfileAeadAes128Gcm]: 'SRTP_AEAD_AES_128_GCM',
 };
-
-/** A publisher and N subscribers, whichever forwarder they use. */
-interface Fanout {
-  sendVideo(payload: Buffer): void;
-  sendAudio(payload: Buffer): void;
-  /** Packets received so far by all subscribers together. */
-  received(): number;
-  /** Every subscriber received both streams. */
-  flowing(): boolean;
-  close(): Promise<void>;
-}
 
 interface Measured {
   readonly packetsPerSecond: number;
@@ -158,10 +135,6 @@ async function issue(api: string, cred: BenchCredential, body: Record<string, un
   return JSON.parse(res.text) as { media: WireCredentials };
 }
 
-function isSrtpProfile(profile: number | undefined): profile is SrtpProfile {
-  return profile === ProtectionProfileAes128CmHmacSha1_80 || profile === ProtectionProfileAeadAes128Gcm;
-}
-
 /** The SRTP profile the server and the clients negotiated in DTLS (one for all of them). */
 function negotiatedProfile(clients: readonly RtcClient[]): SrtpProfile {
   const profiles = new Set(clients.flatMap((c) => c.pc.dtlsTransports.map((t) => t.srtp.config.profile)));
@@ -229,210 +202,6 @@ async function platformFanout(
     await closeAll();
     throw err;
   }
-}
-
-function bindUdp(): Promise<Socket> {
-  const socket = createSocket('udp4');
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(0, '127.0.0.1', () => resolve(socket));
-  });
-}
-
-/** RTP packets as a publisher's sender would put them on the wire (no SRTP unless `seal` protects them). */
-function rtpSource(payloadType: number, seal: (packet: RtpPacket) => Buffer = (packet) => packet.serialize()): (payload: Buffer) => Buffer {
-  const ssrc = randomBytes(4).readUInt32BE(0);
-  let sequenceNumber = randomBytes(2).readUInt16BE(0);
-  let timestamp = randomBytes(4).readUInt32BE(0);
-  return (payload) => {
-    sequenceNumber = (sequenceNumber + 1) & 0xffff;
-    timestamp = (timestamp + 3000) >>> 0;
-    return seal(new RtpPacket(new RtpHeader({ payloadType, sequenceNumber, timestamp, ssrc, marker: true }), payload));
-  };
-}
-
-/**
- * Sends each socket's registration datagram to a forwarder until the forwarder answers it with
- * the datagram's first byte (registrations may be lost like any datagram).
- */
-async function register(sockets: readonly Socket[], registrations: readonly Buffer[], port: number, hostname: string, what: string): Promise<void> {
-  const registered = new Set<number>();
-  const acks = sockets.map((s, i) => {
-    const onAck = (msg: Buffer): void => {
-      if (msg.length === 1 && msg[0] === registrations[i]![0]) registered.add(i);
-    };
-    s.on('message', onAck);
-    return onAck;
-  });
-  try {
-    await waitFor(() => {
-      sockets.forEach((s, i) => {
-        if (!registered.has(i)) s.send(registrations[i]!, port, hostname);
-      });
-      return registered.size === sockets.length;
-    }, what);
-  } finally {
-    sockets.forEach((s, i) => s.off('message', acks[i]!));
-  }
-}
-
-/**
- * The UDP side of a bench forwarder: a publisher socket and `subscribers` sockets, each counting the
- * packets `open` gives back (the RTP it recovers, or undefined for one it refuses).
- */
-async function udpClients(url: string, subscribers: number, open: (subscriber: number, msg: Buffer) => Buffer | undefined) {
-  const { hostname, port: text } = new URL(url);
-  const port = Number(text);
-  const publisher = await bindUdp();
-  publisher.send(RESET, port, hostname);
-  const subs: Socket[] = [];
-  const received = new Uint32Array(subscribers);
-  const byType = new Set<string>();
-  for (let i = 0; i < subscribers; i++) {
-    const socket = await bindUdp();
-    socket.on('message', (msg: Buffer) => {
-      if (msg.length === 1) return;
-      const rtp = open(i, msg);
-      if (!rtp) return;
-      received[i] = received[i]! + 1;
-      // the same per-packet look the werift receiver takes: version and payload type
-      if (rtp.length > 12 && rtp[0]! >> 6 === 2) byType.add(`${i}:${rtp[1]! & 0x7f}`);
-    });
-    subs.push(socket);
-  }
-  /** The load's two streams, sent to the forwarder from the publisher socket. */
-  const fanout = (video: (payload: Buffer) => Buffer, audio: (payload: Buffer) => Buffer): Fanout => ({
-    sendVideo: (payload) => publisher.send(video(payload), port, hostname),
-    sendAudio: (payload) => publisher.send(audio(payload), port, hostname),
-    received: () => received.reduce((sum, n) => sum + n, 0),
-    flowing: () => byType.size === subscribers * 2,
-    close: async () => {
-      publisher.send(RESET, port, hostname);
-      for (const sock of [publisher, ...subs]) await new Promise<void>((resolve) => sock.close(() => resolve()));
-    },
-  });
-  return { hostname, port, publisher, subs, fanout };
-}
-
-async function baselineFanout(url: string, subscribers: number): Promise<Fanout> {
-  const { hostname, port, subs, fanout } = await udpClients(url, subscribers, (_i, msg) => msg);
-  await register(subs, subs.map(() => REGISTER), port, hostname, 'the baseline forwarder to register every subscriber');
-  return fanout(rtpSource(VP8_PAYLOAD_TYPE), rtpSource(OPUS_PAYLOAD_TYPE));
-}
-
-/** An SRTP session keyed alike in both directions. */
-function srtpSession(profile: SrtpProfile, key: Buffer, salt: Buffer): SrtpSession {
-  return new SrtpSession({ keys: { localMasterKey: key, localMasterSalt: salt, remoteMasterKey: key, remoteMasterSalt: salt }, profile });
-}
-
-/** A session with random keys, and the registration datagram of `type` that hands them to the SRTP floor forwarder. */
-function randomSrtp(profile: SrtpProfile, type: number): { session: SrtpSession; registration: Buffer } {
-  const key = randomBytes(keyLength(profile));
-  const salt = randomBytes(saltLength(profile));
-  return { session: srtpSession(profile, key, salt), registration: Buffer.concat([Buffer.from([type, profile]), key, salt]) };
-}
-
-/** The session of a registration datagram (type, profile, master key, master salt); undefined if malformed. */
-function registeredSession(msg: Buffer): SrtpSession | undefined {
-  const profile = msg[1];
-  if (!isSrtpProfile(profile)) return undefined;
-  const keyBytes = keyLength(profile);
-  const saltBytes = saltLength(profile);
-  if (msg.length !== 2 + keyBytes + saltBytes) return undefined;
-  return srtpSession(profile, Buffer.from(msg.subarray(2, 2 + keyBytes)), Buffer.from(msg.subarray(2 + keyBytes)));
-}
-
-async function srtpFloorFanout(url: string, subscribers: number, profile: SrtpProfile): Promise<Fanout> {
-  const subSrtp = Array.from({ length: subscribers }, () => randomSrtp(profile, REGISTER[0]!));
-  const { hostname, port, publisher, subs, fanout } = await udpClients(url, subscribers, (i, msg) => {
-    try {
-      return subSrtp[i]!.session.decrypt(msg);
-    } catch {
-      return undefined; // counts only what unprotects with this subscriber's keys
-    }
-  });
-  const pub = randomSrtp(profile, REGISTER_PUBLISHER);
-  await register([publisher], [pub.registration], port, hostname, 'the SRTP floor forwarder to register the publisher');
-  await register(subs, subSrtp.map((s) => s.registration), port, hostname, 'the SRTP floor forwarder to register every subscriber');
-  const protect = (packet: RtpPacket): Buffer => pub.session.encrypt(packet.payload, packet.header);
-  return fanout(rtpSource(VP8_PAYLOAD_TYPE, protect), rtpSource(OPUS_PAYLOAD_TYPE, protect));
-}
-
-/**
- * The SRTP floor forwarder: every SRTP packet is unprotected with the publisher's session, parsed
- * (as werift's DTLS transport parses what it unprotects) and protected again with each registered
- * subscriber's session for that subscriber's socket.
- */
-async function serveSrtpFloor(): Promise<void> {
-  const socket = await bindUdp();
-  let publisher: SrtpSession | undefined;
-  let subscribers: { port: number; address: string; session: SrtpSession }[] = [];
-  const known = new Set<string>();
-  socket.on('message', (msg: Buffer, from) => {
-    if (msg.length === 0) return;
-    if (msg[0]! >> 6 === 2) {
-      if (!publisher) return;
-      let packet: RtpPacket;
-      try {
-        packet = RtpPacket.deSerialize(publisher.decrypt(msg));
-      } catch {
-        return; // dropped, as a WebRTC transport drops what does not authenticate
-      }
-      for (const s of subscribers) socket.send(s.session.encrypt(packet.payload, packet.header), s.port, s.address);
-      return;
-    }
-    if (msg[0] === RESET[0]) {
-      publisher = undefined;
-      subscribers = [];
-      known.clear();
-      return;
-    }
-    if (msg[0] === REGISTER_PUBLISHER) {
-      publisher ??= registeredSession(msg);
-      if (!publisher) return;
-    } else if (msg[0] === REGISTER[0]) {
-      const key = `${from.address}:${from.port}`;
-      if (!known.has(key)) {
-        const session = registeredSession(msg);
-        if (!session) return;
-        known.add(key);
-        subscribers.push({ port: from.port, address: from.address, session });
-      }
-    } else {
-      return;
-    }
-    socket.send(msg.subarray(0, 1), from.port, from.address);
-  });
-  const { port } = socket.address();
-  process.stdout.write(`${JSON.stringify({ role: 'srtp-baseline', url: `udp://127.0.0.1:${port}` })}\n`);
-  process.on('SIGTERM', () => process.exit(0));
-}
-
-/** The baseline forwarder: every datagram from a non-subscriber goes to every registered subscriber. */
-async function serveBaseline(): Promise<void> {
-  const socket = await bindUdp();
-  let subscribers: { port: number; address: string }[] = [];
-  const known = new Set<string>();
-  socket.on('message', (msg: Buffer, from) => {
-    if (msg.length === 1) {
-      if (msg[0] === 0) {
-        const key = `${from.address}:${from.port}`;
-        if (!known.has(key)) {
-          known.add(key);
-          subscribers.push({ port: from.port, address: from.address });
-        }
-        socket.send(REGISTER, from.port, from.address);
-      } else {
-        subscribers = [];
-        known.clear();
-      }
-      return;
-    }
-    for (const s of subscribers) socket.send(msg, s.port, s.address);
-  });
-  const { port } = socket.address();
-  process.stdout.write(`${JSON.stringify({ role: 'baseline', url: `udp://127.0.0.1:${port}` })}\n`);
-  process.on('SIGTERM', () => process.exit(0));
 }
 
 async function main(): Promise<void> {

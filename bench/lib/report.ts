@@ -1,4 +1,5 @@
 /** The output of every bench module: one JSON line per figure on standard output. */
+import { rmSync } from 'node:fs';
 
 export interface Figure {
   readonly bench: string;
@@ -35,4 +36,25 @@ export function printFigure(figure: Figure): void {
 /** Progress for the person running the bench, on standard error (standard output carries figures). */
 export function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
+}
+
+/** Removes a bench's work directory, or with BENCH_KEEP_DIR=1 keeps it (its logs and data) and says where. */
+export function removeWork(work: string): void {
+  if (process.env['BENCH_KEEP_DIR'] === '1') progress(`logs and data kept in ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
+
+/** Names each measurement that cannot be trusted, and fails the run when there is one. */
+export function reportProblems(problems: readonly string[]): void {
+  if (problems.length === 0) return;
+  for (const problem of problems) progress(`invalid measurement: ${problem}`);
+  process.exitCode = 1;
+}
+
+/** Runs a bench's entry point: a failure is printed with the bench's name and fails the run. */
+export function runBench(bench: string, entry: () => Promise<void>): void {
+  entry().catch((err: unknown) => {
+    process.stderr.write(`${bench}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
 }

@@ -105,7 +105,7 @@ describe('customer API: projects', () => {
     assert.equal((await issue()).status, 200);
   });
 
-  // docs/decisions.md, "Archiving ends live sessions"
+  // docs/decisions/customers.md, "Archiving ends live sessions"
   it('persists a cut-off at the archive time and publishes it once per archive; unarchiving keeps it', async () => {
     const c = await createCustomer(server);
     const events: BusEvent[] = [];

@@ -6,47 +6,30 @@ import { ERROR_STATUS, GUEST_USER_PREFIX, isErrorCode, type TokenResponse } from
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { freshAddress, type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import {
+  defineField, dropField, opaqueId, setField, setStreams, TOKEN_FIELDS, TOKEN_ROLES, validTokenBody, type BodyMutation,
+} from '../helpers/token-arbitraries.ts';
 
 // Random bodies through real HTTP: never a 5xx; either 200 with a token that verifies and echoes the
 // request, or a 4xx whose body is exactly {"error","message"} with a catalogue code and its status.
 // The only exception is the documented 502 for turn: true or signaling: true on a deployment that has
 // neither, and only for a request that passed every other check.
 
-const TOKEN_FIELDS = ['room_id', 'user_id', 'role', 'publish_streams', 'subscribe_streams', 'subscribe_room', 'ttl_seconds', 'turn', 'signaling'];
-const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
 const RUNS = 120;
 
-const opaqueId = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 128 });
-const streamIds = (max: number) => fc.uniqueArray(fc.integer({ min: 1, max: 4294967295 }), { maxLength: max });
-
-const validBody = fc.record({
+const validBody = validTokenBody({
   // the guest_ prefix is the share-link guests' alone (docs/reference/token-api.md, "Request rules")
-  room_id: opaqueId, user_id: opaqueId.filter((id) => !id.startsWith(GUEST_USER_PREFIX)), role: fc.constantFrom(...ROLES),
-  publish_streams: streamIds(8), subscribe_streams: streamIds(32), subscribe_room: fc.boolean(),
-  ttl_seconds: fc.integer({ min: 1, max: 3600 }),
-}, { requiredKeys: ['room_id', 'user_id', 'role'] }).map((b) => {
-  const body: Record<string, unknown> = { ...b };
-  if (b.role === 'audience') delete body['publish_streams'];
-  if (b.subscribe_room === true) delete body['subscribe_streams'];
-  return body;
+  userId: opaqueId.filter((id) => !id.startsWith(GUEST_USER_PREFIX)),
 });
 
-type Mutation = (body: Record<string, unknown>) => Record<string, unknown>;
-const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.constantFrom(...TOKEN_FIELDS).map((field): Mutation => (b) => Object.fromEntries(Object.entries(b).filter(([k]) => k !== field))),
-  fc.tuple(fc.constantFrom(...TOKEN_FIELDS), fc.jsonValue({ maxDepth: 2 })).map(([field, value]): Mutation => (b) => ({ ...b, [field]: value })),
-  fc.tuple(fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('__proto__', 'constructor', 'project_id', 'app_id')), fc.jsonValue({ maxDepth: 1 }))
-    .map(([field, value]): Mutation => (b) => {
-      const copy = { ...b };
-      Object.defineProperty(copy, field, { value, enumerable: true, writable: true, configurable: true });
-      return copy;
-    }),
-  fc.tuple(fc.constantFrom('publish_streams', 'subscribe_streams'),
-    fc.array(fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constantFrom(0, 4294967295, 4294967296, 1.5, -0)), { maxLength: 40 }))
-    .map(([field, value]): Mutation => (b) => ({ ...b, [field]: value })),
-  fc.tuple(fc.constantFrom('ttl_seconds'), fc.oneof(fc.integer({ min: -5, max: 4000 }), fc.double({ noNaN: true }))).map(([field, value]): Mutation => (b) => ({ ...b, [field]: value })),
-  fc.constant<Mutation>((b) => ({ ...b, turn: true })),
-  fc.constant<Mutation>((b) => ({ ...b, signaling: true })),
+const mutation: fc.Arbitrary<BodyMutation> = fc.oneof(
+  dropField,
+  setField(fc.jsonValue({ maxDepth: 2 })),
+  defineField(fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('__proto__', 'constructor', 'project_id', 'app_id')), fc.jsonValue({ maxDepth: 1 })),
+  setStreams(fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constantFrom(0, 4294967295, 4294967296, 1.5, -0))),
+  fc.tuple(fc.constantFrom('ttl_seconds'), fc.oneof(fc.integer({ min: -5, max: 4000 }), fc.double({ noNaN: true }))).map(([field, value]): BodyMutation => (b) => ({ ...b, [field]: value })),
+  fc.constant<BodyMutation>((b) => ({ ...b, turn: true })),
+  fc.constant<BodyMutation>((b) => ({ ...b, signaling: true })),
 );
 
 describe('token API properties over real HTTP', () => {
@@ -198,7 +181,7 @@ describe('token API properties over real HTTP', () => {
       fc.jsonValue({ maxDepth: 2 }),
       fc.record({
         app_id: fc.oneof(fc.constant(who.appId), fc.string({ maxLength: 30 })), user_id: fc.oneof(opaqueId, fc.jsonValue({ maxDepth: 1 })),
-        room_id: opaqueId, role: fc.oneof(fc.constantFrom(...ROLES), fc.string({ maxLength: 8 })),
+        room_id: opaqueId, role: fc.oneof(fc.constantFrom(...TOKEN_ROLES), fc.string({ maxLength: 8 })),
         ttl_sec: fc.oneof(fc.integer({ min: -10, max: 4000 }), fc.jsonValue({ maxDepth: 1 })),
       }, { requiredKeys: [] }),
     );

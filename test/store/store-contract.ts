@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { QuoteRecord, SubscriptionRequestRecord } from '../../server/src/billing/store.ts';
 import type { CredentialRecord, ProjectRecord, SessionRecord } from '../../server/src/customers/store.ts';
 import type { Store } from '../../server/src/store/port.ts';
+import { describeBillingStoreContract } from './billing-store-contract.ts';
+import { describeDatabaseStoreContract } from './database-store-contract.ts';
 import { describeInvitationStoreContract } from './invitation-store-contract.ts';
 import { describeRoomStoreContract } from './room-store-contract.ts';
 import { describeSessionStoreContract } from './session-store-contract.ts';
@@ -70,11 +71,6 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       await store.insertSession(s);
       return s;
     };
-    const subscriptionRequest = (accountId: string, projectId: string, fields: Partial<SubscriptionRequestRecord> = {}) => ({
-      id: uid('sub'), accountId, projectId, plan: 'team', quoteId: null, note: null, status: 'pending' as const,
-      createdAt: T0, updatedAt: T0, decidedAt: null, reason: null, ...fields,
-    });
-
     it('answers ping', async () => {
       await store.ping();
     });
@@ -387,191 +383,11 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
       });
     });
 
-    describe('quotes', () => {
-      it('keeps the document exactly as given and lists newest first, a page at a time', async () => {
-        const accountId = await account();
-        const quotes: QuoteRecord[] = [];
-        for (let i = 0; i < 5; i++) {
-          // the insertion order decides, not the creation time
-          const q: QuoteRecord = {
-            id: uid('quo'), accountId, priceListVersion: '2026-01', createdAt: T0 - i,
-            document: `{ "b": ${i}, "a": [1, 2.50],  "note": "é\\u00e9" }`,
-          };
-          await store.insertQuote(q);
-          quotes.push(q);
-        }
-        const otherAccount = await account();
-        await store.insertQuote({ ...quotes[0]!, id: uid('quo'), accountId: otherAccount });
-        assert.deepEqual(await other.getQuote(accountId, quotes[2]!.id), quotes[2]);
-        assert.equal(await store.getQuote(otherAccount, quotes[2]!.id), undefined);
-        const newest = [...quotes].reverse();
-        const page1 = await store.listQuotes(accountId, { limit: 2 });
-        assert.deepEqual(page1, newest.slice(0, 2));
-        const page2 = await store.listQuotes(accountId, { limit: 2, afterId: page1[1]!.id });
-        assert.deepEqual(page2, newest.slice(2, 4));
-        const page3 = await store.listQuotes(accountId, { limit: 2, afterId: page2[1]!.id });
-        assert.deepEqual(page3, newest.slice(4));
-        assert.deepEqual(await store.listQuotes(accountId, { limit: 2, afterId: quotes[0]!.id }), []);
-        assert.deepEqual(await store.listQuotes(accountId, { limit: 2, afterId: uid('quo') }), [], 'an unknown cursor');
-        assert.deepEqual(await store.listQuotes(otherAccount, { limit: 2, afterId: quotes[4]!.id }), [],
-          'a cursor of another account');
-      });
-
-      it('refuses a second quote with the same id', async () => {
-        const accountId = await account();
-        const q = { id: uid('quo'), accountId, priceListVersion: 'v', createdAt: T0, document: '{}' };
-        await store.insertQuote(q);
-        await assert.rejects(other.insertQuote(q));
-      });
-    });
+    describeBillingStoreContract(() => ({ store, other }));
 
     describeWebhookStoreContract(() => ({ store, other }));
     describeSessionStoreContract(() => ({ store, other }));
 
-    describe('subscription requests', () => {
-      it('allows one pending request per project, and a new one once it is decided', async () => {
-        const accountId = await account();
-        const p = await project(accountId);
-        const q = { id: uid('quo'), accountId, priceListVersion: 'v', createdAt: T0, document: '{}' };
-        await store.insertQuote(q);
-        const first = subscriptionRequest(accountId, p.id, { quoteId: q.id, note: 'please' });
-        assert.equal(await store.insertSubscriptionRequest(first), true);
-        assert.equal(await other.insertSubscriptionRequest(subscriptionRequest(accountId, p.id)), false);
-        assert.equal(await store.insertSubscriptionRequest(first), false, 'the same id');
-        assert.deepEqual(await other.getSubscriptionRequest(first.id), first);
-        assert.deepEqual(await other.getSubscriptionRequest(first.id, accountId), first);
-        assert.equal(await store.getSubscriptionRequest(first.id, await account()), undefined);
-        assert.equal(await store.getSubscriptionRequest(uid('sub')), undefined);
-
-        const cancelled = await store.transitionSubscriptionRequest(first.id, { status: 'cancelled', at: T0 + 1 });
-        assert.deepEqual(cancelled, { ...first, status: 'cancelled', updatedAt: T0 + 1, decidedAt: T0 + 1, reason: null });
-        assert.equal(await store.transitionSubscriptionRequest(first.id, { status: 'approved', at: T0 + 2 }), undefined,
-          'a final state stays');
-        assert.equal(await other.insertSubscriptionRequest(subscriptionRequest(accountId, p.id)), true);
-      });
-
-      it('lets exactly one of concurrent decisions win', async () => {
-        const accountId = await account();
-        const p = await project(accountId);
-        const r = subscriptionRequest(accountId, p.id);
-        await store.insertSubscriptionRequest(r);
-        const results = await Promise.all([
-          store.transitionSubscriptionRequest(r.id, { status: 'approved', at: T0 + 1 }),
-          other.transitionSubscriptionRequest(r.id, { status: 'rejected', at: T0 + 1, reason: 'no' }),
-          store.transitionSubscriptionRequest(r.id, { status: 'cancelled', at: T0 + 1 }),
-        ]);
-        const winners = results.filter((x) => x !== undefined);
-        assert.equal(winners.length, 1);
-        assert.deepEqual(await store.getSubscriptionRequest(r.id), winners[0]);
-      });
-
-      it('lists newest first with filters and a cursor', async () => {
-        const accountId = await account();
-        const p1 = await project(accountId);
-        const p2 = await project(accountId);
-        const a = subscriptionRequest(accountId, p1.id);
-        const b = subscriptionRequest(accountId, p2.id);
-        await store.insertSubscriptionRequest(a);
-        await store.insertSubscriptionRequest(b);
-        const rejected = await store.transitionSubscriptionRequest(a.id, { status: 'rejected', at: T0 + 1, reason: 'budget' });
-        const c = subscriptionRequest(accountId, p1.id, { createdAt: T0 - 10 });
-        await store.insertSubscriptionRequest(c);
-
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 10 }), [c, b, rejected]);
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId, projectId: p1.id }, { limit: 10 }), [c, rejected]);
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId, status: 'pending' }, { limit: 10 }), [c, b]);
-        assert.deepEqual(await other.listSubscriptionRequests({ projectId: p2.id }, { limit: 10 }), [b], 'every account');
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 1, afterId: c.id }), [b]);
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 5, afterId: b.id }), [rejected]);
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId }, { limit: 5, afterId: uid('sub') }), []);
-        assert.deepEqual(await other.listSubscriptionRequests({ accountId: uid('acc') }, { limit: 5 }), []);
-      });
-    });
-
-    describe('key ring', () => {
-      // one row per database: each test takes a database of its own
-      const fresh = async (count: number): Promise<Store[]> => {
-        const openFresh = await fixture.newDatabase();
-        return Promise.all(Array.from({ length: count }, () => openFresh()));
-      };
-      const closeAll = (stores: readonly Store[]) => Promise.all(stores.map((s) => s.close()));
-      // a document as the key ring writes it: JSON text over several lines, beyond ASCII too
-      const doc = (n: number): string => `${JSON.stringify({ version: 1, n, note: 'clé ✓' }, null, 2)}\n`;
-
-      it('has no ring until one is inserted, then keeps it exactly at version 1', async () => {
-        const stores = await fresh(2);
-        try {
-          const [a, b] = stores as [Store, Store];
-          assert.equal(await a.readKeyRing(), undefined);
-          assert.equal(await a.replaceKeyRing(doc(1), 1), false, 'nothing to replace');
-          assert.equal(await a.insertKeyRingIfAbsent(doc(1)), true);
-          assert.deepEqual(await b.readKeyRing(), { document: doc(1), version: 1 });
-          assert.equal(await b.insertKeyRingIfAbsent(doc(2)), false, 'the first ring stays');
-          assert.deepEqual(await a.readKeyRing(), { document: doc(1), version: 1 });
-        } finally {
-          await closeAll(stores);
-        }
-      });
-
-      it('lets exactly one of several stores inserting at the same moment win, and all read the winner', async () => {
-        const stores = await fresh(4);
-        try {
-          const won = await Promise.all(stores.map((s, i) => s.insertKeyRingIfAbsent(doc(i))));
-          assert.equal(won.filter(Boolean).length, 1);
-          const winner = doc(won.indexOf(true));
-          for (const s of stores) assert.deepEqual(await s.readKeyRing(), { document: winner, version: 1 });
-        } finally {
-          await closeAll(stores);
-        }
-      });
-
-      it('replaces the ring only at the expected version (compare-and-swap), one version on each time', async () => {
-        const stores = await fresh(2);
-        try {
-          const [a, b] = stores as [Store, Store];
-          await a.insertKeyRingIfAbsent(doc(1));
-          assert.equal(await b.replaceKeyRing(doc(2), 1), true);
-          assert.deepEqual(await a.readKeyRing(), { document: doc(2), version: 2 });
-          assert.equal(await a.replaceKeyRing(doc(3), 1), false, 'a stale version changes nothing');
-          assert.deepEqual(await b.readKeyRing(), { document: doc(2), version: 2 });
-          assert.equal(await a.replaceKeyRing(doc(3), 2), true);
-          assert.deepEqual(await b.readKeyRing(), { document: doc(3), version: 3 });
-        } finally {
-          await closeAll(stores);
-        }
-      });
-
-      it('lets exactly one of several concurrent replacements of one version win', async () => {
-        const stores = await fresh(4);
-        try {
-          await stores[0]!.insertKeyRingIfAbsent(doc(0));
-          const won = await Promise.all(stores.map((s, i) => s.replaceKeyRing(doc(10 + i), 1)));
-          assert.equal(won.filter(Boolean).length, 1);
-          assert.deepEqual(await stores[0]!.readKeyRing(), { document: doc(10 + won.indexOf(true)), version: 2 });
-        } finally {
-          await closeAll(stores);
-        }
-      });
-    });
-
-    describe('schema migrations', () => {
-      it('lets several stores opening one empty database at the same moment all succeed, and migrates it once', async () => {
-        const openFresh = await fixture.newDatabase();
-        const stores = await Promise.all(Array.from({ length: 4 }, () => openFresh()));
-        try {
-          const id = uid('acc');
-          const email = `${uid('u')}@example.test`;
-          assert.equal(await stores[0]!.insertAccount({ id, email, passwordHash: 'ph', createdAt: T0 }), true);
-          for (const s of stores) assert.equal((await s.getAccount(id))?.email, email);
-          // opening again finds nothing to do and keeps the data
-          const reopened = await openFresh();
-          assert.equal((await reopened.findAccountByEmail(email))?.id, id);
-          await reopened.close();
-          await reopened.close(); // a second close does nothing
-        } finally {
-          await Promise.all(stores.map((s) => s.close()));
-        }
-      });
-    });
+    describeDatabaseStoreContract(() => fixture.newDatabase());
   });
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookDeliveryList } from '@rtc/protocol';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_HEADERS, type WebhookDelivery, type WebhookDeliveryList } from '@rtc/protocol';
 import { api } from '../api.ts';
 import { CopyButton, EditPanel, EmptyState, ErrorText, Field, formatTime, useAction, useConfirm } from '../ui.tsx';
 
@@ -49,7 +49,7 @@ function SecretNotice({ secret, onDone }: { secret: { url: string; secret: strin
     <div class="secret" role="alertdialog" aria-labelledby="wh-secret-title" aria-describedby="wh-secret-warning">
       <h2 id="wh-secret-title">Signing secret of {secret.url}</h2>
       <p id="wh-secret-warning"><strong>Copy it now: it is shown only this once.</strong> Your receiver verifies each delivery's
-        <code>rtc-webhook-signature</code> with it.</p>
+        <code>{WEBHOOK_HEADERS.signature}</code> with it.</p>
       <p><code data-testid="webhook-secret">{secret.secret}</code></p>
       <CopyButton text={secret.secret} label="Copy signing secret" />
       <button type="button" onClick={onDone}>I have stored it</button>

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { WEBHOOK_HEADERS } from '@rtc/protocol';
 import { verifyWebhook, WebhookVerificationError } from './webhook.ts';
 
 const SECRET = 'whsec_test';
 const BODY = JSON.stringify({ id: 'evt_1', type: 'credential.revoked', project_id: 'prj_1', occurred_at: 1700000000, data: { app_id: 'app_1' } });
 const sign = (secret: string, ts: number, body = BODY): string => createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
 const headers = (ts: number, signature: string): Record<string, string> =>
-  ({ 'rtc-webhook-id': 'evt_1', 'rtc-webhook-timestamp': String(ts), 'rtc-webhook-signature': signature });
+  ({ [WEBHOOK_HEADERS.id]: 'evt_1', [WEBHOOK_HEADERS.timestamp]: String(ts), [WEBHOOK_HEADERS.signature]: signature });
 
 const code = (fn: () => unknown): string => {
   try {
@@ -50,7 +51,7 @@ describe('verifyWebhook', () => {
   });
 
   it('refuses a signed body whose id is not the header id', () => {
-    const h = { ...headers(now, `v1=${sign(SECRET, now)}`), 'rtc-webhook-id': 'evt_2' };
+    const h = { ...headers(now, `v1=${sign(SECRET, now)}`), [WEBHOOK_HEADERS.id]: 'evt_2' };
     assert.equal(code(() => verifyWebhook(BODY, h, SECRET, { nowSeconds: now })), 'ERR_WEBHOOK_PAYLOAD');
   });
 });

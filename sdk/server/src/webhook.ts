@@ -24,7 +24,7 @@ export type WebhookHeaders =
   | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifyWebhookOptions {
-  /** How far `rtc-webhook-timestamp` may be from now, either way (default 300 s): older deliveries are replays. */
+  /** How far the timestamp header (`WEBHOOK_HEADERS.timestamp`) may be from now, either way (default 300 s): older deliveries are replays. */
   readonly toleranceSeconds?: number | undefined;
   /** The current time in seconds since the epoch (default the system clock); for tests. */
   readonly nowSeconds?: number | undefined;
@@ -40,8 +40,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 }
 
 /**
- * Checks a webhook delivery and returns its event: the `rtc-webhook-signature` must hold a `v1=`
- * HMAC-SHA256 of `<rtc-webhook-timestamp>.<raw body>` under `secret` (compared in constant time),
+ * Checks a webhook delivery and returns its event: the signature header (`WEBHOOK_HEADERS.signature`
+ * of `@rtc/protocol`) must hold a `v1=` HMAC-SHA256 of `<timestamp header>.<raw body>` under `secret` (compared in constant time),
  * and the timestamp must be within `toleranceSeconds` of now. Pass the body exactly as received,
  * before any JSON parsing. `secret` may be a list (both secrets while you roll one out yourself).
  *

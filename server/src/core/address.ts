@@ -111,7 +111,7 @@ export function createAddressSet(cidrs: readonly string[]): AddressSet {
 
 /**
  * The client address: the socket peer, unless that peer is a trusted proxy, in which case the
- * right-most `X-Forwarded-For` entry that is not itself a trusted proxy (docs/decisions.md, "Client address").
+ * right-most `X-Forwarded-For` entry that is not itself a trusted proxy (docs/decisions/tokens.md, "Client address").
  */
 export function resolveClientAddress(peer: string, forwardedFor: string | undefined, trusted: AddressSet | undefined): string {
   const direct = normalizeAddress(peer);

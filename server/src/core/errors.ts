@@ -24,7 +24,7 @@ export class ApiError extends Error {
   }
 }
 
-// docs/decisions.md, "Identical 401": one 401 for every cause of an authentication failure
+// docs/decisions/tokens.md, "Identical 401": one 401 for every cause of an authentication failure
 export const INVALID_CREDENTIALS_MESSAGE = 'invalid App ID or App Secret';
 export const badCredentials = (): ApiError => new ApiError('invalid_credentials', INVALID_CREDENTIALS_MESSAGE);
 

@@ -88,7 +88,7 @@ async function update(
   patch: Parameters<ServiceDeps<CredentialStore & ProjectStore>['store']['updateCredential']>[1],
 ): Promise<CredentialRecord> {
   // token nodes stop using what they cached of the project's credentials before the write
-  // (docs/decisions.md, "Credential cache")
+  // (docs/decisions/scale-out.md, "Credential cache")
   await deps.credentialVersions?.beforeChange(projectId);
   let updated: CredentialRecord | undefined;
   try {

@@ -122,7 +122,7 @@ export function postgresCustomerStore(pool: pg.Pool): AccountStore & ProjectStor
         [projectId]))?.n ?? 0;
     },
     // read by a token node when its cached copy is not confirmed current by the credential version
-    // in Redis (docs/decisions.md, "Credential cache"), and on every token request without Redis
+    // in Redis (docs/decisions/scale-out.md, "Credential cache"), and on every token request without Redis
     async findCredentialForAuth(appId) {
       const r = await one<CredentialRow & { project_archived_at: number | null }>(
         `SELECT c.*, p.archived_at AS project_archived_at

@@ -7,7 +7,7 @@ import type { ProjectCutoffRecord } from './store.ts';
  */
 export const PROJECT_CUTOFF_RETAIN_SECONDS = MAX_TTL_SECONDS + 60;
 
-/** The cut-off of a project archived at `nowSec` (docs/decisions.md, "Archiving ends live sessions"). */
+/** The cut-off of a project archived at `nowSec` (docs/decisions/customers.md, "Archiving ends live sessions"). */
 export function projectCutoffAt(projectId: string, nowSec: number): ProjectCutoffRecord {
   return { projectId, cutAt: nowSec, expiresAt: nowSec + PROJECT_CUTOFF_RETAIN_SECONDS };
 }

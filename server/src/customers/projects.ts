@@ -27,7 +27,7 @@ export async function createProject(deps: ServiceDeps<ProjectStore>, accountId: 
   return project;
 }
 
-/** Another account's project is 404, never 403 (docs/decisions.md, "Customer API": existence is not leaked). */
+/** Another account's project is 404, never 403 (docs/decisions/customers.md, "Projects and credentials": existence is not leaked). */
 export async function getOwnProject(deps: ServiceDeps<ProjectStore>, accountId: string, projectId: string): Promise<ProjectRecord> {
   const project = await deps.store.getProject(accountId, projectId);
   if (!project) throw notFound('project');
@@ -44,7 +44,7 @@ export async function renameProject(deps: ServiceDeps<ProjectStore>, accountId: 
 /**
  * Archiving is idempotent; an archived project's credentials get 403 project_archived at once, and
  * its tokens issued until now are cut off: persisted first, then published so that the media and
- * signaling roles end their sessions (docs/decisions.md, "Archiving ends live sessions").
+ * signaling roles end their sessions (docs/decisions/customers.md, "Archiving ends live sessions").
  */
 export async function setArchived(deps: ServiceDeps<ProjectStore>, accountId: string, projectId: string, archived: boolean): Promise<ProjectRecord> {
   const project = await getOwnProject(deps, accountId, projectId);
@@ -54,7 +54,7 @@ export async function setArchived(deps: ServiceDeps<ProjectStore>, accountId: st
   // a retry archives it (the other order could leave an archived project whose tokens still work)
   const cutoff = archived ? projectCutoffAt(projectId, now) : undefined;
   if (cutoff) await deps.store.insertProjectCutoff(cutoff);
-  // the token nodes' cached credentials carry the archived state (docs/decisions.md, "Credential cache")
+  // the token nodes' cached credentials carry the archived state (docs/decisions/scale-out.md, "Credential cache")
   await deps.credentialVersions?.beforeChange(projectId);
   let updated: ProjectRecord | undefined;
   try {

@@ -58,7 +58,7 @@ export interface AuthCredential extends CredentialRecord {
 }
 
 /**
- * A project's archive cut-off (docs/decisions.md, "Archiving ends live sessions"): every grant and
+ * A project's archive cut-off (docs/decisions/customers.md, "Archiving ends live sessions"): every grant and
  * signaling token of the project issued at or before `cutAt` is refused, also after an unarchive.
  * Kept until `expiresAt`, when every such token has expired anyway.
  */

@@ -51,7 +51,7 @@ export interface EdgeOptions {
 /**
  * One fastify instance with the platform's request pipeline: request ids, `no-store`, one access
  * line per request, JSON bodies kept as bytes (each route parses its body after its own checks,
- * docs/decisions.md), and every error answered by `replyWithError`.
+ * docs/decisions/tokens.md, "Order of checks"), and every error answered by `replyWithError`.
  */
 export function createEdge(options: EdgeOptions): FastifyInstance {
   const tls = options.tls;

@@ -60,7 +60,7 @@ const OK: LimitResult = Object.freeze({ ok: true, retryAfterSec: 0 });
 const refusedFor = (ms: number): LimitResult => ({ ok: false, retryAfterSec: Math.max(1, Math.ceil(ms / 1000)) });
 
 /**
- * Token admission in one Redis round trip (docs/decisions.md, "Credential cache"): the address's
+ * Token admission in one Redis round trip (docs/decisions/scale-out.md, "Credential cache"): the address's
  * block and rate limit, the version of the claimed credential's project, and the App ID's hit when
  * the caller's cached credential is still current. `limitPrefix` is `createRedisLimiter`'s, so that
  * a limit counted here and one counted there are the same count.
@@ -72,7 +72,7 @@ export function createRedisTokenAdmission(client: Redis, limitPrefix = 'rtc:limi
   // A version is good for one connection: a Redis that comes back from a snapshot, or a promoted
   // replica that missed the last writes, may hold a version a change had removed. Every lost
   // connection starts a new generation, and a version is handed out as `<generation>/<version>`,
-  // so nothing cached under an earlier connection is used again (docs/decisions.md, "Credential cache").
+  // so nothing cached under an earlier connection is used again (docs/decisions/scale-out.md, "Credential cache").
   let generation = 0;
   client.on('close', () => {
     generation += 1;
@@ -128,7 +128,7 @@ return 1
 type ChangeCommand = (versionKey: string, changesKey: string, ms: number) => Promise<number>;
 
 /**
- * A project's credential versions in Redis (docs/decisions.md, "Credential cache"). A change marks
+ * A project's credential versions in Redis (docs/decisions/scale-out.md, "Credential cache"). A change marks
  * the project as changing before its store write: while the mark stands no node uses or fills its
  * cache for the project's credentials. The last change under way removes the mark once its write
  * is done, or the mark expires after `CHANGING_MARK_MS` when that never happens (a crash, Redis

@@ -21,7 +21,7 @@ export const ICE_OUTCOMES = ['connected', 'failed', 'timed_out', 'abandoned'] as
 export type IceOutcome = (typeof ICE_OUTCOMES)[number];
 
 /**
- * RTP and RTCP from clients refused before parsing (docs/decisions.md, "What a client's RTP and RTCP
+ * RTP and RTCP from clients refused before parsing (docs/decisions/security.md, "What a client's RTP and RTCP
  * may cost"): counted for the whole process, since the checks sit in front of werift's parsers,
  * which every peer connection of the process shares (one media role per process in production).
  */

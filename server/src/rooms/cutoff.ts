@@ -9,7 +9,7 @@ export const EVERY_USER = '';
 /**
  * The cut-off of a removal (of `userId`) or of a room's end (userId null) at `nowSec`, with a ban of
  * `banSeconds` (0: none): grants issued at or before `nowSec + banSeconds` are refused, and the
- * record is kept until the longest of them has expired (docs/decisions.md, "Removals cut off the user's grants").
+ * record is kept until the longest of them has expired (docs/decisions/rooms.md, "Removals cut off the user's grants").
  */
 export function roomCutoffAt(
   projectId: string, roomId: string, userId: string | null, nowSec: number, banSeconds = 0,

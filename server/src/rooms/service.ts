@@ -166,7 +166,7 @@ async function durably<T>(step: () => Promise<T>): Promise<T> {
  * Stores the cut-off, revokes every grant the participants have used that has not expired (like
  * `revokeByHandle`), then publishes both: each session closes with 4003 `revoked`, and every grant
  * the cut-off covers is refused from then on, also one never seen by presence (a renewal just
- * issued) and after a restart (docs/decisions.md, "Removals cut off the user's grants").
+ * issued) and after a restart (docs/decisions/rooms.md, "Removals cut off the user's grants").
  */
 async function cutOff(
   deps: ServiceDeps<RoomServiceStore>, requested: RoomCutoffRecord, participants: readonly LiveParticipantRecord[],
@@ -245,7 +245,7 @@ export async function updateParticipant(
     updated = await deps.store.updateLiveParticipant(participantId, { publishStreams, subscribeStreams, subscribeRoom });
     if (!updated) throw participantNotFound();
     // kept on every grant the participant used, until each expires: a reconnection with one of them gets them again;
-    // the change's time orders it against others (docs/decisions.md, "The newest permission change wins")
+    // the change's time orders it against others (docs/decisions/rooms.md, "The newest permission change wins")
     const setAt = deps.clock.nowMs();
     const now = nowSec(deps.clock);
     await deps.store.putGrantPermissions(updated.grants.filter((g) => g.expiresAt > now).map((g) => ({

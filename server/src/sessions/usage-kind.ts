@@ -1,6 +1,6 @@
 /**
- * The usage kind of a media session (docs/decisions.md, "Usage kind of a session"): what its minutes
- * are priced as in the price list (docs/billing.md, "Usage kinds, plans and discounts").
+ * The usage kind of a media session (docs/decisions/billing.md, "Usage kinds and the cost of
+ * minutes"): what its minutes are priced as in the price list (docs/billing.md, "Usage kinds, plans and discounts").
  */
 import type { PriceList } from '../billing/catalog/price-list.ts';
 
@@ -26,7 +26,7 @@ export const VERIFIED_BPS_PER_PIXEL = 1;
 /**
  * Media the node cannot read a size in (sealed WebSocket frames of any kind, WebRTC audio), summed
  * over all the streams a session sends, or all it receives: above this rate, sustained, it is video
- * traffic whatever the client calls it (Opus tops out at 510 kbit/s; docs/decisions.md, "Opaque media
+ * traffic whatever the client calls it (Opus tops out at 510 kbit/s; docs/decisions/billing.md, "Opaque media
  * is measured per session and direction")...
  */
 export const OPAQUE_AUDIO_MAX_BPS = 512_000;
@@ -70,7 +70,7 @@ export class SustainedRate {
   }
 }
 
-/** The pixels a video's bitrate lets a claimed size count for (docs/decisions.md, "Usage kinds and the cost of minutes"). */
+/** The pixels a video's bitrate lets a claimed size count for (docs/decisions/billing.md, "Usage kinds and the cost of minutes"). */
 export function verifiedPixels(claimedPixels: number, bps: number): number {
   return Math.min(claimedPixels, bps / VERIFIED_BPS_PER_PIXEL);
 }

@@ -1,13 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { encodeSignalingEventData, type Role } from '@rtc/protocol';
+import { randomBytes } from 'node:crypto';
+import { encodeSignalingEventData } from '@rtc/protocol';
 import { ApiError } from '../core/errors.ts';
 import { newLogEpoch } from '../core/ids.ts';
 import type { Clock } from '../core/ports.ts';
 import { isCutOff } from '../customers/project-cutoff.ts';
 import { roomCutoffCovers } from '../rooms/cutoff.ts';
 import { connectRedis, createRedisClient, redisReady, withoutArguments, type RedisTarget } from '../redis/client.ts';
-import { JOIN_LUA, OPEN_LUA, REMOVE_LUA, SEND_LUA } from './redis-rooms.lua.ts';
-import type { EventSink, LeaveReason, Participant, RoomSettings } from './rooms.ts';
+import { JOIN, OPEN, parseNote, participantsFrom, REMOVE, SEND, writeOpening, type Note, type Script } from './redis-rooms-replies.ts';
+import type { EventSink, LeaveReason, RoomSettings } from './rooms.ts';
 import type { RoomState } from './room-state.ts';
 import { formatEventId, parseEventId, sseFrame } from './sse.ts';
 import type { SessionIdentity } from './verify-token.ts';
@@ -35,41 +35,6 @@ const DEFAULT_SWEEP_MS = 250;
 /** Lapsed sessions removed per sweep; the next sweep takes the rest. */
 const SWEEP_BATCH = 64;
 
-interface Script {
-  readonly lua: string;
-  readonly sha: string;
-}
-const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
-const JOIN = script(JOIN_LUA);
-const REMOVE = script(REMOVE_LUA);
-const SEND = script(SEND_LUA);
-const OPEN = script(OPEN_LUA);
-
-/** A change of a room as published by the scripts (redis-rooms.lua.ts). */
-type Note =
-  | { readonly kind: 'E'; readonly seq: number; readonly to: string; readonly except: string; readonly endGrant: string; readonly endKind: string; readonly frame: string }
-  | { readonly kind: 'G'; readonly grant: string; readonly endKind: string }
-  | { readonly kind: 'S'; readonly grant: string; readonly streamId: string };
-
-function parseNote(message: string): Note | undefined {
-  const parts: string[] = [];
-  let at = 0;
-  const fields = message.startsWith('E\n') ? 6 : 2;
-  for (let i = 0; i < fields; i++) {
-    const nl = message.indexOf('\n', at);
-    if (nl < 0) break;
-    parts.push(message.slice(at, nl));
-    at = nl + 1;
-  }
-  const rest = message.slice(at);
-  if (parts[0] === 'E' && parts.length === 6) {
-    return { kind: 'E', seq: Number(parts[1]), to: parts[2]!, except: parts[3]!, endGrant: parts[4]!, endKind: parts[5]!, frame: rest };
-  }
-  if (parts[0] === 'G' && parts.length === 2) return { kind: 'G', grant: parts[1]!, endKind: rest };
-  if (parts[0] === 'S' && parts.length === 2) return { kind: 'S', grant: parts[1]!, streamId: rest };
-  return undefined;
-}
-
 interface LocalRoom {
   readonly prefix: string;
   readonly streams: Set<LocalStream>;
@@ -92,17 +57,6 @@ const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64
 
 const unavailable = (cause?: unknown): ApiError =>
   new ApiError('unavailable', 'the signaling rooms are unreachable; retry shortly', { retryAfterSec: 1, cause });
-
-function participantsFrom(flat: readonly string[]): Participant[] {
-  const rows: { since: number; participant: Participant }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const match = /^\d+\|(\d+)\|(\d+)\|(.*)$/.exec(flat[i + 1]!);
-    if (!match) continue;
-    rows.push({ since: Number(match[1]), participant: { user_id: flat[i]!, role: match[3] as Role, joined_at_ms: Number(match[2]) } });
-  }
-  // in the order they joined: the sequence of each user's join event
-  return rows.sort((a, b) => a.since - b.since).map((r) => r.participant);
-}
 
 /**
  * Rooms shared by every signaling node through Redis (docs/operations/scale-out.md, "Signaling"):
@@ -372,26 +326,7 @@ export function createRedisRoomState(options: RedisRoomStateOptions): RedisRoomS
       if (stream.ended) return () => undefined;
       const [kind, epoch, seqText, body] = reply;
       const head = Number(seqText);
-      let healthy = true;
-      let replayed = 0;
-      if (kind === 'snapshot') {
-        const snapshot = encodeSignalingEventData('snapshot', {
-          room_id: identity.roomId, participants: participantsFrom(body as string[]), reset: lastEventId !== undefined,
-        });
-        healthy = sink.write(sseFrame('snapshot', snapshot, formatEventId(epoch, head)));
-      } else {
-        for (const [, fields] of body as [string, string[]][]) {
-          // fields: a, at, f, frame, t, to, x, except
-          const to = fields[5]!;
-          if (fields[7] === identity.grantId || (to !== '' && to !== identity.userId)) continue;
-          replayed += 1;
-          if (!sink.write(fields[3]!)) {
-            healthy = false;
-            break;
-          }
-        }
-      }
-      healthy &&= sink.write(sseFrame('ready', encodeSignalingEventData('ready', { room_id: identity.roomId, replayed, at_ms: clock.nowMs() })));
+      const healthy = writeOpening(sink, kind, body, identity, lastEventId !== undefined, formatEventId(epoch, head), clock);
       stream.cursor = head;
       const pending = stream.pending ?? [];
       stream.pending = undefined;

@@ -31,7 +31,7 @@ export interface SignalingService {
   close(): void;
 }
 
-// one response for every cause, like the token API's 401 (docs/decisions.md, "Identical 401")
+// one response for every cause, like the token API's 401 (docs/decisions/tokens.md, "Identical 401")
 export const INVALID_SIGNALING_TOKEN_MESSAGE = 'the signaling token is invalid, expired or revoked';
 const invalidToken = (): ApiError => new ApiError('unauthenticated', INVALID_SIGNALING_TOKEN_MESSAGE);
 

@@ -46,7 +46,7 @@ export interface Admitted {
  * limit, gets 429. In a cluster the same round trip reads the version of the claimed credential's
  * project and, when `mayCountApp` (the request can no longer fail before authentication) and this
  * process holds the credential with a matching secret, counts the App ID if that version is still
- * the one it was cached with (docs/decisions.md, "Credential cache").
+ * the one it was cached with (docs/decisions/scale-out.md, "Credential cache").
  */
 export async function admitTokenRequest(
   deps: ServiceDeps<unknown>, admission: TokenAdmission, cache: CredentialCache | undefined,

@@ -5,7 +5,7 @@ export interface CachedCredential {
   readonly cred: AuthCredential;
   /** The stored secret hash, decoded once. */
   readonly secretHash: Buffer;
-  /** The version read before the credential was read from the store (docs/decisions.md, "Credential cache"). */
+  /** The version read before the credential was read from the store (docs/decisions/scale-out.md, "Credential cache"). */
   readonly version: string;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Test-room invitations (docs/console.md, "Share links"; docs/decisions.md, "Test-room share links"):
+ * Test-room invitations (docs/console.md, "Share links"; docs/decisions/tokens.md, "Test-room share links"):
  * the console asks for one for a room of a project of the account, puts it in a link, and the page
  * that opens the link trades it, once, for a temporary token of its own. The invitation is no
  * secret of the project: it names one room, lives ten minutes, works once, and holds neither the
@@ -31,7 +31,7 @@ const GUEST_STREAMS = 2;
 const REDEEMED_MARK_SKEW_SECONDS = 60;
 
 export const invitationCreateSchema = z.strictObject({ room_id: opaqueId('room_id') });
-// docs/decisions.md, "Share-link guests are who the platform says": user_id and publish_streams
+// docs/decisions/tokens.md, "Share-link guests are who the platform says": user_id and publish_streams
 // are still accepted (and checked), then ignored
 export const invitationRedeemSchema = z.strictObject({
   invitation: z.string({ error: 'invitation must be a string' }).max(MAX_INVITATION_LENGTH, { error: 'invitation is too long' }),
@@ -126,7 +126,7 @@ export async function redeemInvitation(
   const project = await deps.store.getProject(claims.a, claims.p);
   if (!project) throw refused();
   if (project.archivedAt !== null) throw new ApiError('project_archived', 'the project is archived');
-  // docs/decisions.md, "Archiving ends live sessions": made (ten minutes before its expiry) at or before the cut-off
+  // docs/decisions/customers.md, "Archiving ends live sessions": made (ten minutes before its expiry) at or before the cut-off
   if (isCutOff((await deps.store.projectCutoff(project.id))?.cutAt, claims.e - INVITATION_TTL_SECONDS)) throw refused();
   const streams = pickGuestStreams(new Set(await roomStreams(project.id, claims.r)));
   if (!(await deps.store.claimInvitation(claims.n, claims.e + REDEEMED_MARK_SKEW_SECONDS))) throw refused();
@@ -139,7 +139,7 @@ export async function redeemInvitation(
       subscribe_room: true, ttl_seconds: TEMPORARY_TOKEN_MAX_TTL_SECONDS,
     });
   } catch (err) {
-    // no token was returned: the one use is not spent (docs/decisions.md, "An invitation is spent by a token issued")
+    // no token was returned: the one use is not spent (docs/decisions/tokens.md, "An invitation is spent by a token issued")
     await deps.store.releaseInvitation(claims.n);
     throw err;
   }

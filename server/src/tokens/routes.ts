@@ -30,14 +30,14 @@ const isJson = (contentType: string | undefined): boolean =>
  * address blocked or over its rate limit (429), browser Origin (403), declared body over 8 KB (413; the
  * room service operations that carry metadata or data allow `bodyLimitBytes`, docs/reference/room-api.md).
  * In a cluster the same round trip to Redis confirms the credential this process cached and counts
- * its App ID (docs/decisions.md, "Credential cache"), when no check before authentication can fail any more.
+ * its App ID (docs/decisions/scale-out.md, "Credential cache"), when no check before authentication can fail any more.
  */
 export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>, bodyLimitBytes = TOKEN_API_BODY_LIMIT_BYTES) {
   const admission = ctx.deps.tokenAdmission ?? limiterAdmission(ctx.deps.limiter);
   // one per route: each warms on its own first requests
   const cache = ctx.deps.tokenAdmission ? createCredentialCache() : undefined;
   return async (req: FastifyRequest): Promise<void> => {
-    // docs/decisions.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
+    // docs/decisions/tokens.md, "A browser": a browser Origin gets 403 server_side_only. Sec-Fetch-Mode is no sign of a
     // browser: Node's own fetch sends it too.
     const fromBrowser = req.headers.origin !== undefined;
     const declared = req.headers['content-length'];

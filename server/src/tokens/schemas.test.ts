@@ -5,10 +5,11 @@ import { ApiError } from '../core/errors.ts';
 import { applyTokenPolicy, type CredentialPolicy } from './policy.ts';
 import { revocationRequestSchema, tokenRequestSchema, tokenServiceRequestSchema } from './schemas.ts';
 import { parseJsonBody, validate } from '../http/validate.ts';
+import {
+  defineField, dropField, setField, setStreams, TOKEN_FIELDS, TOKEN_ROLES, validTokenBody, type BodyMutation,
+} from '../../../test/helpers/token-arbitraries.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'host' } as const;
-const ROLES = ['host', 'cohost', 'speaker', 'participant', 'audience'] as const;
-const TOKEN_FIELDS = ['room_id', 'user_id', 'role', 'publish_streams', 'subscribe_streams', 'subscribe_room', 'ttl_seconds', 'turn', 'signaling'];
 const ID = /^[\x21-\x7e]{1,128}$/;
 
 /** The `400 invalid_request` message that `validate` gives for `body`. */
@@ -136,32 +137,14 @@ const CREDENTIALS = fc.record({
   publisher: fc.boolean(), subscriber: fc.boolean(), maxTtlSeconds: fc.integer({ min: 1, max: 3600 }),
 }) satisfies fc.Arbitrary<CredentialPolicy>;
 
-const streamIds = (max: number) => fc.uniqueArray(fc.integer({ min: 1, max: 4294967295 }), { maxLength: max });
-const opaqueId = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 128 });
-
 /** Bodies that satisfy every rule of docs/reference/token-api.md, "Request rules" (scopes aside). */
-const validBody = fc.record({
-  room_id: opaqueId, user_id: opaqueId, role: fc.constantFrom(...ROLES),
-  publish_streams: streamIds(8), subscribe_streams: streamIds(32), subscribe_room: fc.boolean(),
-  ttl_seconds: fc.integer({ min: 1, max: 3600 }), turn: fc.boolean(), signaling: fc.boolean(),
-}, { requiredKeys: ['room_id', 'user_id', 'role'] }).map((b) => {
-  const body: Record<string, unknown> = { ...b };
-  if (b.role === 'audience') delete body['publish_streams'];
-  if (b.subscribe_room === true) delete body['subscribe_streams'];
-  return body;
-});
+const validBody = validTokenBody({ services: true });
 
-type Mutation = (body: Record<string, unknown>) => Record<string, unknown>;
-const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.constantFrom(...TOKEN_FIELDS).map((field): Mutation => (b) => Object.fromEntries(Object.entries(b).filter(([k]) => k !== field))),
-  fc.tuple(fc.constantFrom(...TOKEN_FIELDS), fc.jsonValue()).map(([field, value]): Mutation => (b) => ({ ...b, [field]: value })),
-  fc.tuple(fc.string({ maxLength: 20 }), fc.jsonValue()).map(([field, value]): Mutation => (b) => {
-    const copy = { ...b };
-    Object.defineProperty(copy, field, { value, enumerable: true, writable: true, configurable: true });
-    return copy;
-  }),
-  fc.tuple(fc.constantFrom('publish_streams', 'subscribe_streams'), fc.array(fc.oneof(fc.integer(), fc.double(), fc.jsonValue()), { maxLength: 40 }))
-    .map(([field, value]): Mutation => (b) => ({ ...b, [field]: value })),
+const mutation: fc.Arbitrary<BodyMutation> = fc.oneof(
+  dropField,
+  setField(fc.jsonValue()),
+  defineField(fc.string({ maxLength: 20 }), fc.jsonValue()),
+  setStreams(fc.oneof(fc.integer(), fc.double(), fc.jsonValue())),
 );
 
 /** Runs validation and policy like the token API does; a value or an ApiError, never anything else. */
@@ -182,7 +165,7 @@ function assertGrantObeysRules(body: Record<string, unknown>, grant: ReturnType<
   assert.ok(Object.keys(body).every((k) => TOKEN_FIELDS.includes(k)), 'no unknown field was accepted');
   assert.match(grant.room_id, ID);
   assert.match(grant.user_id, ID);
-  assert.ok((ROLES as readonly string[]).includes(grant.role));
+  assert.ok((TOKEN_ROLES as readonly string[]).includes(grant.role));
   for (const [list, max] of [[grant.publish_streams, 8], [grant.subscribe_streams, 32]] as const) {
     assert.ok(list.length <= max);
     assert.equal(new Set(list).size, list.length);

@@ -9,7 +9,7 @@ export interface WebhookRecord {
   /** Types it receives; empty: every type. */
   readonly eventTypes: readonly ProjectEventType[];
   readonly enabled: boolean;
-  /** The signing secret, kept as-is: the platform signs with it (docs/decisions.md, "Webhook secrets"). */
+  /** The signing secret, kept as-is: the platform signs with it (docs/decisions/webhooks.md, "Webhook secrets"). */
   readonly secret: string;
   /** The secret before the last rotation, still signed with until `previousSecretExpiresAt` (ms). */
   readonly previousSecret: string | null;

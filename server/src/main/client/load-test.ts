@@ -16,7 +16,8 @@ import {
   SequenceTracker, newCounters, parseBitrate, recordKeyFrame, parseDurationMs, progressLine, snapshot, summarize, summaryLines,
   type LoadRole, type ParticipantCounters, type ParticipantResult, type Snapshot,
 } from './load-test-report.ts';
-import { RtcClient, generateDtlsKeys, type RtcTrackSpec } from './media/rtc-client.ts';
+import { generateDtlsKeys } from './media/loopback-peer.ts';
+import { RtcClient, type RtcTrackSpec } from './media/rtc-client.ts';
 import {
   AUDIO_PACKET_MS, VIDEO_FPS, VIDEO_TIMESTAMP_STEP, Vp8FrameSource, opusPayload, videoLayers, type VideoLayer,
 } from './media/synthetic-media.ts';

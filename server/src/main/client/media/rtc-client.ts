@@ -5,11 +5,14 @@
  * payloads without looking at them), so tests can compare bytes. The synthetic participants of
  * `rtc load-test`, the tests and the benchmarks use it; the app SDK needs a browser's WebRTC.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import {
-  CipherContext, GenericNack, HashAlgorithm, RTP_EXTENSION_URI, MediaStreamTrack, NamedCurveAlgorithm, RTCPeerConnection, SignatureAlgorithm, RTCRtpCodecParameters, RtcpPayloadSpecificFeedback, RtcpTransportLayerFeedback, RtpHeader, RtpPacket,
-  type DtlsKeys, type PeerConfig, type RTCRtpTransceiver, type RtcpPacket,
+  GenericNack, RTP_EXTENSION_URI, MediaStreamTrack, RtcpTransportLayerFeedback, RtpHeader, RtpPacket,
+  type PeerConfig, type RTCPeerConnection, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
+import {
+  createLoopbackPeer, gatheredOffer, isPli, OPUS_PAYLOAD_TYPE, pliMediaSsrc, VP8_PAYLOAD_TYPE, WAIT_MS, waitFor,
+} from './loopback-peer.ts';
 import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from './wire-client.ts';
 
 export type RtcKind = 'audio' | 'video';
@@ -38,94 +41,6 @@ export interface RtcOfferTrack {
    * werift settings.
    */
   readonly rids?: readonly string[];
-}
-
-export const VP8_PAYLOAD_TYPE = 96;
-export const OPUS_PAYLOAD_TYPE = 111;
-
-/** Failure bound of every waiter: generous, tests run on a loaded machine. */
-export const WAIT_MS = 20_000;
-
-/** VP8 and Opus only, as the server negotiates (docs/protocol/media.md, "Codecs, key frames and ICE"). */
-export function rtcCodecs(): PeerConfig['codecs'] {
-  return {
-    video: [new RTCRtpCodecParameters({
-      mimeType: 'video/VP8', clockRate: 90000, payloadType: VP8_PAYLOAD_TYPE,
-      rtcpFeedback: [{ type: 'nack' }, { type: 'nack', parameter: 'pli' }, { type: 'goog-remb' }],
-    })],
-    audio: [new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2, payloadType: OPUS_PAYLOAD_TYPE })],
-  };
-}
-
-/** A werift peer connection whose only candidate is 127.0.0.1 (werift skips loopback unless told). */
-export function createLoopbackPeer(extra: Partial<PeerConfig> = {}): RTCPeerConnection {
-  return new RTCPeerConnection({
-    codecs: rtcCodecs(),
-    iceServers: [],
-    iceAdditionalHostAddresses: ['127.0.0.1'],
-    iceUseIpv4: false,
-    iceUseIpv6: false,
-    bundlePolicy: 'max-bundle',
-    ...extra,
-  });
-}
-
-/**
- * A DTLS certificate of its own: werift otherwise gives every peer connection of a process the same
- * one (pass it as `{ dtls: { keys } }`).
- */
-export function generateDtlsKeys(): Promise<DtlsKeys> {
-  return CipherContext.createSelfSignedCertificateWithKey(
-    { signature: SignatureAlgorithm.ecdsa_3, hash: HashAlgorithm.sha256_4 }, NamedCurveAlgorithm.secp256r1_23);
-}
-
-/** werift adds a public STUN server even with no ICE servers; unreachable here, it would delay gathering. */
-export function clearStun(pc: RTCPeerConnection): void {
-  for (const transport of pc.iceTransports) transport.connection.stunServer = undefined;
-}
-
-/** Polls `check` until true; rejects after `timeoutMs` (a failure bound, not a delay). */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Sets a fresh local offer and resolves with its SDP once ICE gathering is complete (werift does not trickle). */
-export async function gatheredOffer(pc: RTCPeerConnection): Promise<string> {
-  const offer = await pc.createOffer();
-  clearStun(pc);
-  await pc.setLocalDescription(offer);
-  clearStun(pc);
-  await waitFor(() => pc.iceGatheringState === 'complete', 'ICE gathering');
-  const sdp = pc.localDescription?.sdp;
-  if (!sdp) throw new Error('no local description');
-  return sdp;
-}
-
-/** The SHA-256 fingerprint line of an SDP. */
-export function fingerprintLine(sdp: string): string {
-  const line = sdp.split(/\r?\n/).find((l) => l.startsWith('a=fingerprint:sha-256'));
-  if (!line) throw new Error('no sha-256 fingerprint in the SDP');
-  return line;
-}
-
-/** A payload that looks like VP8 to a packetizer: a payload descriptor (S bit, partition 0), then a frame's bytes. */
-export function vp8Payload(size: number, keyFrame = false): Buffer {
-  const payload = randomBytes(Math.max(size, 4));
-  payload[0] = 0x10;
-  // VP8 payload header: lowest bit 0 = key frame, 1 = inter frame
-  payload[1] = keyFrame ? payload[1]! & 0xfe : payload[1]! | 0x01;
-  return payload;
-}
-
-/** Whether an RTCP packet is a picture loss indication. */
-export function isPli(packet: RtcpPacket): boolean {
-  if (packet.type !== RtcpPayloadSpecificFeedback.type) return false;
-  const { feedback } = packet;
-  return feedback.count === 1 && 'mediaSsrc' in feedback;
 }
 
 interface Entry {
@@ -434,12 +349,6 @@ export class RtcClient {
     }
     return entry;
   }
-}
-
-function pliMediaSsrc(packet: RtcpPacket): number | undefined {
-  if (!isPli(packet) || packet.type !== RtcpPayloadSpecificFeedback.type) return undefined;
-  const { feedback } = packet;
-  return 'mediaSsrc' in feedback ? feedback.mediaSsrc : undefined;
 }
 
 function entryKey(direction: RtcDirection, streamId: number): string {
