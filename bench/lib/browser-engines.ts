@@ -70,7 +70,7 @@ async function firefoxEngine(): Promise<Engine> {
       const page = await openFirefoxPage(browser, site.url, PAGE_READY);
       return {
         call: <A, R>(fn: (arg: A) => R | Promise<R>, arg: A) =>
-          within(page.evaluate(fn as (arg: A) => Promise<R>, arg) as Promise<R>, FIREFOX_CALL_MS, 'page call'),
+          within(page.evaluate(fn as (arg: unknown) => Promise<R>, arg as unknown) as Promise<R>, FIREFOX_CALL_MS, 'page call'),
         addScript: async (content) => void (await page.addScriptTag({ content })),
         close: () => within(page.browserContext().close(), 10_000, 'closing a page').catch(() => undefined),
       };
