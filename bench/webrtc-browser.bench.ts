@@ -36,7 +36,7 @@ import { connect, type MediaSession } from '../sdk/app/src/index.ts';
 import { WEBRTC_PAGE, type PageRtc } from '../test/helpers/webrtc-page.ts';
 import { bundleSdk, servePages, type PageSite } from '../test/helpers/browser.ts';
 import { launchEngine, type Engine, type EngineName, type EnginePage } from './lib/browser-engines.ts';
-import { INSTRUMENT, PHASES, phasesOf, type PageMarks, type Phase } from './lib/browser-marks.ts';
+import { PHASES, instrument, phasesOf, type PageMarks, type Phase } from './lib/browser-marks.ts';
 import { postJson } from './lib/http.ts';
 import { basicAuthorization, createCredential, startPlatformServer } from './lib/platform.ts';
 import { printFigure, progress } from './lib/report.ts';
@@ -48,6 +48,8 @@ const WARMUP = 1;
 const JOINS = intSetting('BENCH_WEBRTC_JOINS', 10, 2, 25);
 const ENGINES = (process.env['BENCH_WEBRTC_ENGINES'] ?? 'chromium,firefox').split(',').map((e) => e.trim())
   .filter((e): e is EngineName => e === 'chromium' || e === 'firefox');
+/** 0: no statistics polled while a page joins (no `first_rtp`, `first_key_frame`), to see what polling costs. */
+const POLL_STATS = intSetting('BENCH_WEBRTC_POLL_STATS', 1, 0, 1) === 1;
 const ROOM = 'webrtc-browser-bench';
 const PUBLISHER_STREAMS = [1, 2] as const;
 const WAIT_MS = 20_000;
@@ -86,7 +88,7 @@ async function clockOffset(page: EnginePage): Promise<number> {
 
 async function openPage(engine: Engine, site: PageSite): Promise<OpenPage> {
   const page = await engine.open(site);
-  await page.addScript(INSTRUMENT);
+  await page.addScript(instrument(POLL_STATS));
   return { page, offset: await clockOffset(page) };
 }
 
@@ -175,7 +177,8 @@ async function run(engineName: EngineName, sdkBundle: string): Promise<void> {
         const joined = await joiner.page.call((t) => (globalThis as unknown as Bench).bench.join(t), token);
         if (!joined.webrtc) throw new Error('the joining page has no WebRTC');
         const firstFrameAt = await until(joiner.page, firstVideoFrame('publisher'), `${user}: first frame of the publisher's video`);
-        const joinMarks = await until(joiner.page, (m) => (m.phases?.firstKeyFrame !== undefined ? m : undefined), `${user}: first frame decoded in the statistics`);
+        const joinMarks = await until(joiner.page, (m) => (!POLL_STATS || m.phases?.firstKeyFrame !== undefined ? m : undefined),
+          `${user}: first frame decoded in the statistics`);
         const subscribedAt = joinMarks.frames.find((f) => f.userId === 'publisher')!.subscribedAt;
 
         if (measured) {

@@ -65,9 +65,11 @@ export function phasesOf(p: JoinPhases, firstDecodedAt: number): Partial<Record<
  * times their first decoded frame; records the session's `trackUnsubscribed`, `revoked` and
  * peer connection state with their times. The peer connections the SDK makes are watched for the
  * phases of the join (the SDK reads `RTCPeerConnection` from the page's globals when it makes one);
- * the statistics are polled every 10 ms from `connect` until the first frame is decoded only.
+ * with `pollStats`, the statistics are polled every 10 ms from `connect` until the first frame is
+ * decoded (for `first_rtp` and `first_key_frame`; a cost to the page while it joins).
  */
-export const INSTRUMENT = `(() => {
+export const instrument = (pollStats: boolean): string => `(() => {
+  const pollStats = ${String(pollStats)};
   const now = () => performance.timeOrigin + performance.now();
   const frames = [];
   const unsubscribed = [];
@@ -98,7 +100,7 @@ export const INSTRUMENT = `(() => {
         }
         setTimeout(poll, 10);
       };
-      setTimeout(poll, 10);
+      if (pollStats) setTimeout(poll, 10);
     }
     async setLocalDescription(description) {
       const result = await super.setLocalDescription(description);
