@@ -27,8 +27,10 @@ export interface Engine {
   readonly platformEnv: Readonly<Record<string, string>>;
   /**
    * Whether the revocation part of each round runs: the joined page publishes, the publisher page
-   * receives it. A Firefox page does not decode a second remote video on a fresh m-line beside
-   * the inactive one of a participant who left, so there the bench measures joins only.
+   * receives it. In Firefox the publisher page then never decodes the next joined page's video:
+   * once the m-lines of the revoked page go inactive, Firefox re-offers them as rejected (port 0,
+   * outside the BUNDLE group), the media role answers `rtc_invalid_offer`, and the m-lines added
+   * next carry no media. So there the bench measures joins only.
    */
   readonly revocation: boolean;
   open(site: PageSite): Promise<EnginePage>;
