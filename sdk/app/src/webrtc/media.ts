@@ -9,13 +9,13 @@ import type { ServerMessage } from '../connection.ts';
 import { MediaError } from '../errors.ts';
 import type { SecretKey } from '../crypto.ts';
 import type { MediaSessionEvents, MediaToken, RemoteStream, StreamSource, WebRtcOptions } from '../types.ts';
-import { ElementWatch, type PageView } from './adaptive-video.ts';
 import { browserWebRtc, type IceServer, type MediaElementLike, type MediaStreamTrackLike, type MediaTrackKind } from './dom.ts';
 import { LocalTrack, type LocalTrackOwner } from './local-track.ts';
 import { Peer, webRtcAvailable, type PeerHost, type QualityReport, type ReceiveSlot } from './peer.ts';
 import { planSend, wireSource, type PublishTrackOptions } from './publish-plan.ts';
-import { RemoteTrack, type RemoteTrackOwner, type StreamLayer, type VideoState } from './remote-track.ts';
-import { VideoPreferences, realScheduler, type ResolvedBounds, type Scheduler } from './video-bounds.ts';
+import { ReceivedVideo, type VideoReport } from './received-video.ts';
+import { RemoteTrack, type RemoteTrackOwner } from './remote-track.ts';
+import { realScheduler, type ResolvedBounds, type Scheduler } from './video-bounds.ts';
 import type { E2eeStats } from './e2ee-worker.ts';
 
 export type { PublishTrackOptions };
@@ -53,8 +53,6 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   private readonly host: MediaHost;
   private readonly options: WebRtcOptions | undefined;
   readonly enabled: boolean;
-  private readonly adaptiveStream: boolean;
-  private readonly scheduler: Scheduler;
   private peer: Peer | undefined;
   /** A peer connection made while the media connection joins, for the token it joins with. */
   private prepared: { readonly token: MediaToken; readonly peer: Peer } | undefined;
@@ -68,20 +66,18 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   private generation = 0;
   /** Remote tracks announced to the application, by stream id. */
   private readonly remoteTracks = new Map<number, RemoteTrack>();
-  /** What the server said of each received video on this connection (`stream_paused`, `stream_layer`). */
-  private videoStates = new Map<number, VideoState>();
-  private readonly preferences: VideoPreferences;
-  /** Adaptive video's watch of each received video's elements. */
-  private readonly watches = new Map<RemoteTrack, ElementWatch>();
+  /** What the server said of each received video, its bounds, and adaptive video's watches. */
+  private readonly video: ReceivedVideo;
 
   constructor(host: MediaHost, settings: MediaSettings) {
     this.host = host;
     const options = settings.webrtc;
     this.enabled = options !== false && webRtcAvailable();
     this.options = typeof options === 'object' ? options : undefined;
-    this.adaptiveStream = settings.adaptiveStream;
-    this.scheduler = settings.scheduler ?? realScheduler;
-    this.preferences = new VideoPreferences(this.scheduler);
+    this.video = new ReceivedVideo({
+      emit: (type, payload) => this.host.emit(type, payload),
+      remoteTrack: (streamId) => this.remoteTracks.get(streamId),
+    }, settings.adaptiveStream, settings.scheduler ?? realScheduler);
   }
 
   /** Tracks published now. */
@@ -110,13 +106,13 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
   attach(token: MediaToken): void {
     this.peer?.close();
     this.keys.clear();
-    this.videoStates = new Map();
+    this.video.reset();
     this.iceServers = iceServersOf(token, this.options);
     const prepared = this.prepared;
     this.prepared = undefined;
     if (prepared && prepared.token !== token) prepared.peer.close();
     this.peer = !this.enabled ? undefined : prepared?.token === token ? prepared.peer : this.newPeer(this.iceServers);
-    this.preferences.connected((message) => this.host.notify(message));
+    this.video.connected((message) => this.host.notify(message));
   }
 
   /**
@@ -167,7 +163,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
       void peer.receive(stream.streamId, stream.kind as MediaTrackKind);
     }
     // the server keeps bounds per session; told again all the same, as after a reconnection
-    this.preferences.connected((message) => this.host.notify(message));
+    this.video.connected((message) => this.host.notify(message));
     return peer;
   }
 
@@ -182,7 +178,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     this.prepared = undefined;
     this.peer?.close();
     this.peer = undefined;
-    this.preferences.disconnected();
+    this.video.disconnected();
   }
 
   /** The session is closed for good. */
@@ -190,8 +186,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     this.detach();
     for (const track of this.tracks.values()) track.end();
     this.tracks.clear();
-    for (const watch of this.watches.values()) watch.close();
-    this.watches.clear();
+    this.video.end();
   }
 
   /** A renewed token: its TURN credentials serve the next ICE gathering. */
@@ -288,7 +283,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
 
   /** A stream removed or no longer allowed. */
   remoteGone(streamId: number): void {
-    this.videoStates.delete(streamId);
+    this.video.forget(streamId);
     const peer = this.peer;
     if (!peer) return;
     this.keys.delete(`r${streamId}`);
@@ -298,12 +293,12 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
 
   /** Bounds the application set on a received video, by stream id (`NO_BOUNDS` clears them). */
   setVideoBounds(streamId: number, bounds: ResolvedBounds): void {
-    this.preferences.setExplicit(streamId, bounds);
+    this.video.setExplicit(streamId, bounds);
   }
 
   /** @internal RemoteTrackOwner */
   explicitBounds(streamId: number): ResolvedBounds | undefined {
-    return this.preferences.explicitOf(streamId);
+    return this.video.explicitOf(streamId);
   }
 
   /** @internal RemoteTrackOwner */
@@ -315,56 +310,12 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
 
   /** @internal RemoteTrackOwner: adaptive video follows the elements a video is attached to. */
   watch(track: RemoteTrack, element: MediaElementLike, on: boolean): void {
-    if (!this.adaptiveStream) return;
-    let watch = this.watches.get(track);
-    if (on && !watch) {
-      watch = new ElementWatch(pageView(), this.scheduler, (bounds) => {
-        if (this.remoteTracks.get(track.streamId) === track) this.preferences.setAdaptive(track.streamId, bounds);
-      });
-      this.watches.set(track, watch);
-    }
-    if (!watch) return;
-    if (on) {
-      watch.add(element);
-      return;
-    }
-    watch.remove(element);
-    if (watch.size > 0) return;
-    // no element shows the video: adaptive video no longer bounds it
-    watch.close();
-    this.watches.delete(track);
-    if (this.remoteTracks.get(track.streamId) === track || !this.remoteTracks.has(track.streamId)) this.preferences.setAdaptive(track.streamId, undefined);
+    this.video.watch(track, element, on);
   }
 
   /** `stream_paused`, `stream_resumed` and `stream_layer`: kept for the stream's remote track, then told to the application. */
-  videoReport(message: Extract<ServerMessage, { readonly type: 'stream_paused' | 'stream_resumed' | 'stream_layer' }>): void {
-    const streamId = message.stream_id;
-    const state = this.videoStateOf(streamId);
-    switch (message.type) {
-      case 'stream_paused':
-        state.paused = true;
-        this.host.emit('streamPaused', { streamId, reason: message.reason });
-        return;
-      case 'stream_resumed':
-        state.paused = false;
-        this.host.emit('streamResumed', { streamId });
-        return;
-      case 'stream_layer': {
-        const layer: StreamLayer = { layer: message.layer, width: message.width, height: message.height };
-        state.layer = layer;
-        this.host.emit('streamLayer', { streamId, ...layer });
-        return;
-      }
-    }
-  }
-
-  private videoStateOf(streamId: number): VideoState {
-    let state = this.videoStates.get(streamId);
-    if (!state) {
-      state = { paused: false, layer: undefined };
-      this.videoStates.set(streamId, state);
-    }
-    return state;
+  videoReport(message: VideoReport): void {
+    this.video.report(message);
   }
 
   /** Frame counters of the encryption worker (zero before any audio or video). */
@@ -427,7 +378,7 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
         participantId: stream?.participantId ?? '',
         userId: stream?.userId ?? '',
         track: slot.track,
-        state: this.videoStateOf(slot.streamId),
+        state: this.video.stateOf(slot.streamId),
       });
     }
     if (type === 'trackSubscribed') {
@@ -443,16 +394,6 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
 
 /** Quiet time after the last usable ICE candidate before the offer goes out (peer.ts, `gathered`). */
 const CANDIDATE_SETTLE_MS = 10;
-
-function pageView(): PageView {
-  const web = browserWebRtc();
-  return {
-    ...(web.ResizeObserver ? { ResizeObserver: web.ResizeObserver } : {}),
-    ...(web.IntersectionObserver ? { IntersectionObserver: web.IntersectionObserver } : {}),
-    ...(web.document ? { document: web.document } : {}),
-    devicePixelRatio: () => browserWebRtc().devicePixelRatio ?? 1,
-  };
-}
 
 function iceServersOf(token: MediaToken, options: WebRtcOptions | undefined): IceServer[] {
   const servers: IceServer[] = [];
