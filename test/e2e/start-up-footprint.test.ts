@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { startServer } from '../helpers/platform.ts';
+import { pathToFileURL } from 'node:url';
+import { ROOT, startServer } from '../helpers/platform.ts';
+
+const LIB = pathToFileURL(join(ROOT, 'scripts/lib.mjs')).href;
 
 // docs/operations/benchmarks.md (token issuance): a process loads the drivers and stacks of what it
 // runs, not of every deployment. Each package a process loads costs resident memory (ioredis some
@@ -50,5 +55,30 @@ describe('what a process loads at start-up', () => {
     for (const name of ['werift', 'ws', 'ioredis', 'rate-limiter-flexible', 'pg']) {
       assert.ok(!loaded.has(name), `${name} was loaded: ${[...loaded].join(', ')}`);
     }
+  });
+});
+
+/** The young generation's size (MiB) after a node process with `env` allocated short-lived objects for a while. */
+function youngGenerationMiB(env: NodeJS.ProcessEnv): number {
+  const script = `
+    const v8 = require('node:v8');
+    let kept = [];
+    for (let i = 0; i < 2e6; i++) { kept.push({ i, s: 'x' + i }); if (kept.length > 100000) kept = []; }
+    const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    process.stdout.write(String(space.space_size / 1048576));`;
+  return Number(execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8' }));
+}
+
+describe('the server npm start runs', () => {
+  it('holds V8\'s young generation small, unless NODE_OPTIONS sizes it', async () => {
+    const { serveEnvironment } = await import(LIB) as { serveEnvironment: (env: NodeJS.ProcessEnv) => NodeJS.ProcessEnv };
+    const base = { PATH: process.env['PATH'] ?? '' };
+    // V8's default grows to two 16 MiB semi-spaces under this allocation rate
+    assert.ok(youngGenerationMiB(base) > 16, 'the default young generation did not grow: the check proves nothing');
+    assert.ok(youngGenerationMiB(serveEnvironment(base)) <= 8);
+    const chosen = serveEnvironment({ ...base, NODE_OPTIONS: '--max-semi-space-size=16 --no-warnings' });
+    assert.equal(chosen['NODE_OPTIONS'], '--max-semi-space-size=16 --no-warnings');
+    assert.ok(youngGenerationMiB(chosen) > 16);
+    assert.match(serveEnvironment({ ...base, NODE_OPTIONS: '--no-warnings' })['NODE_OPTIONS'] ?? '', /--max-semi-space-size=4 --no-warnings/);
   });
 });
