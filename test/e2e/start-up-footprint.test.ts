@@ -50,9 +50,9 @@ describe('what a process loads at start-up', () => {
     }
   });
 
-  it('a token-only process loads no WebRTC, WebSocket, Redis or PostgreSQL package', async () => {
+  it('a token-only process loads no WebRTC, WebSocket, Redis, PostgreSQL or static file package', async () => {
     const loaded = await packagesLoadedBy(['token']);
-    for (const name of ['werift', 'ws', 'ioredis', 'rate-limiter-flexible', 'pg']) {
+    for (const name of ['werift', 'ws', 'ioredis', 'rate-limiter-flexible', 'pg', '@fastify/static']) {
       assert.ok(!loaded.has(name), `${name} was loaded: ${[...loaded].join(', ')}`);
     }
   });
