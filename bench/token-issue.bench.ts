@@ -1,6 +1,7 @@
 /**
- * `POST /v1/rtc/tokens` under load: the built server against a bare node:http server doing the
- * same cryptography (bench/baseline/token-server.ts), both measured in the same run on loopback.
+ * `POST /v1/rtc/tokens` under load: the embedded process (every role, as `npm start` runs it)
+ * against a bare node:http server doing the same cryptography (bench/baseline/token-server.ts),
+ * both measured in the same run on loopback, and the token role alone in a process of its own.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
 import { mkdtempSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { transpileStandalone } from './lib/compile.ts';
 import { postJson } from './lib/http.ts';
 import { measureLoad, type LoadMeasurement } from './lib/measure.ts';
-import { basicAuthorization, createCredential, startPlatformServer, type BenchCredential } from './lib/platform.ts';
+import {
+  EMBEDDED_ROLES, basicAuthorization, createCredential, npmStartEnvironment, startPlatformServer, type BenchCredential,
+} from './lib/platform.ts';
 import { startServerProcess, type ServerProcess } from './lib/process.ts';
 import { printFigure, progress, removeWork, reportProblems, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
@@ -23,7 +26,7 @@ const PATH = '/v1/rtc/tokens';
 const TARGET_THROUGHPUT_RATIO = 0.75;
 const TARGET_P99_MS = 10;
 const TARGET_CPU_MICROS = 100;
-const TARGET_PEAK_RSS_MB = 100;
+const TARGET_PEAK_RSS_MB = 120;
 
 const durationSeconds = intSetting('BENCH_DURATION_SECONDS', 10, 1, 30);
 const warmupSeconds = intSetting('BENCH_WARMUP_SECONDS', 3, 0, 30);
@@ -117,15 +120,15 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   try {
     progress(`${BENCH}: ${connections} connections, ${threads} wrk thread(s), ${warmupSeconds} s warm-up + ${durationSeconds} s per run`);
+    const env = {
+      // the limits must not be what is measured; failed authentications come from many addresses
+      RTC_APP_RATE_LIMIT_PER_MINUTE: '100000000',
+      RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000000',
+      RTC_TRUST_PROXY: '127.0.0.1/32',
+      ...await npmStartEnvironment(),
+    };
     const platform = await startPlatformServer({
-      dataDir: join(work, 'data'),
-      stderrFile: join(work, 'server.log'),
-      env: {
-        // the limits must not be what is measured; failed authentications come from many addresses
-        RTC_APP_RATE_LIMIT_PER_MINUTE: '100000000',
-        RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000000',
-        RTC_TRUST_PROXY: '127.0.0.1/32',
-      },
+      dataDir: join(work, 'data'), stderrFile: join(work, 'server.log'), roles: EMBEDDED_ROLES, env,
     });
     started.push(platform);
     const cred = await createCredential(platform.urls['api']!);
@@ -154,6 +157,17 @@ async function main(): Promise<void> {
     progress('server, valid requests...');
     const ok = await load(platform, serverUrl, good, false);
     progress(describe('server', ok));
+    // the token role alone, on the same data directory: what a token node of a split deployment holds
+    const tokenOnly = await startPlatformServer({
+      dataDir: join(work, 'data'), stderrFile: join(work, 'token-role.log'), roles: ['token'], env,
+    });
+    started.push(tokenOnly);
+    const tokenOnlyUrl = `${tokenOnly.urls['token']!}${PATH}`;
+    await probe(tokenOnlyUrl, good, bad);
+    progress('token role alone, valid requests...');
+    const alone = await load(tokenOnly, tokenOnlyUrl, good, false);
+    progress(describe('token role alone', alone));
+    await tokenOnly.stop();
     progress('server, wrong secret from a new address each request...');
     const failed = await load(platform, serverUrl, bad, true);
     progress(describe('server, failed auth', failed));
@@ -163,6 +177,7 @@ async function main(): Promise<void> {
 
     check('baseline', base, 200, problems);
     check('server', ok, 200, problems);
+    check('token role alone', alone, 200, problems);
     check('server, failed auth', failed, 401, problems);
     check('baseline, failed auth', baseFailed, 401, problems);
 
@@ -186,6 +201,12 @@ async function main(): Promise<void> {
       target_max: TARGET_PEAK_RSS_MB, meets_target: mb(ok.peakRssBytes) < TARGET_PEAK_RSS_MB,
       // the peak since the process started adds start-up transients (scrypt hashes: 32 MiB each)
       since_start: mb(ok.peakRssSinceStartBytes), baseline_since_start: mb(base.peakRssSinceStartBytes),
+      token_role_value: mb(alone.peakRssBytes), token_role_since_start: mb(alone.peakRssSinceStartBytes),
+    });
+    printFigure({
+      bench: BENCH, figure: 'token_role_peak_rss', value: mb(alone.peakRssBytes), unit: 'MB', baseline: mb(base.peakRssBytes),
+      since_start: mb(alone.peakRssSinceStartBytes), embedded_value: mb(ok.peakRssBytes),
+      throughput: alone.wrk.requestsPerSecond, cpu_per_request: alone.cpuMicrosPerRequest,
     });
     printFigure({
       bench: BENCH, figure: 'failed_auth_throughput', value: failed.wrk.requestsPerSecond, unit: 'requests/s',

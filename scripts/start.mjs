@@ -2,12 +2,14 @@
 // limiter and bus), then prints where each role listens and how to get a first credential.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { ROOT, banner, buildIfStale, ensureNodeModules, forwardSignals } from './lib.mjs';
+import { ROOT, banner, buildIfStale, ensureNodeModules, forwardSignals, serveEnvironment } from './lib.mjs';
 
 ensureNodeModules();
 buildIfStale();
 
-const child = spawn(process.execPath, [`${ROOT}/bin/rtc.mjs`, 'serve'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [`${ROOT}/bin/rtc.mjs`, 'serve'], {
+  cwd: ROOT, env: serveEnvironment(process.env), stdio: ['ignore', 'pipe', 'inherit'],
+});
 // npm sends its signal here; the server stops with it, and this process exits with the server
 forwardSignals(child);
 const urls = {};

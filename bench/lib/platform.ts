@@ -1,13 +1,18 @@
 /** Starts the built platform (dist/, as `rtc serve` runs it) and creates a customer through its API. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createCustomer } from '../../test/helpers/customer.ts';
 import { basic, request } from '../../test/helpers/http.ts';
 import { startServerProcess, type ServerProcess } from './process.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'dist/server/src/main/cli.js');
+/**
+ * The checkout whose build is measured: this one, or BENCH_PLATFORM_ROOT (another checkout's built
+ * dist/, to compare a change with the code before it in one window).
+ */
+const PLATFORM_ROOT = process.env['BENCH_PLATFORM_ROOT'] || ROOT;
+const CLI = join(PLATFORM_ROOT, 'dist/server/src/main/cli.js');
 
 export interface PlatformOptions {
   readonly dataDir: string;
@@ -32,7 +37,7 @@ export async function startPlatformServer(options: PlatformOptions): Promise<Ser
   return startServerProcess({
     command: process.execPath,
     args: [...serverNodeArgs(), CLI, 'serve'],
-    cwd: ROOT,
+    cwd: PLATFORM_ROOT,
     roles,
     stderrFile: options.stderrFile,
     env: {
@@ -48,6 +53,18 @@ export async function startPlatformServer(options: PlatformOptions): Promise<Ser
       ...options.env,
     },
   });
+}
+
+/** Every role in one process, as `npm start` runs it. */
+export const EMBEDDED_ROLES: readonly string[] = ['api', 'token', 'signaling', 'media'];
+
+/** The variables `npm start` of the measured checkout adds to the server's environment (scripts/lib.mjs: NODE_OPTIONS). */
+export async function npmStartEnvironment(): Promise<Record<string, string>> {
+  const lib = await import(pathToFileURL(join(PLATFORM_ROOT, 'scripts/lib.mjs')).href) as {
+    serveEnvironment?: (env: Record<string, string>) => Record<string, string>;
+  };
+  // a checkout from before serveEnvironment started its server with node's defaults
+  return lib.serveEnvironment?.({}) ?? {};
 }
 
 export interface BenchCredential {

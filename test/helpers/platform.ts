@@ -31,6 +31,8 @@ export interface StartOptions {
   readonly roles?: readonly string[];
   /** Lowers the open-file limit of the process (soft and hard, so Node cannot raise it) to this many. */
   readonly maxOpenFiles?: number;
+  /** More `node` flags, after the tsx loader (e.g. `--import` of a module hook). */
+  readonly nodeArgs?: readonly string[];
 }
 
 // servers still running when this test process ends (a file-level timeout, a crash) go with it:
@@ -56,7 +58,7 @@ function watchChildren(): void {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rtc-test-'));
   const roles = options.roles ?? ['api', 'token'];
-  const node = [process.execPath, '--import', 'tsx', CLI, 'serve'];
+  const node = [process.execPath, '--import', 'tsx', ...(options.nodeArgs ?? []), CLI, 'serve'];
   const command = options.maxOpenFiles === undefined
     ? node
     : ['/bin/sh', '-c', `ulimit -n ${options.maxOpenFiles} && exec "$0" "$@"`, ...node];

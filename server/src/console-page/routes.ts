@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { servedHere } from '../http/operation-route.ts';
 import type { Host } from '../http/registry.ts';
@@ -60,13 +59,14 @@ export function registerConsoleRoutes(app: FastifyInstance): void {
       return reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(icon);
     });
   }
-  // file names carry a content hash: cached for good
-  void app.register(fastifyStatic, {
+  // file names carry a content hash: cached for good. @fastify/static is loaded only by the role that
+  // serves the page (docs/operations/benchmarks.md, token issuance); fastify awaits the plugin before listening.
+  void app.register(async (scope) => scope.register((await import('@fastify/static')).default, {
     root: `${dir}assets`, prefix: '/assets/', index: false, list: false, dotfiles: 'deny', immutable: true, maxAge: '365d',
     setHeaders: (res) => {
       res.header('content-security-policy', CONTENT_SECURITY_POLICY);
       res.header('x-content-type-options', 'nosniff');
       res.header('referrer-policy', 'no-referrer');
     },
-  });
+  }));
 }

@@ -1,13 +1,9 @@
 import type { Store } from '../store/port.ts';
 import { createMemoryBus } from '../bus/memory.ts';
-import { createRedisBus } from '../bus/redis.ts';
 import { createSqliteBus } from '../bus/sqlite.ts';
 import { createWebhookTargets } from '../webhooks/https-sender.ts';
 import { createMemoryLimiter } from '../limiter/memory.ts';
-import { createRedisLimiter } from '../limiter/redis.ts';
-import { createRedisCredentialVersions, createRedisTokenAdmission } from '../limiter/redis-admission.ts';
-import { createRedisMediaNodeDirectory } from '../redis/media-nodes.ts';
-import { createRedisClient, redisReady, type RedisTarget } from '../redis/client.ts';
+import type { RedisTarget } from '../redis/client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
 import type { MediaNodeDirectory } from '../core/media-placement.ts';
@@ -130,6 +126,13 @@ export async function composeServices(config: Config, options: ComposeOptions): 
  * Through Sentinel each of the three follows a failover by itself (docs/operations/scale-out.md, "Redis Sentinel").
  */
 async function openRedis(target: RedisTarget, options: ComposeOptions): Promise<RedisServices> {
+  // loaded only by a process that names a Redis: ioredis and its adapters weigh some 8 MB of heap
+  // that an embedded process does without (docs/operations/benchmarks.md, token issuance)
+  const [{ createRedisBus }, { createRedisLimiter }, { createRedisCredentialVersions, createRedisTokenAdmission },
+    { createRedisMediaNodeDirectory }, { createRedisClient, redisReady }] = await Promise.all([
+    import('../bus/redis.ts'), import('../limiter/redis.ts'), import('../limiter/redis-admission.ts'),
+    import('../redis/media-nodes.ts'), import('../redis/client.ts'),
+  ]);
   const onError = options.onRedisError ?? (() => {});
   const client = createRedisClient(target, onError);
   const bus = createRedisBus(target, { onHandlerError: options.onBusError, onError });

@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createAddressSet } from '../core/address.ts';
 import { createSignalingApp } from './app.ts';
-import { createRedisRoomState } from './redis-rooms.ts';
 import { createSignalingService } from './service.ts';
 import { defaultSignalingSettings } from './settings.ts';
 import type { ProjectStore } from '../customers/store.ts';
@@ -16,7 +15,8 @@ import type { RoleStarter } from '../role.ts';
  */
 export const startSignaling: RoleStarter<RevocationStore & ProjectStore & RoomCutoffStore> = async ({ config, deps, logger, metrics, readiness }) => {
   const settings = defaultSignalingSettings(config.issuer);
-  const rooms = config.redis ? createRedisRoomState({
+  // ioredis is loaded only where a Redis is named (docs/operations/benchmarks.md, token issuance)
+  const rooms = config.redis ? (await import('./redis-rooms.ts')).createRedisRoomState({
     target: config.redis, settings, clock: deps.clock,
     onError: (err) => logger.warn({ err }, 'signaling rooms: Redis failed'),
   }) : undefined;

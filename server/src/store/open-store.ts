@@ -1,4 +1,3 @@
-import { createPostgresStore } from './postgres.ts';
 import { createSqliteStore } from './sqlite.ts';
 import type { Config } from '../config.ts';
 import type { Store } from './port.ts';
@@ -9,9 +8,11 @@ export interface OpenStoreOptions {
 }
 
 /** Opens and migrates the configured store: SQLite in the data directory, or PostgreSQL (docs/operations/configuration.md). */
-export function openStore(store: Config['store'], options: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(store: Config['store'], options: OpenStoreOptions = {}): Promise<Store> {
   if (store.kind === 'postgres') {
+    // pg and the PostgreSQL adapters are loaded only where a DATABASE_URL names them
+    const { createPostgresStore } = await import('./postgres.ts');
     return createPostgresStore(store.url, { poolSize: store.poolSize, onConnectionError: options.onConnectionError });
   }
-  return Promise.resolve(createSqliteStore(store.path));
+  return createSqliteStore(store.path);
 }
