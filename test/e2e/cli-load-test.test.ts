@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { LoadSummary } from '../../server/src/main/client/load-test-report.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
-import { TokenIssuer } from './media-helpers.ts';
+import { TokenIssuer } from '../helpers/media-session.ts';
 import { CLI, runCli } from './serve-helpers.ts';
 
 describe('rtc load-test against a live platform', () => {

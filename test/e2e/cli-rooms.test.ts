@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { join, nextEvent, TokenIssuer } from './media-helpers.ts';
+import { join, nextEvent, TokenIssuer } from '../helpers/media-session.ts';
 import { runCli } from './serve-helpers.ts';
 
 interface RoomJson {

@@ -13,7 +13,8 @@ import { joinAsGuest, launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { checkAxe, DESKTOP, PHONE } from './console-helpers.ts';
-import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
+import { join as joinMedia, text } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 
 const SHOTS = join(ROOT, '.tmp', 'console-screenshots');

@@ -15,7 +15,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { codeBlocks } from '../helpers/markdown.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
-import { until } from './media-helpers.ts';
+import { until } from '../helpers/media-session.ts';
 
 /** Runs `./app.js` and records how it ended: `ok`, or the error it threw. */
 const PAGE = `<!doctype html>

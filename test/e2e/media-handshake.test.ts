@@ -8,9 +8,8 @@ import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
 import { GRANT_TYPE, signJws } from '../../server/src/core/grant.ts';
 import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
-import {
-  TcpProxy, TokenIssuer, collectFrames, join, startMediaServer, text, until, waitPastExpiry, websocketPayloads,
-} from './media-helpers.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, text, until, waitPastExpiry, websocketPayloads } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 function grantParts(grant: string): { header: Record<string, unknown>; claims: GrantClaims; signature: string } {
   const [h, p, s] = grant.split('.') as [string, string, string];

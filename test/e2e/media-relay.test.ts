@@ -6,9 +6,8 @@ import {
   MediaError, type MediaSession, type RemoteStream, type WebSocketEventLike, type WebSocketLike,
 } from '../../sdk/app/src/index.ts';
 import type { RunningServer } from '../helpers/platform.ts';
-import {
-  TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, startMediaServer, text, until,
-} from './media-helpers.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, text, until } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 const ROOM = 'relay-room';
 

@@ -12,7 +12,7 @@ import { allLabelValues, parseStrictExposition, sampleValue, type MetricFamily }
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { joinRoom, type Participant } from '../helpers/signaling.ts';
 import { RtcTestClient, gatheredOffer, vp8Payload, type RtcTrackSpec } from '../helpers/webrtc-client.ts';
-import { join, nextEvent, text, TokenIssuer, until } from './media-helpers.ts';
+import { join, nextEvent, text, TokenIssuer, until } from '../helpers/media-session.ts';
 
 const ALL_ROLES = ['api', 'token', 'signaling', 'media'];
 const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000', RTC_LOG_LEVEL: 'info' };

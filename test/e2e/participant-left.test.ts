@@ -9,7 +9,8 @@ import type { RunningServer } from '../helpers/platform.ts';
 import { freeTcpPort } from '../helpers/ports.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { join, nextEvent, sleep, startMediaServer, TcpProxy, TokenIssuer } from './media-helpers.ts';
+import { join, nextEvent, sleep, TcpProxy, TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 import { useTempDirs } from './serve-helpers.ts';
 
 type Left = Extract<WebhookEvent, { type: 'participant.left' }>;

@@ -7,7 +7,7 @@ import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { collect, issueSignalingToken, type Inbox } from '../helpers/signaling.ts';
-import { collectFrames, join, nextEvent, text, until } from './media-helpers.ts';
+import { collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
 
 type Token = Awaited<ReturnType<typeof issueSignalingToken>>;
 

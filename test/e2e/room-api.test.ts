@@ -8,7 +8,8 @@ import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until, useMediaPlatform } from './media-helpers.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
+import { useMediaPlatform } from '../helpers/media-platform.ts';
 
 interface Participant {
   participant_id: string; user_id: string; role: string; publish_streams: number[]; subscribe_streams: number[];

@@ -8,7 +8,8 @@ import type { RtcParticipant, RtcRoom, TokenResponse } from '@rtc/protocol';
 import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { RtcTestClient, vp8Payload, waitFor } from '../helpers/webrtc-client.ts';
-import { sleep, startMediaServer, TokenIssuer } from './media-helpers.ts';
+import { sleep, TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 /** The media node writes quality at its heartbeat (10 s): a bound for two of them and the first sample. */
 const QUALITY_WAIT_MS = 40_000;

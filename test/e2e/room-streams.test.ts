@@ -16,7 +16,8 @@ import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { WireClient } from '../helpers/media-wire.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { collectFrames, join, nextEvent, sleep, startMediaServer, text, TokenIssuer, until } from './media-helpers.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 /** The room service API of one credential on one host. */
 function roomApi(host: () => string, auth: () => string) {

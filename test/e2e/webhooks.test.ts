@@ -7,7 +7,7 @@ import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { join } from './media-helpers.ts';
+import { join } from '../helpers/media-session.ts';
 import { issue, useTempDirs } from './serve-helpers.ts';
 
 interface WebhookBody { id: string; secret: string }

@@ -13,7 +13,7 @@ import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, type TokenBody } from './media-helpers.ts';
+import { TokenIssuer, type TokenBody } from '../helpers/media-session.ts';
 
 /** Raw bytes werift's DTLS transport encrypts as one SRTCP datagram (it concatenates what `serialize` returns). */
 function raw(bytes: Buffer): RtcpPacket {

@@ -10,7 +10,8 @@ import type { RunningServer } from '../helpers/platform.ts';
 import {
   RtcOfferError, RtcTestClient, createLoopbackPeer, fingerprintLine, gatheredOffer, generateDtlsKeys, vp8Payload, waitFor, type RtcTrackSpec,
 } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 const send = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'send' });
 const recv = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'recv' });
