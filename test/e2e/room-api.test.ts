@@ -7,7 +7,7 @@ import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
 import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
 import { useMediaPlatform } from '../helpers/media-platform.ts';
 
@@ -277,14 +277,14 @@ const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_R
 
 describe('room service API with api/token and media in separate processes on one data directory', () => {
   const dataDir = mkdtempSync(joinPath(tmpdir(), 'rtc-rooms-split-'));
-  let mediaServer: RunningServer;
-  let apiServer: RunningServer;
+  let mediaServer: ServedPlatform;
+  let apiServer: ServedPlatform;
   let issuer: TokenIssuer;
   const sessions: MediaSession[] = [];
 
   before(async () => {
-    mediaServer = await startServer({ dataDir, roles: ['media'], env: GENEROUS_LIMITS });
-    apiServer = await startServer({
+    mediaServer = await serveInProcess({ dataDir, roles: ['media'], env: GENEROUS_LIMITS });
+    apiServer = await serveInProcess({
       dataDir, roles: ['api', 'token'], env: { ...GENEROUS_LIMITS, RTC_MEDIA_PUBLIC_PORT: new URL(mediaServer.urls['media']!).port },
     });
     issuer = await TokenIssuer.create(() => apiServer.api);

@@ -8,7 +8,7 @@ import {
 } from '../../sdk/server/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 
 /** A client whose waits are recorded instead of slept, on a clock that the waits advance. */
 function recordingClient(base: TokenClientOptions): { client: TokenClient; sleeps: number[]; events: TokenClientEvent[] } {
@@ -79,11 +79,11 @@ async function closedPort(): Promise<number> {
 }
 
 describe('server SDK: TokenClient against the real token API', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
 
   before(async () => {
-    server = await startServer();
+    server = await serveInProcess();
     customer = await createCustomer(server);
   });
   after(async () => {
@@ -409,10 +409,10 @@ describe('server SDK: TokenClient against the real token API', () => {
 });
 
 describe('server SDK: 429 rate_limited with Retry-After', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
 
   before(async () => {
-    server = await startServer({ env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '3' } });
+    server = await serveInProcess({ env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '3' } });
   });
   after(async () => {
     await server.stop();

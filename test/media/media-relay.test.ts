@@ -5,9 +5,9 @@ import { KINDS, WireClient, sealWire } from '../helpers/media-wire.ts';
 import {
   MediaError, type MediaSession, type RemoteStream, type WebSocketEventLike, type WebSocketLike,
 } from '../../sdk/app/src/index.ts';
-import type { RunningServer } from '../helpers/platform.ts';
+import type { ServedPlatform } from '../helpers/serve-inproc.ts';
 import { TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, text, until } from '../helpers/media-session.ts';
-import { startMediaServer } from './media-server.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 const ROOM = 'relay-room';
 
@@ -53,7 +53,7 @@ class DuplicatingWebSocket implements WebSocketLike {
 }
 
 describe('media relay', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let mediaUrl: string;
   const sessions: MediaSession[] = [];
@@ -65,7 +65,7 @@ describe('media relay', () => {
   };
 
   before(async () => {
-    server = await startMediaServer();
+    server = await serveMedia();
     issuer = await TokenIssuer.create(() => server.api);
     mediaUrl = server.urls['media']!;
   });
