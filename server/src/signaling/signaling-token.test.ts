@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
 
 describe('signaling: the token response', () => {
   let server: ServedPlatform;

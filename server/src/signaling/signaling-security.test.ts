@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { SignalingClient, SignalingError, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { collect, issueSignalingToken, joinRoom, type Participant } from '../helpers/signaling.ts';
+import { SignalingClient, SignalingError, type SignalingEvent } from '../../../sdk/app/src/signaling.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, joinRoom, type Participant } from '../../../test/helpers/signaling.ts';
 
 const UNAUTHENTICATED = { error: 'unauthenticated', message: 'the signaling token is invalid, expired or revoked' };
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { SignalingClient, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { collect, issueSignalingToken, joinRoom, startProxy, type CuttableProxy, type Participant } from '../helpers/signaling.ts';
+import { SignalingClient, type SignalingEvent } from '../../../sdk/app/src/signaling.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, joinRoom, startProxy, type CuttableProxy, type Participant } from '../../../test/helpers/signaling.ts';
 
 interface Frame {
   readonly id: string | undefined;

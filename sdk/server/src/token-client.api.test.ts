@@ -5,10 +5,10 @@ import { inspect } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
   TokenApiError, TokenClient, TokenNetworkError, type FetchLike, type TokenClientEvent, type TokenClientOptions,
-} from '../../sdk/server/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
+} from './index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
 
 /** A client whose waits are recorded instead of slept, on a clock that the waits advance. */
 function recordingClient(base: TokenClientOptions): { client: TokenClient; sleeps: number[]; events: TokenClientEvent[] } {
