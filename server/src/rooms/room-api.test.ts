@@ -3,13 +3,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
-import { useMediaPlatform } from '../helpers/media-platform.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { TokenApiError, TokenClient } from '../../../sdk/server/src/index.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../test/helpers/media-platform.ts';
 
 interface Participant {
   participant_id: string; user_id: string; role: string; publish_streams: number[]; subscribe_streams: number[];
