@@ -6,9 +6,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
-import { REDACT_PATHS } from '../../server/src/log.ts';
+import { createLogger } from '../../server/src/log.ts';
 import { startPlatform } from '../../server/src/main/serve.ts';
 import { request, type PlatformClient } from './http.ts';
 
@@ -46,10 +45,8 @@ export async function serveInProcess(options: ServeOptions = {}): Promise<Served
     RTC_DATA_DIR: dataDir,
   });
   const lines: string[] = [];
-  const logger = pino(
-    { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    { write: (line: string) => { lines.push(line); } },
-  );
+  // the production logger (redaction, fields), writing where the test reads
+  const logger = createLogger(config.logLevel, { write: (line: string) => { lines.push(line); } });
   const urls: Record<string, string> = {};
   const platform = await startPlatform(config, logger, (line) => {
     lines.push(`${line}\n`);
