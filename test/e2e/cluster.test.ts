@@ -8,24 +8,17 @@ import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { SignalingClient } from '../../sdk/app/src/signaling.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { basic as basicAuth, request, type HttpResult } from '../helpers/http.ts';
-import { freeTcpPort } from '../helpers/ports.ts';
 import { startServer, type RunningServer, type StartOptions } from '../helpers/platform.ts';
 import { pool } from '../helpers/pool.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
-import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { collect } from '../helpers/signaling.ts';
+import { issueFollowingRetryAfter, mediaNodesSeen, startOnFreePort, tally } from './cluster-helpers.ts';
 import { join, nextEvent } from '../helpers/media-session.ts';
 
 // trust authentication and a password-less Redis accept any password: they are there to show that none reaches the logs
 const DB_PASSWORD = 'cluster-db-pa55word';
 const HIGH_ADDRESS_LIMIT = { RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000' };
-
-const tally = (results: readonly HttpResult[]): Record<number, number> => {
-  const counts: Record<number, number> = {};
-  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  return counts;
-};
 
 /** What differs between the two deployments under test. */
 interface Deployment {
@@ -68,34 +61,10 @@ describe(deployment.name, () => {
     assert.equal(res.status, 200, res.text);
     return res.json<TokenResponse>();
   };
-  /**
-   * Issues once the node answers 200, following its `503 unavailable` and Retry-After meanwhile
-   * (a node that is reconnecting, or whose view of the live media nodes is being refreshed).
-   */
-  const issueWhenAvailable = async (server: RunningServer, body: Record<string, unknown>): Promise<TokenResponse> => {
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const res = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body });
-      if (res.status === 200) return res.json<TokenResponse>();
-      assert.equal(res.status, 503, res.text);
-      await new Promise<void>((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? '1') * 100));
-    }
-    assert.fail(`${server.token} still refuses tokens`);
-  };
-
-  /**
-   * A node on a port picked now. Another process of the suite may take that port (an outgoing
-   * connection's local port) between the pick and the bind: a port found taken is picked again.
-   */
-  const nodeOnFreePort = async (roles: readonly string[], portVariable: string, env: Record<string, string> = {}) => {
-    for (let attempt = 1; ; attempt++) {
-      const port = await freeTcpPort('127.0.0.1');
-      try {
-        return { server: await node(roles, { ...env, [portVariable]: String(port) }), port };
-      } catch (err) {
-        if (attempt >= 5 || !String(err).includes(`port ${port} is in use`)) throw err;
-      }
-    }
-  };
+  const issueWhenAvailable = (server: RunningServer, body: Record<string, unknown>): Promise<TokenResponse> =>
+    issueFollowingRetryAfter(server, customer, body);
+  const nodeOnFreePort = (roles: readonly string[], portVariable: string, env: Record<string, string> = {}) =>
+    startOnFreePort((port) => node(roles, { ...env, [portVariable]: String(port) }));
 
   before(async () => {
     if (cluster) {
@@ -130,16 +99,6 @@ describe(deployment.name, () => {
     // token nodes saw both media nodes would go to the one they saw
     if (cluster) await Promise.all([a, b].map((s) => mediaNodesSeen(s, 2)));
   });
-
-  /** Resolves once the token node's `rtc_media_nodes_live` gauge reads `count`. */
-  const mediaNodesSeen = async (server: RunningServer, count: number): Promise<void> => {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const res = await request(`${server.urls['admin']}/metrics`);
-      if (sampleValue(parsePrometheusText(res.text), 'rtc_media_nodes_live') === count) return;
-      await new Promise<void>((resolve) => setTimeout(resolve, 50));
-    }
-    assert.fail(`${server.token} never saw ${count} live media nodes`);
-  };
 
   after(async () => {
     for (const s of sessions) await s.close();
