@@ -15,7 +15,8 @@ import {
 import type { ReceiveQuality } from './helpers/call-quality.ts';
 import type { PageMeasure, PageRtc } from './helpers/webrtc-page.ts';
 import type { CallPage } from './helpers/network-call.ts';
-import { startMediaServer, TokenIssuer, type TokenBody } from './e2e/media-helpers.ts';
+import { TokenIssuer, type TokenBody } from './helpers/media-session.ts';
+import { startMediaServer } from './e2e/media-server.ts';
 
 describe('a call through the platform over an impaired network (Chromium, each page relay-only through its own link)', () => {
   const secret = 'turn-shared-secret-for-network-tests';

@@ -23,8 +23,8 @@ function isoTime(): string {
   return lastTime;
 }
 
-/** JSON lines on standard error (standard output carries the role lines). */
-export function createLogger(level: string): Logger {
+/** JSON lines on standard error (standard output carries the role lines), or on `destination`. */
+export function createLogger(level: string, destination: DestinationStream = stderrDestination()): Logger {
   return pino(
     {
       level,
@@ -32,7 +32,7 @@ export function createLogger(level: string): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: isoTime,
     },
-    stderrDestination(),
+    destination,
   );
 }
 

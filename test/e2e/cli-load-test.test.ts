@@ -3,16 +3,17 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { LoadSummary } from '../../server/src/main/client/load-test-report.ts';
-import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
-import { TokenIssuer } from './media-helpers.ts';
+import { ROOT } from '../helpers/root.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
+import { TokenIssuer } from '../helpers/media-session.ts';
 import { CLI, runCli } from './serve-helpers.ts';
 
 describe('rtc load-test against a live platform', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let env: Record<string, string>;
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1' } });
+    server = await serveInProcess({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1' } });
     const issuer = await TokenIssuer.create(() => server.api);
     env = { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: issuer.customer.appSecret };
   });

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { join, nextEvent, TokenIssuer } from './media-helpers.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
+import { join, nextEvent, TokenIssuer } from '../helpers/media-session.ts';
 import { runCli } from './serve-helpers.ts';
 
 interface RoomJson {
@@ -13,13 +13,13 @@ interface RoomJson {
 }
 
 describe('rtc rooms against live media sessions', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let env: Record<string, string>;
   const sessions: MediaSession[] = [];
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1' } });
+    server = await serveInProcess({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_PUBLIC_HOST: '127.0.0.1' } });
     issuer = await TokenIssuer.create(() => server.api);
     env = { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: issuer.customer.appSecret };
   });

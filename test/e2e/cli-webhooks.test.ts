@@ -1,11 +1,11 @@
 /**
- * `rtc webhooks` run as real processes against `rtc serve`, delivering to a real HTTPS receiver
+ * `rtc webhooks` run as real processes against the platform served in the test process, delivering to a real HTTPS receiver
  * (self-signed, trusted through RTC_WEBHOOK_CA_FILE) that verifies every delivery with the server SDK.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newLogin } from '../helpers/customer.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { runCli, useTempDirs, type CliResult } from './serve-helpers.ts';
@@ -15,7 +15,7 @@ interface DeliveryJson { id: string; event_id: string; event_type: string; statu
 
 describe('rtc webhooks against a running platform and a real HTTPS receiver', () => {
   const tempDir = useTempDirs();
-  let server: RunningServer;
+  let server: ServedPlatform;
   let receiver: WebhookReceiver;
   let env: Record<string, string>;
   let project: string;
@@ -39,7 +39,7 @@ describe('rtc webhooks against a running platform and a real HTTPS receiver', ()
   before(async () => {
     const tls = makeCertificate(tempDir());
     receiver = await startWebhookReceiver(tls);
-    server = await startServer({
+    server = await serveInProcess({
       env: { RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_LOG_LEVEL: 'trace' },
     });
     env = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };

@@ -1,20 +1,20 @@
-/** The `rtc` client commands run as real processes against `rtc serve` in a child process. */
+/** The `rtc` client commands run as real processes against the platform served in the test process. */
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newLogin } from '../helpers/customer.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { runCli, useTempDirs } from './serve-helpers.ts';
 
 describe('rtc client commands against a running platform', () => {
   const tempDir = useTempDirs();
-  let server: RunningServer;
+  let server: ServedPlatform;
   let env: Record<string, string>;
   const { email, password } = newLogin();
 
   before(async () => {
-    server = await startServer();
+    server = await serveInProcess();
     env = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
   });
   after(async () => {

@@ -14,7 +14,7 @@ import { startPostgres, type Postgres } from '../helpers/postgres.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { collect } from '../helpers/signaling.ts';
 import { issueFollowingRetryAfter, mediaNodesSeen, startOnFreePort, tally } from './cluster-helpers.ts';
-import { join, nextEvent } from './media-helpers.ts';
+import { join, nextEvent } from '../helpers/media-session.ts';
 
 // trust authentication and a password-less Redis accept any password: they are there to show that none reaches the logs
 const DB_PASSWORD = 'cluster-db-pa55word';

@@ -16,7 +16,8 @@ import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, type RunningServer } from '../helpers/platform.ts';
 import { checkAxe, DESKTOP, PHONE } from './console-helpers.ts';
-import { join as joinMedia, startMediaServer, TokenIssuer } from './media-helpers.ts';
+import { join as joinMedia, TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 /**
  * The words of every text node under the elements `selector` matches that the browser laid out on

@@ -11,7 +11,7 @@ import { createCustomer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { DESKTOP, issueWithCredential, openConsolePage, PHONE, shots, signInAt, waitForHeading } from './console-helpers.ts';
-import { startMediaServer } from './media-helpers.ts';
+import { startMediaServer } from './media-server.ts';
 
 describe('console page, grant inspector and session (Chromium)', () => {
   let server: RunningServer | undefined;

@@ -11,7 +11,8 @@ import { joinAsGuest, launchChromium } from '../helpers/browser.ts';
 import { request } from '../helpers/http.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { DESKTOP, issueWithCredential, openConsolePage, PHONE, shots, signInAt, waitForHeading } from './console-helpers.ts';
-import { join as joinMedia, startMediaServer, text } from './media-helpers.ts';
+import { join as joinMedia, text } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 
 /** A project name with a long unbroken word, as real ones have: it must not widen a phone's page. */

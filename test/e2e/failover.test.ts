@@ -11,7 +11,7 @@ import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { pool } from '../helpers/pool.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
 import { startRedisSentinels, type RedisSentinelGroup } from '../helpers/redis.ts';
-import { join, nextEvent } from './media-helpers.ts';
+import { join, nextEvent } from '../helpers/media-session.ts';
 
 // trust authentication accepts any password: it is there to show that none reaches the logs
 const DB_PASSWORD = 'failover-db-pa55word';

@@ -14,8 +14,9 @@ import { bundleApp, launchChromium, servePages, type PageFile, type PageSite } f
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { codeBlocks } from '../helpers/markdown.ts';
-import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
-import { until } from './media-helpers.ts';
+import { ROOT } from '../helpers/root.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
+import { until } from '../helpers/media-session.ts';
 
 /** Runs `./app.js` and records how it ended: `ok`, or the error it threw. */
 const PAGE = `<!doctype html>
@@ -32,14 +33,14 @@ async function appResult(page: Page): Promise<string> {
 }
 
 describe('the first app code, as pasted, against a platform as npm start runs it', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
   let browser: Browser;
   const sites: PageSite[] = [];
 
   before(async () => {
     // the platform's defaults, as npm start has them: no TLS, the media host it chooses itself
-    server = await startServer({ roles: ['api', 'token', 'media'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'media'] });
     customer = await createCustomer(server);
     browser = await launchChromium({ fakeMedia: true });
   });

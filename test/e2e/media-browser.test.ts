@@ -6,7 +6,8 @@ import type * as AppSdk from '../../sdk/app/src/index.ts';
 import type { LocalStream, MediaSession } from '../../sdk/app/src/index.ts';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { MEDIA_ROLES, TokenIssuer, collectFrames, join, nextEvent, text, until } from './media-helpers.ts';
+import { TokenIssuer, collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
+import { MEDIA_ROLES } from '../helpers/media-platform.ts';
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>rtc app sdk</title></head>

@@ -10,7 +10,7 @@ import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { makeCertificate } from '../helpers/tls.ts';
-import { collectFrames, text, until } from './media-helpers.ts';
+import { collectFrames, text, until } from '../helpers/media-session.ts';
 
 describe('media over wss when TLS is configured', () => {
   let dir: string;

@@ -10,7 +10,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { startPostgres, type Postgres } from '../helpers/postgres.ts';
-import { join as joinMedia, nextEvent } from './media-helpers.ts';
+import { join as joinMedia, nextEvent } from '../helpers/media-session.ts';
 import { issue, jwksOf, runCli, TOKEN_BODY, useTempDirs, verifyGrant } from './serve-helpers.ts';
 
 const kidOf = (grant: string): string => String(decodeProtectedHeader(grant).kid);

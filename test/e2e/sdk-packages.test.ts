@@ -15,7 +15,8 @@ import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { ROOT } from '../helpers/platform.ts';
-import { TokenIssuer, join as joinNode, startMediaServer, text } from './media-helpers.ts';
+import { TokenIssuer, join as joinNode, text } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -9,7 +9,7 @@ import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { joinRoom } from '../helpers/signaling.ts';
-import { TokenIssuer, join, nextEvent } from './media-helpers.ts';
+import { TokenIssuer, join, nextEvent } from '../helpers/media-session.ts';
 
 const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000' };
 

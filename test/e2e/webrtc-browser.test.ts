@@ -8,7 +8,8 @@ import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { request } from '../helpers/http.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TcpProxy, TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { TcpProxy, TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
 
 const CAMERA = 2;

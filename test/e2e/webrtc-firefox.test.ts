@@ -13,7 +13,8 @@ import { bundleSdk, servePages, type PageSite } from '../helpers/browser.ts';
 import { launchFirefox, openFirefoxPage, within } from '../helpers/firefox.ts';
 import type { RunningServer } from '../helpers/platform.ts';
 import { WEBRTC_PAGE, type PageEncoding, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
-import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { TokenIssuer } from '../helpers/media-session.ts';
+import { startMediaServer } from './media-server.ts';
 
 type Remote = PageMeasure['remote'][number];
 

@@ -13,7 +13,7 @@ import type { Store } from '../../server/src/store/port.ts';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import type { Customer } from './customer.ts';
 import type { InProcessPlatform } from './inproc.ts';
-import { join } from '../e2e/media-helpers.ts';
+import { join } from './media-session.ts';
 
 export interface InProcessMedia {
   readonly role: RoleServer;

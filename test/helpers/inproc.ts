@@ -66,7 +66,7 @@ export interface InProcessPlatform extends PlatformClient {
 /**
  * Passwords are hashed with scrypt at a cost that takes about a millisecond instead of the
  * production half second: accounts are made by the hundred here, and the hashing itself is
- * tested end to end (test/e2e) at the production cost.
+ * tested at the production cost on the platforms of test/helpers/serve-inproc.ts and test/e2e.
  */
 const TEST_PASSWORD_COST = { N: 1024, r: 8, p: 1 } as const;
 

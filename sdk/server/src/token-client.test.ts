@@ -6,7 +6,7 @@ import { TokenApiError, TokenResponseError } from './errors.ts';
 import { TokenClient } from './token-client.ts';
 
 // What sits between a customer server and the platform can answer off the contract: a reverse
-// proxy's HTML error page, a redirect. The platform itself is exercised in test/e2e/server-sdk.test.ts.
+// proxy's HTML error page, a redirect. The platform itself is exercised in token-client.api.test.ts.
 interface Seen {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;

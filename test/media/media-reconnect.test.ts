@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { TcpProxy, collectFrames, join, nextEvent, text, until, useMediaPlatform } from './media-helpers.ts';
+import { TcpProxy, collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
+import { useMediaPlatform } from '../helpers/media-platform.ts';
 
 describe('media reconnection (SDK against the real servers)', () => {
   const media = useMediaPlatform('reconnect-room');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collectFrames, join, nextEvent, text, until, waitPastExpiry, useMediaPlatform } from './media-helpers.ts';
+import { collectFrames, join, nextEvent, text, until, waitPastExpiry } from '../helpers/media-session.ts';
+import { useMediaPlatform } from '../helpers/media-platform.ts';
 
 describe('media renewal and expiry', () => {
   const media = useMediaPlatform('renewal-room');

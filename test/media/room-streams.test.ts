@@ -12,11 +12,12 @@ import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { TokenApiError, TokenClient, type WebhookEvent } from '../../sdk/server/src/index.ts';
 import { bearer, createCustomer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { WireClient } from '../helpers/media-wire.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { collectFrames, join, nextEvent, sleep, startMediaServer, text, TokenIssuer, until } from './media-helpers.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 /** The room service API of one credential on one host. */
 function roomApi(host: () => string, auth: () => string) {
@@ -45,7 +46,7 @@ const errorOf = (res: HttpResult): string => res.json<{ error: string }>().error
 
 describe('published streams, stream mutes and track webhooks on one process (api, token, media)', () => {
   const tempDir = mkdtempSync(joinPath(tmpdir(), 'rtc-room-streams-'));
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let receiver: WebhookReceiver;
   const sessions: MediaSession[] = [];
@@ -56,7 +57,7 @@ describe('published streams, stream mutes and track webhooks on one process (api
   before(async () => {
     const tls = makeCertificate(tempDir);
     receiver = await startWebhookReceiver(tls);
-    server = await startMediaServer({ env: { RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100' } });
+    server = await serveMedia({ env: { RTC_WEBHOOK_ALLOW_PRIVATE: 'true', RTC_WEBHOOK_CA_FILE: tls.certFile, RTC_WEBHOOK_RETRY_BASE_MS: '100' } });
     issuer = await TokenIssuer.create(() => server.api);
     const { customer } = issuer;
     const created = await request(`${server.api}/v1/projects/${customer.projectId}/webhooks`, {
@@ -238,14 +239,14 @@ describe('published streams, stream mutes and track webhooks on one process (api
 describe('stream mutes with api/token and media in separate processes on one data directory', () => {
   const dataDir = mkdtempSync(joinPath(tmpdir(), 'rtc-room-streams-split-'));
   const limits = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000' };
-  let mediaServer: RunningServer;
-  let apiServer: RunningServer;
+  let mediaServer: ServedPlatform;
+  let apiServer: ServedPlatform;
   let issuer: TokenIssuer;
   const sessions: MediaSession[] = [];
 
   before(async () => {
-    mediaServer = await startServer({ dataDir, roles: ['media'], env: limits });
-    apiServer = await startServer({ dataDir, roles: ['api', 'token'], env: { ...limits, RTC_MEDIA_PUBLIC_PORT: new URL(mediaServer.urls['media']!).port } });
+    mediaServer = await serveInProcess({ dataDir, roles: ['media'], env: limits });
+    apiServer = await serveInProcess({ dataDir, roles: ['api', 'token'], env: { ...limits, RTC_MEDIA_PUBLIC_PORT: new URL(mediaServer.urls['media']!).port } });
     issuer = await TokenIssuer.create(() => apiServer.api);
   });
   after(async () => {

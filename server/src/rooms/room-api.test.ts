@@ -3,12 +3,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until, useMediaPlatform } from './media-helpers.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { TokenApiError, TokenClient } from '../../../sdk/server/src/index.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../test/helpers/media-platform.ts';
 
 interface Participant {
   participant_id: string; user_id: string; role: string; publish_streams: number[]; subscribe_streams: number[];
@@ -276,14 +277,14 @@ const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_R
 
 describe('room service API with api/token and media in separate processes on one data directory', () => {
   const dataDir = mkdtempSync(joinPath(tmpdir(), 'rtc-rooms-split-'));
-  let mediaServer: RunningServer;
-  let apiServer: RunningServer;
+  let mediaServer: ServedPlatform;
+  let apiServer: ServedPlatform;
   let issuer: TokenIssuer;
   const sessions: MediaSession[] = [];
 
   before(async () => {
-    mediaServer = await startServer({ dataDir, roles: ['media'], env: GENEROUS_LIMITS });
-    apiServer = await startServer({
+    mediaServer = await serveInProcess({ dataDir, roles: ['media'], env: GENEROUS_LIMITS });
+    apiServer = await serveInProcess({
       dataDir, roles: ['api', 'token'], env: { ...GENEROUS_LIMITS, RTC_MEDIA_PUBLIC_PORT: new URL(mediaServer.urls['media']!).port },
     });
     issuer = await TokenIssuer.create(() => apiServer.api);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { TokenApiError, TokenClient } from '../../sdk/server/src/index.ts';
-import { bearer, createCustomer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { join, nextEvent, sleep, useMediaPlatform } from './media-helpers.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { TokenApiError, TokenClient } from '../../../sdk/server/src/index.ts';
+import { bearer, createCustomer } from '../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../test/helpers/http.ts';
+import { join, nextEvent, sleep } from '../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../test/helpers/media-platform.ts';
 
 interface Participant { participant_id: string; user_id: string; metadata: string; attributes: Record<string, string> }
 interface Room {

@@ -5,18 +5,19 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import type { SessionBody } from '../helpers/customer.ts';
-import { basic, freshAddress, request, type HttpResult, type RequestOptions } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import type { SessionBody } from '../../test/helpers/customer.ts';
+import { basic, freshAddress, request, type HttpResult, type RequestOptions } from '../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../test/helpers/serve-inproc.ts';
 
 interface CredentialBody { app_id: string; app_secret: string }
 
 /**
- * One full customer flow against a server logging at `trace`; afterwards its whole output is
- * searched for every secret the flow handled.
+ * One full customer flow against the platform logging at `trace` through the production logger;
+ * afterwards everything it wrote (role lines and log lines) is searched for every secret the flow
+ * handled.
  */
 describe('logs at trace level: no secret, and a request id for every response', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let output = '';
   const secrets = new Map<string, string>();
   const responses: { what: string; res: HttpResult }[] = [];
@@ -41,7 +42,7 @@ describe('logs at trace level: no secret, and a request id for every response', 
   };
 
   before(async () => {
-    server = await startServer({ env: { RTC_LOG_LEVEL: 'trace' } });
+    server = await serveInProcess({ env: { RTC_LOG_LEVEL: 'trace' } });
     const api = server.api;
     const email = `logs-${randomBytes(4).toString('hex')}@example.test`;
     const password = `pw-${randomBytes(12).toString('base64url')}`;
@@ -166,8 +167,7 @@ describe('logs at trace level: no secret, and a request id for every response', 
     keep('secret hash key', String(keys['secret_hash_key']));
     keep('revocation handle key', String(keys['handle_key']));
 
-    const stopped = await server.stop();
-    assert.equal(stopped.code, 0);
+    await server.stop();
     output = server.output();
   });
   after(async () => {

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
 
 describe('signaling: the token response', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
     customer = await createCustomer(server);
   });
   after(async () => {
@@ -76,7 +76,7 @@ describe('signaling: the token response', () => {
 
 describe('signaling: where the service is not configured', () => {
   it('answers 502 signaling_unavailable without a signaling role or public URL', async () => {
-    const server = await startServer({ roles: ['api', 'token'] });
+    const server = await serveInProcess({ roles: ['api', 'token'] });
     try {
       const customer = await createCustomer(server);
       const res = await request(`${server.token}/v1/rtc/tokens`, {
@@ -90,7 +90,7 @@ describe('signaling: where the service is not configured', () => {
   });
 
   it('points at RTC_SIGNALING_PUBLIC_URL when it is set', async () => {
-    const server = await startServer({ roles: ['api', 'token'], env: { RTC_SIGNALING_PUBLIC_URL: 'https://signal.example.test' } });
+    const server = await serveInProcess({ roles: ['api', 'token'], env: { RTC_SIGNALING_PUBLIC_URL: 'https://signal.example.test' } });
     try {
       const customer = await createCustomer(server);
       const res = await request(`${server.token}/v1/rtc/tokens`, {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { SignalingClient, SignalingError, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collect, issueSignalingToken, joinRoom, type Participant } from '../helpers/signaling.ts';
+import { SignalingClient, SignalingError, type SignalingEvent } from '../../../sdk/app/src/signaling.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, joinRoom, type Participant } from '../../../test/helpers/signaling.ts';
 
 const UNAUTHENTICATED = { error: 'unauthenticated', message: 'the signaling token is invalid, expired or revoked' };
 
@@ -29,7 +29,7 @@ async function everyEndpoint(url: string, token: string): Promise<[string, HttpR
   ]);
 }
 
-async function revoke(server: RunningServer, customer: Customer, token: TokenResponse): Promise<void> {
+async function revoke(server: ServedPlatform, customer: Customer, token: TokenResponse): Promise<void> {
   const res = await request(`${server.token}/v1/rtc/tokens/revoke`, {
     headers: { authorization: customer.auth }, body: { revocation_handle: token.media.revocation_handle },
   });
@@ -37,7 +37,7 @@ async function revoke(server: RunningServer, customer: Customer, token: TokenRes
 }
 
 describe('signaling: tokens, revocation and limits', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
   let url: string;
   const clients: SignalingClient[] = [];
@@ -48,7 +48,7 @@ describe('signaling: tokens, revocation and limits', () => {
   };
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
     customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });
@@ -216,14 +216,14 @@ describe('signaling: tokens, revocation and limits', () => {
 
 describe('signaling: a revoked token after a restart', () => {
   it('stays refused once the platform restarts on the same data', async () => {
-    let server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    let server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
     try {
       const customer = await createCustomer(server);
       const t = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'u' });
       const kept = await issueSignalingToken(server.token, customer, { room_id: 'r-restart', user_id: 'v' });
       await revoke(server, customer, t);
       await server.stop();
-      server = await startServer({ roles: ['api', 'token', 'signaling'], dataDir: server.dataDir });
+      server = await serveInProcess({ roles: ['api', 'token', 'signaling'], dataDir: server.dataDir });
       const signalingUrl = server.urls['signaling']!;
       for (const [what, res] of await everyEndpoint(signalingUrl, t.signaling.token)) assertRefused(res, what);
       // a token that was not revoked still works on the restarted service (its own URL changed with port 0)
@@ -237,9 +237,9 @@ describe('signaling: a revoked token after a restart', () => {
 
 describe('signaling: a process of its own', () => {
   it('ends a revoked stream within a second when the revocation is made by another process', async () => {
-    const signaling = await startServer({ roles: ['signaling'] });
+    const signaling = await serveInProcess({ roles: ['signaling'] });
     const signalingUrl = signaling.urls['signaling']!;
-    const api = await startServer({ roles: ['api', 'token'], dataDir: signaling.dataDir, env: { RTC_SIGNALING_PUBLIC_URL: signalingUrl } });
+    const api = await serveInProcess({ roles: ['api', 'token'], dataDir: signaling.dataDir, env: { RTC_SIGNALING_PUBLIC_URL: signalingUrl } });
     const clients: SignalingClient[] = [];
     try {
       const customer = await createCustomer(api);

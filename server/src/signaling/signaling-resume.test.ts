@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { SignalingClient, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collect, issueSignalingToken, joinRoom, startProxy, type CuttableProxy, type Participant } from '../helpers/signaling.ts';
+import { SignalingClient, type SignalingEvent } from '../../../sdk/app/src/signaling.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, joinRoom, startProxy, type CuttableProxy, type Participant } from '../../../test/helpers/signaling.ts';
 
 interface Frame {
   readonly id: string | undefined;
@@ -38,7 +38,7 @@ const counter = (e: SignalingEvent): number | undefined =>
   e.type === 'message' ? (e.data as { n?: number }).n : undefined;
 
 describe('signaling: resuming event streams', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
   let url: string;
   const clients: SignalingClient[] = [];
@@ -50,7 +50,7 @@ describe('signaling: resuming event streams', () => {
   };
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
     customer = await createCustomer(server);
     url = server.urls['signaling']!;
   });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenRequest } from '@rtc/protocol';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { SignalingClient } from '../../sdk/app/src/signaling.ts';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collect, issueSignalingToken, type Inbox } from '../helpers/signaling.ts';
-import { collectFrames, join, nextEvent, text, until } from './media-helpers.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { SignalingClient } from '../../../sdk/app/src/signaling.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, type Inbox } from '../../../test/helpers/signaling.ts';
+import { collectFrames, join, nextEvent, text, until } from '../../../test/helpers/media-session.ts';
 
 type Token = Awaited<ReturnType<typeof issueSignalingToken>>;
 
@@ -32,7 +32,7 @@ async function mediaRefusal(promise: Promise<MediaSession>): Promise<MediaError>
 
 // docs/decisions.md, "Archiving ends live sessions"
 describe('archiving a project ends its live sessions', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let archived: Customer;
   let other: Customer;
   const users: User[] = [];
@@ -72,7 +72,7 @@ describe('archiving a project ends its live sessions', () => {
     request(`${token.signaling.url}/v1/signaling/join`, { body: { token: token.signaling.token } });
 
   before(async () => {
-    server = await startServer({
+    server = await serveInProcess({
       roles: ['api', 'token', 'media', 'signaling'],
       env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000', RTC_LOG_LEVEL: 'info' },
     });
@@ -160,7 +160,7 @@ describe('archiving a project ends its live sessions', () => {
       await u.media.close();
     }
     await server.stop();
-    server = await startServer({ dataDir, roles: ['api', 'token', 'media', 'signaling'], env: { RTC_LOG_LEVEL: 'info' } });
+    server = await serveInProcess({ dataDir, roles: ['api', 'token', 'media', 'signaling'], env: { RTC_LOG_LEVEL: 'info' } });
     // the new process listens on other ports: point the old token there
     const moved = { ...alice.token, media: { ...alice.token.media, sfu_port: Number(new URL(server.urls['media']!).port) } };
     assert.equal((await mediaRefusal(join(moved))).closeCode, 4003);

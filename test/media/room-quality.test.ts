@@ -6,15 +6,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtcParticipant, RtcRoom, TokenResponse } from '@rtc/protocol';
 import { request } from '../helpers/http.ts';
-import type { RunningServer } from '../helpers/platform.ts';
+import type { ServedPlatform } from '../helpers/serve-inproc.ts';
 import { RtcTestClient, vp8Payload, waitFor } from '../helpers/webrtc-client.ts';
-import { sleep, startMediaServer, TokenIssuer } from './media-helpers.ts';
+import { sleep, TokenIssuer } from '../helpers/media-session.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 /** The media node writes quality at its heartbeat (10 s): a bound for two of them and the first sample. */
 const QUALITY_WAIT_MS = 40_000;
 
 describe('participant quality in the room service API', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   const clients: RtcTestClient[] = [];
 
@@ -25,7 +26,7 @@ describe('participant quality in the room service API', () => {
   };
 
   before(async () => {
-    server = await startMediaServer();
+    server = await serveMedia();
     issuer = await TokenIssuer.create(() => server.api);
   });
 

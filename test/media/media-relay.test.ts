@@ -5,10 +5,9 @@ import { KINDS, WireClient, sealWire } from '../helpers/media-wire.ts';
 import {
   MediaError, type MediaSession, type RemoteStream, type WebSocketEventLike, type WebSocketLike,
 } from '../../sdk/app/src/index.ts';
-import type { RunningServer } from '../helpers/platform.ts';
-import {
-  TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, startMediaServer, text, until,
-} from './media-helpers.ts';
+import type { ServedPlatform } from '../helpers/serve-inproc.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, text, until } from '../helpers/media-session.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 const ROOM = 'relay-room';
 
@@ -54,7 +53,7 @@ class DuplicatingWebSocket implements WebSocketLike {
 }
 
 describe('media relay', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let mediaUrl: string;
   const sessions: MediaSession[] = [];
@@ -66,7 +65,7 @@ describe('media relay', () => {
   };
 
   before(async () => {
-    server = await startMediaServer();
+    server = await serveMedia();
     issuer = await TokenIssuer.create(() => server.api);
     mediaUrl = server.urls['media']!;
   });

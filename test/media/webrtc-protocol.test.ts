@@ -6,11 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
 import { request } from '../helpers/http.ts';
-import type { RunningServer } from '../helpers/platform.ts';
+import type { ServedPlatform } from '../helpers/serve-inproc.ts';
 import {
   RtcOfferError, RtcTestClient, createLoopbackPeer, fingerprintLine, gatheredOffer, generateDtlsKeys, vp8Payload, waitFor, type RtcTrackSpec,
 } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, startMediaServer } from './media-helpers.ts';
+import { TokenIssuer } from '../helpers/media-session.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 const send = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'send' });
 const recv = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'recv' });
@@ -23,7 +24,7 @@ function vp8KeyFrame(width: number, height: number): Buffer {
 }
 
 describe('WebRTC media protocol', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let mediaUrl: string;
   const clients: RtcTestClient[] = [];
@@ -73,7 +74,7 @@ describe('WebRTC media protocol', () => {
   };
 
   before(async () => {
-    server = await startMediaServer();
+    server = await serveMedia();
     issuer = await TokenIssuer.create(() => server.api);
     mediaUrl = server.urls['media']!;
   });

@@ -10,10 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { RtcpRrPacket, RtpHeader, type RtcpPacket } from 'werift';
 import { hostileDatagram, pli, receiverReport, runChunk, twccFeedback } from '../helpers/hostile-rtcp.ts';
 import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, type TokenBody } from './media-helpers.ts';
+import { TokenIssuer, type TokenBody } from '../helpers/media-session.ts';
 
 /** Raw bytes werift's DTLS transport encrypts as one SRTCP datagram (it concatenates what `serialize` returns). */
 function raw(bytes: Buffer): RtcpPacket {
@@ -21,14 +21,14 @@ function raw(bytes: Buffer): RtcpPacket {
 }
 
 describe('hostile RTCP and RTP from a subscriber (rtc serve: api, token, media)', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let projectA: TokenIssuer;
   let projectB: TokenIssuer;
   const clients: RtcTestClient[] = [];
   let pumping: NodeJS.Timeout | undefined;
 
   before(async () => {
-    server = await startServer({
+    server = await serveInProcess({
       roles: ['api', 'token', 'media'],
       env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADMIN_PORT: '0' },
     });

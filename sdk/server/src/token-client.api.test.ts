@@ -5,11 +5,11 @@ import { inspect } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
   TokenApiError, TokenClient, TokenNetworkError, type FetchLike, type TokenClientEvent,
-} from '../../sdk/server/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { clientFor, recordingClient, rejectsWith } from '../helpers/token-client.ts';
+} from './index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { clientFor, recordingClient, rejectsWith } from '../../../test/helpers/token-client.ts';
 
 /** The draws of the jitter source, in order, repeating the list when it runs out. */
 function draws(...values: number[]): () => number {
@@ -49,11 +49,11 @@ async function closedPort(): Promise<number> {
 }
 
 describe('server SDK: TokenClient against the real token API', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
 
   before(async () => {
-    server = await startServer();
+    server = await serveInProcess();
     customer = await createCustomer(server);
   });
   after(async () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SignalingClient, SignalingError, type SignalingEvent } from '../../sdk/app/src/signaling.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { collect, issueSignalingToken, joinRoom, type Participant } from '../helpers/signaling.ts';
+import { SignalingClient, SignalingError, type SignalingEvent } from '../../../sdk/app/src/signaling.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { collect, issueSignalingToken, joinRoom, type Participant } from '../../../test/helpers/signaling.ts';
 
 const isJoinOf = (user: string) => (e: SignalingEvent) => e.type === 'join' && e.user_id === user;
 const isLeaveOf = (user: string) => (e: SignalingEvent) => e.type === 'leave' && e.user_id === user;
@@ -21,7 +21,7 @@ async function expectError(promise: Promise<unknown>, status: number, code: stri
 }
 
 describe('signaling: a room through the app SDK', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let customer: Customer;
   let other: Customer;
   const clients: SignalingClient[] = [];
@@ -32,7 +32,7 @@ describe('signaling: a room through the app SDK', () => {
   };
 
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
     customer = await createCustomer(server);
     other = await createCustomer(server);
   });

@@ -1,14 +1,14 @@
-/** Paths no route takes, sent over real sockets to every HTTP host of `rtc serve`: the documented error format, never the path echoed at length. */
+/** Paths no route takes, sent over real sockets to every HTTP host of the platform (served in this process): the documented error format, never the path echoed at length. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isErrorCode } from '@rtc/protocol';
-import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
 
-describe('paths the router cannot take, on every HTTP host of rtc serve', () => {
-  let server: RunningServer;
+describe('paths the router cannot take, on every HTTP host, over sockets', () => {
+  let server: ServedPlatform;
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'signaling'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling'] });
   });
   after(async () => {
     await server.stop();

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TokenApiError } from '../../sdk/server/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
-import { clientFor, recordingClient, rejectsWith } from '../helpers/token-client.ts';
+import { TokenApiError } from './index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { serveInProcess, type ServedPlatform } from '../../../test/helpers/serve-inproc.ts';
+import { clientFor, recordingClient, rejectsWith } from '../../../test/helpers/token-client.ts';
 
 describe('server SDK: 429 rate_limited with Retry-After', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
 
   before(async () => {
-    server = await startServer({ env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '3' } });
+    server = await serveInProcess({ env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '3' } });
   });
   after(async () => {
     await server.stop();

@@ -7,10 +7,9 @@ import type { GrantClaims, TokenResponse } from '@rtc/protocol';
 import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
 import { GRANT_TYPE, signJws } from '../../server/src/core/grant.ts';
 import { request } from '../helpers/http.ts';
-import type { RunningServer } from '../helpers/platform.ts';
-import {
-  TcpProxy, TokenIssuer, collectFrames, join, startMediaServer, text, until, waitPastExpiry, websocketPayloads,
-} from './media-helpers.ts';
+import type { ServedPlatform } from '../helpers/serve-inproc.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, text, until, waitPastExpiry, websocketPayloads } from '../helpers/media-session.ts';
+import { serveMedia } from '../helpers/media-platform.ts';
 
 function grantParts(grant: string): { header: Record<string, unknown>; claims: GrantClaims; signature: string } {
   const [h, p, s] = grant.split('.') as [string, string, string];
@@ -39,7 +38,7 @@ async function sendRaw(url: string, ...messages: (string | Buffer)[]): Promise<W
 }
 
 describe('media handshake', () => {
-  let server: RunningServer;
+  let server: ServedPlatform;
   let issuer: TokenIssuer;
   let mediaUrl: string;
   let alice: MediaSession;
@@ -51,7 +50,7 @@ describe('media handshake', () => {
     issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [1], subscribe_room: true });
 
   before(async () => {
-    server = await startMediaServer();
+    server = await serveMedia();
     issuer = await TokenIssuer.create(() => server.api);
     mediaUrl = server.urls['media']!;
     // a client that never sends join: checked near the end, so the 5 s wait overlaps other tests
