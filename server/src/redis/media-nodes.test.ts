@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.ts';
 import { placeRoom, type MediaNode } from '../core/media-placement.ts';
 import { createRedisClient, redisReady } from './client.ts';
 import { createRedisMediaNodeDirectory, NODE_LIVENESS_MS } from './media-nodes.ts';
+import { placementContract } from '../../../test/helpers/placement-contract.ts';
 
 const node = (i: number): MediaNode => ({ id: `10.0.0.${i}:7880`, host: `10.0.0.${i}`, port: 7880 });
 const ROOMS = Array.from({ length: 200 }, (_, i) => `room-${i}`);
@@ -162,5 +163,24 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     }
     await Promise.all(clients.map((c) => redisReady(c)));
     await withdraw();
+  });
+});
+
+describe('placement by load in Redis', () => {
+  let redis: RedisServer;
+  const clients: Redis[] = [];
+  let prefix = 0;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    for (const c of clients) c.disconnect();
+    await redis?.dispose();
+  });
+  placementContract(async (policy, nowMs) => {
+    const client = createRedisClient(redis.url, () => {});
+    clients.push(client);
+    await redisReady(client);
+    return createRedisMediaNodeDirectory(client, { ...policy, nowMs, keyPrefix: `load:${++prefix}` });
   });
 });
