@@ -51,7 +51,8 @@ local function load(m)
   return loads[m]
 end
 local function settle(m, reserve, over)
-  redis.call('ZADD', KEYS[1], 'GT', now + room_ms, m)
+  local current = redis.call('ZSCORE', KEYS[1], m)
+  if not current or tonumber(current) < now + room_ms then redis.call('ZADD', KEYS[1], now + room_ms, m) end
   if redis.call('PTTL', KEYS[1]) < room_ms then redis.call('PEXPIRE', KEYS[1], room_ms) end
   if reserve then
     local r = prefix .. ':res:' .. m
