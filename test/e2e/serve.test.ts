@@ -8,6 +8,7 @@ import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
 import { CLI, runCli, TOKEN_BODY, useTempDirs } from './serve-helpers.ts';
 
 describe('rtc serve: role lines, configuration errors and shutdown', () => {
@@ -186,7 +187,7 @@ describe('rtc serve with RTC_MEDIA_WORKERS=2 on the embedded default', () => {
   let server: RunningServer;
   let customer: Customer;
   before(async () => {
-    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_WORKERS: '2', RTC_MEDIA_MAX_SESSIONS: '1', RTC_LOG_LEVEL: 'info' } });
+    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_WORKERS: '2', RTC_MEDIA_MAX_SESSIONS: '1', RTC_LOG_LEVEL: 'info', RTC_ADMIN_PORT: '0' } });
     customer = await createCustomer(server);
   });
   after(async () => {
@@ -227,6 +228,15 @@ describe('rtc serve with RTC_MEDIA_WORKERS=2 on the embedded default', () => {
       placed.push(res.json<TokenResponse>().media.sfu_port);
     }
     assert.deepEqual([...placed].sort(), [...mediaPorts()].sort(), 'the second room goes to the worker the first left free');
+    const overCapacity = async (): Promise<number | undefined> => {
+      const tokenLine = server.output().split('\n').find((line) => line.startsWith('{"role":"token"'));
+      const { admin } = JSON.parse(tokenLine ?? '{}') as { admin?: string };
+      return sampleValue(parsePrometheusText((await request(`${admin}/metrics`)).text), 'rtc_media_placements_over_capacity_total');
+    };
+    assert.equal(await overCapacity(), 0);
+    const third = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { ...TOKEN_BODY, room_id: 'room-c' } });
+    assert.equal(third.status, 200, 'every worker full: placed anyway');
+    assert.equal(await overCapacity(), 1);
   });
 
   it('starts a killed worker again, which prints its media line and is announced', async () => {
