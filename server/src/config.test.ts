@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { IPV4_EMBEDDING_RANGES, LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES } from './core/address.ts';
 import { ConfigError, DEFAULT_LISTENER_LIMITS, loadConfig, ROLE_NAMES, type Config } from './config.ts';
+
+/** The named fields of an object. */
+const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> =>
+  Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 
 /** The problems a ConfigError lists, or a failed assertion when loadConfig succeeds. */
 function problemsOf(env: Record<string, string>): readonly string[] {
@@ -48,7 +52,7 @@ describe('loadConfig', () => {
     assert.equal(c.tls, undefined);
     assert.deepEqual(c.trustProxy, []);
     assert.equal(c.issuer, 'rtc-platform');
-    assert.deepEqual({ ...c.media }, { publicHost: '127.0.0.1', publicPort: undefined }, 'the address the media role listens on, as printed');
+    assert.deepEqual(pick(c.media, ['publicHost', 'publicPort']), { publicHost: '127.0.0.1', publicPort: undefined }, 'the address the media role listens on, as printed');
     assert.equal(c.signaling.publicUrl, undefined);
     assert.equal(c.turn, undefined);
     assert.deepEqual({ ...c.limits }, { appPerMinute: 1200, addressPerMinute: 2400 });
@@ -118,6 +122,23 @@ describe('loadConfig', () => {
       ['RTC_MEDIA_WEBRTC must be true or false', 'RTC_MEDIA_ICE_IPV6 must be true or false']);
   });
 
+  it('reads the media workers and their capacity, and refuses what several media processes cannot run on', () => {
+    assert.deepEqual(pick(loadConfig({}).media, ['maxSessions', 'workers', 'workerIndex']), { maxSessions: 100, workers: 1, workerIndex: undefined });
+    assert.equal(loadConfig({ RTC_MEDIA_WORKERS: 'auto' }).media.workers, availableParallelism());
+    assert.deepEqual(pick(loadConfig({ RTC_MEDIA_WORKERS: '4', RTC_MEDIA_MAX_SESSIONS: '20' }).media, ['maxSessions', 'workers']), { maxSessions: 20, workers: 4 });
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: 'many', RTC_MEDIA_MAX_SESSIONS: '0' }),
+      ['RTC_MEDIA_MAX_SESSIONS must be an integer from 1 to 1000000', 'RTC_MEDIA_WORKERS must be auto or an integer from 1 to 256']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: '2', RTC_ROLES: 'api,token' }), ['RTC_MEDIA_WORKERS needs the media role in RTC_ROLES']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: '2', DATABASE_URL: 'postgres://db/rtc' }),
+      ['RTC_MEDIA_WORKERS above 1 with DATABASE_URL needs REDIS_URL (or REDIS_SENTINELS): the media nodes meet there']);
+    assert.equal(loadConfig({ RTC_MEDIA_WORKERS: '2', DATABASE_URL: 'postgres://db/rtc', REDIS_URL: 'redis://r:6379' }).media.workers, 2);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: '3', RTC_MEDIA_PORT: '65534' }), ['RTC_MEDIA_PORT: 3 workers need ports 65534 to 65536']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: '3', RTC_MEDIA_UDP_PORT_MIN: '40000', RTC_MEDIA_UDP_PORT_MAX: '40004' }),
+      ['RTC_MEDIA_UDP_PORT_MIN/MAX: 3 workers need at least 6 UDP ports (they share the range)']);
+    // a worker is one media node: its own checks only
+    assert.equal(loadConfig({ RTC_MEDIA_WORKERS: '2', RTC_ROLES: 'media', RTC_MEDIA_WORKER_INDEX: '1' }).media.workerIndex, 1);
+  });
+
   it('treats an empty variable as unset', () => {
     const env: Record<string, string> = {};
     for (const name of [
@@ -171,7 +192,7 @@ describe('loadConfig', () => {
     });
     assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '2001:db8::/32', '192.0.2.7']);
     assert.equal(c.issuer, 'https://rtc.example.com');
-    assert.deepEqual({ ...c.media }, { publicHost: 'media.example.com', publicPort: 443 });
+    assert.deepEqual(pick(c.media, ['publicHost', 'publicPort']), { publicHost: 'media.example.com', publicPort: 443 });
     assert.equal(c.signaling.publicUrl, 'https://signal.example.com/base');
   });
 

@@ -8,14 +8,14 @@ import { fileURLToPath } from 'node:url';
 // below it, the shared folders import no module, and only the composition folders import the store
 // and the composition root. The price list (billing/catalog) is data every module may read.
 const ROOT = dirname(fileURLToPath(import.meta.url));
-const SHARED = new Set(['core', 'http', 'bus', 'limiter', 'keys', 'redis', 'sql', 'config', 'log', 'metrics', 'role', 'billing/catalog']);
+const SHARED = new Set(['core', 'http', 'bus', 'limiter', 'keys', 'redis', 'placement', 'sql', 'config', 'log', 'metrics', 'role', 'billing/catalog']);
 const COMPOSITION = new Set(['store', 'main']);
 
-/** The folder a file belongs to: its first folder under server/src, a top-level file by its name (config-rtc.ts is config's). */
+/** The folder a file belongs to: its first folder under server/src, a top-level file by its name (config-rtc.ts and config-workers.ts are config's). */
 function unitOf(file: string): string {
   const path = relative(ROOT, file).replaceAll('\\', '/');
   if (path.startsWith('billing/catalog/')) return 'billing/catalog';
-  if (!path.includes('/')) return path.replace(/\.ts$/, '').replace(/^config-rtc$/, 'config');
+  if (!path.includes('/')) return path.replace(/\.ts$/, '').replace(/^config-(rtc|workers)$/, 'config');
   return path.slice(0, path.indexOf('/'));
 }
 

@@ -14,7 +14,7 @@ async function registryNames(): Promise<Set<string>> {
   const metrics = createMetrics();
   metrics.watchMedia({ sessionCount: 0, roomCount: 0, stats: new MediaStats(), liveCounts: () => ({ participants: 0, publishers: 0, subscribers: 0, streams: 0 }) });
   metrics.watchSignaling({ openStreams: 0 });
-  metrics.watchMediaNodes({ nodes: () => [] });
+  metrics.watchMediaNodes({ nodes: () => [], overCapacityPlacements: () => 0 });
   return reportedNames(parseStrictExposition(await metrics.registry.metrics()));
 }
 

@@ -8,6 +8,7 @@ import type { TokenResponse } from '@rtc/protocol';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
 import { CLI, runCli, TOKEN_BODY, useTempDirs } from './serve-helpers.ts';
 
 describe('rtc serve: role lines, configuration errors and shutdown', () => {
@@ -182,9 +183,90 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
 
 });
 
-/** Polls `check` until it holds; gives up after 10 s (a bound, not a measured time). */
-async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+describe('rtc serve with RTC_MEDIA_WORKERS=2 on the embedded default', () => {
+  let server: RunningServer;
+  let customer: Customer;
+  before(async () => {
+    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_MEDIA_WORKERS: '2', RTC_MEDIA_MAX_SESSIONS: '1', RTC_LOG_LEVEL: 'info', RTC_ADMIN_PORT: '0' } });
+    customer = await createCustomer(server);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  const mediaPorts = (): number[] => server.output().split('\n').flatMap((line) => {
+    try {
+      const parsed = JSON.parse(line) as { role?: string; url?: string };
+      return parsed.role === 'media' && parsed.url ? [Number(new URL(parsed.url).port)] : [];
+    } catch {
+      return [];
+    }
+  });
+  const announcedPorts = async (): Promise<number[]> => {
+    const res = await request(`${server.api}/v1/public/platform/catalog`);
+    const { regions } = res.json<{ regions: { media_hosts: { port: number }[] }[] }>();
+    return regions.flatMap((r) => r.media_hosts.map((h) => h.port)).sort();
+  };
+  const workerPids = (): Map<number, number> => new Map(server.output().split('\n').flatMap((line) => {
+    const m = /"worker":(\d+),"workerPid":(\d+),"msg":"media worker started"/.exec(line);
+    return m ? [[Number(m[1]), Number(m[2])] as const] : [];
+  }));
+
+  it('prints one media line per worker, each on its own port, and both nodes are announced', async () => {
+    const ports = mediaPorts();
+    assert.equal(ports.length, 2, server.output());
+    assert.notEqual(ports[0], ports[1]);
+    await waitFor(async () => (await announcedPorts()).length === 2, 30_000);
+    assert.deepEqual(await announcedPorts(), [...ports].sort());
+    assert.match(server.output(), /"worker":1,.*"msg":"media server listening"/, 'a worker\'s logs carry its index');
+  });
+
+  it('sends the tokens of two rooms to two workers when one session fills a node (RTC_MEDIA_MAX_SESSIONS=1)', async () => {
+    const placed = [];
+    for (const room of ['room-a', 'room-b']) {
+      const res = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { ...TOKEN_BODY, room_id: room } });
+      assert.equal(res.status, 200, res.text);
+      placed.push(res.json<TokenResponse>().media.sfu_port);
+    }
+    assert.deepEqual([...placed].sort(), [...mediaPorts()].sort(), 'the second room goes to the worker the first left free');
+    const overCapacity = async (): Promise<number | undefined> => {
+      const tokenLine = server.output().split('\n').find((line) => line.startsWith('{"role":"token"'));
+      const { admin } = JSON.parse(tokenLine ?? '{}') as { admin?: string };
+      return sampleValue(parsePrometheusText((await request(`${admin}/metrics`)).text), 'rtc_media_placements_over_capacity_total');
+    };
+    assert.equal(await overCapacity(), 0);
+    const third = await request(`${server.token}/v1/rtc/tokens`, { headers: { authorization: customer.auth }, body: { ...TOKEN_BODY, room_id: 'room-c' } });
+    assert.equal(third.status, 200, 'every worker full: placed anyway');
+    assert.equal(await overCapacity(), 1);
+  });
+
+  it('starts a killed worker again, which prints its media line and is announced', async () => {
+    const pid = workerPids().get(0);
+    assert.ok(pid, server.output());
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => mediaPorts().length === 3 && workerPids().get(0) !== pid, 60_000);
+    assert.match(server.output(), /"worker":0,.*"msg":"media worker exited; starting it again"/);
+    const restarted = mediaPorts()[2]!;
+    await waitFor(async () => (await announcedPorts()).includes(restarted), 30_000);
+  });
+
+  it('drains every worker on SIGTERM and exits 0', async () => {
+    const pids = [...workerPids().values()];
+    assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    const alive = pids.filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(alive, [], 'no worker outlives rtc serve');
+  });
+});
+
+/** Polls `check` until it holds; gives up after `boundMs` (10 s unless told: a bound, not a measured time). */
+async function waitFor(check: () => boolean | Promise<boolean>, boundMs = 10_000): Promise<void> {
+  for (let i = 0; i < boundMs / 50; i++) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

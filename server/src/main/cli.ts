@@ -91,7 +91,9 @@ const OPERATOR_COMMANDS = new Set(['serve', 'keys', 'subscriptions']);
 async function serve(): Promise<void> {
   const { createLogger, loadConfig, startPlatform } = await operator();
   const config = loadConfig(process.env);
-  const logger = createLogger(config.logLevel);
+  const { workerIndex } = config.media;
+  // a media worker's logs carry its index (docs/operations/scale-out.md, "Every core of one machine")
+  const logger = workerIndex === undefined ? createLogger(config.logLevel) : createLogger(config.logLevel).child({ worker: workerIndex });
   type Platform = Awaited<ReturnType<typeof startPlatform>>;
   let platform: Platform | undefined = undefined;
   let stopping = false;
@@ -124,6 +126,8 @@ async function serve(): Promise<void> {
   // before the start: a signal that follows the role lines at once must find its handler
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // a worker whose rtc serve is gone (killed) drains and exits rather than serve unsupervised
+  if (workerIndex !== undefined) process.on('disconnect', () => stop('disconnect'));
   platform = await startPlatform(config, logger, (line) => process.stdout.write(`${line}\n`));
   if (stopping) shutDown(platform);
 }

@@ -3,10 +3,11 @@ import { createMemoryBus } from '../bus/memory.ts';
 import { createSqliteBus } from '../bus/sqlite.ts';
 import { createWebhookTargets } from '../webhooks/https-sender.ts';
 import { createMemoryLimiter } from '../limiter/memory.ts';
+import { createSqliteMediaNodeDirectory } from '../placement/sqlite.ts';
 import type { RedisTarget } from '../redis/client.ts';
 import type { Config, RoleName } from '../config.ts';
 import { createAddressSet } from '../core/address.ts';
-import type { MediaNodeDirectory } from '../core/media-placement.ts';
+import type { MediaNodeDirectory, PlacementPolicy } from '../core/media-placement.ts';
 import type { KeyRing, LiveKeyRing } from '../core/keyring.ts';
 import { createPasswordHasher, type PasswordHasher } from '../core/password.ts';
 import type { HttpContext } from '../http/context.ts';
@@ -50,6 +51,15 @@ export interface Services extends ServiceDeps<Store> {
   close(): Promise<void>;
 }
 
+/**
+ * Whether a live room whose media nodes are all full opens on another node (docs/operations/scale-out.md,
+ * "Capacity and placement"). Off until media nodes relay a room's streams to each other: a room split
+ * over two nodes without relays would be two rooms, so a full room stays on its node, counted as placed over capacity.
+ */
+const ROOMS_SPAN_NODES = false;
+
+const placementPolicy = (config: Config): PlacementPolicy => ({ capacity: config.media.maxSessions, spill: ROOMS_SPAN_NODES });
+
 /** How often a process writes the token counts it holds (the console's usage lags by at most this much). */
 const TOKEN_USAGE_FLUSH_MS = 5000;
 
@@ -74,8 +84,10 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     for (const closer of [...closers].reverse()) await closer();
   };
   try {
-    const shared = config.redis ? await openRedis(config.redis, options) : undefined;
+    const shared = config.redis ? await openRedis(config.redis, options, placementPolicy(config)) : undefined;
     if (shared) closers.push(shared.close);
+    const localNodes = shared ? undefined : openLocalMediaNodes(config);
+    if (localNodes) closers.push(() => localNodes.close());
     const bus = shared?.bus ?? openLocalBus(config, options);
     if (!shared) closers.push(() => bus.close());
     // tokens per project and day for the console, written in one batch every few seconds and at close
@@ -97,7 +109,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
     return {
       store, bus, clock, keys, close,
       limiter: options.limiter ?? shared?.limiter ?? createMemoryLimiter(clock),
-      mediaNodes: shared?.mediaNodes,
+      mediaNodes: shared?.mediaNodes ?? localNodes,
       // with an injected limiter (tests) the token API counts with it alone
       tokenAdmission: options.limiter ? undefined : shared?.tokenAdmission,
       credentialVersions: shared?.credentialVersions,
@@ -125,7 +137,7 @@ export async function composeServices(config: Config, options: ComposeOptions): 
  * both answer, so a process never serves with limits or revocations that do not reach the others.
  * Through Sentinel each of the three follows a failover by itself (docs/operations/scale-out.md, "Redis Sentinel").
  */
-async function openRedis(target: RedisTarget, options: ComposeOptions): Promise<RedisServices> {
+async function openRedis(target: RedisTarget, options: ComposeOptions, policy: PlacementPolicy): Promise<RedisServices> {
   // loaded only by a process that names a Redis: ioredis and its adapters weigh some 8 MB of heap
   // that an embedded process does without (docs/operations/benchmarks.md, token issuance)
   const [{ createRedisBus }, { createRedisLimiter }, { createRedisCredentialVersions, createRedisTokenAdmission },
@@ -136,7 +148,7 @@ async function openRedis(target: RedisTarget, options: ComposeOptions): Promise<
   const onError = options.onRedisError ?? (() => {});
   const client = createRedisClient(target, onError);
   const bus = createRedisBus(target, { onHandlerError: options.onBusError, onError });
-  const mediaNodes = createRedisMediaNodeDirectory(client);
+  const mediaNodes = createRedisMediaNodeDirectory(client, policy);
   const close = async (): Promise<void> => {
     mediaNodes.close();
     await bus.close();
@@ -185,6 +197,15 @@ function openLocalBus(config: Config, options: ComposeOptions): EventBus {
     return createSqliteBus(config.store.path, { onHandlerError: options.onBusError, onPollError: options.onBusError });
   }
   return createMemoryBus(options.onBusError);
+}
+
+/**
+ * Without Redis, the media workers of one `rtc serve` on the embedded store meet in its SQLite file
+ * (docs/operations/scale-out.md, "Every core of one machine"); one media process needs no directory.
+ */
+function openLocalMediaNodes(config: Config): MediaNodeDirectory | undefined {
+  if (config.store.kind !== 'sqlite' || (config.media.workers <= 1 && config.media.workerIndex === undefined)) return undefined;
+  return createSqliteMediaNodeDirectory(config.store.path, placementPolicy(config));
 }
 
 /** What the api and token apps need besides the services, from the config and the bound media and signaling roles. */

@@ -11,6 +11,7 @@ import type { DeliveryResult } from '../webhooks/delivery.ts';
 import { createReadiness } from '../http/readiness.ts';
 import { nowSec } from '../core/deps.ts';
 import { startAdminListener } from './admin.ts';
+import { startMediaWorkers } from './media-workers.ts';
 import { startWebhookWorker } from '../webhooks/worker.ts';
 import { startSignaling } from '../signaling/role.ts';
 import { SESSION_RETENTION_DAYS } from '../sessions/store.ts';
@@ -76,7 +77,13 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
     // media and signaling first: token responses point at their bound ports
     for (const role of config.roles) {
       const starter = ROLE_STARTERS[role];
-      if (starter) started(role, await listening(role, config.ports[role], () => starter(roleContext)));
+      if (role === 'media' && forksMediaWorkers(config)) {
+        // docs/operations/scale-out.md, "Every core of one machine": each worker prints its own media line
+        const workers = await startMediaWorkers(config, logger, announce);
+        running.push({ url: '', close: workers.close });
+        urls.set('media', workers.urls[0]!);
+        lines.push(...workers.lines);
+      } else if (starter) started(role, await listening(role, config.ports[role], () => starter(roleContext)));
     }
     const ctx = { ...httpContext(config, deps, urls), metrics: metrics.tokens, readiness };
     for (const role of config.roles) {
@@ -133,6 +140,10 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
   };
 }
 
+/** Whether this `rtc serve` runs its media role as several processes (RTC_MEDIA_WORKERS) rather than in itself. */
+const forksMediaWorkers = (config: Config): boolean =>
+  config.roles.includes('media') && config.media.workers > 1 && config.media.workerIndex === undefined;
+
 /** A listener `rtc serve` opens: a role's, or the admin listener (RTC_ADMIN_PORT). */
 type Listener = RoleName | 'admin';
 
@@ -168,6 +179,10 @@ async function listening<T>(listener: Listener, port: number, listen: () => Prom
  */
 async function checkPortsFree(config: Config): Promise<void> {
   const listeners: [Listener, string, number][] = config.roles.map((role) => [role, config.host, config.ports[role]]);
+  // the workers' ports follow RTC_MEDIA_PORT (media-workers.ts)
+  if (forksMediaWorkers(config) && config.ports.media !== 0) {
+    for (let i = 1; i < config.media.workers; i++) listeners.push(['media', config.host, config.ports.media + i]);
+  }
   if (config.admin) listeners.push(['admin', config.admin.host, config.admin.port]);
   const fixed = listeners.filter(([, , port]) => port !== 0);
   const taken = await Promise.all(fixed.map(([, host, port]) => portTaken(host, port)));

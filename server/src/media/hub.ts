@@ -140,6 +140,11 @@ export class MediaHub implements SessionHost {
     return this.recorder.startPresence(nodeId, () => this.participants.values());
   }
 
+  /** The joined sessions, WebRTC and WebSocket-only alike (their node's load, docs/operations/scale-out.md). */
+  joinedSessions(): Iterable<Session> {
+    return this.participants.values();
+  }
+
   nowMs(): number {
     return this.clock.nowMs();
   }

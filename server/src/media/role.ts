@@ -6,6 +6,7 @@ import { createRoleServer } from '../http/connection-guard.ts';
 import { MediaHub, type MediaHubOptions } from './hub.ts';
 import { pollsStore, STORE_POLL_MS } from '../grant-guard/guard.ts';
 import type { RoleStarter } from '../role.ts';
+import { placementUserKey, type NodeLoad } from '../core/media-placement.ts';
 
 /**
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
@@ -76,8 +77,13 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
     throw err;
   }
   if (deps.mediaNodes) {
+    // its joined sessions with each announcement: placement fills a node up to RTC_MEDIA_MAX_SESSIONS
+    const load = (): NodeLoad => {
+      const users = [...hub.joinedSessions()].map((s) => placementUserKey(s.projectId, s.roomId, s.userId));
+      return { sessions: users.length, users };
+    };
     withdraw = await deps.mediaNodes.announce({ id: `${node.host}:${node.port}`, ...node },
-      (err) => logger.warn({ err }, 'media: announcing this node failed'));
+      (err) => logger.warn({ err }, 'media: announcing this node failed'), load);
   }
   logger.info({ path: MEDIA_PATH, port: address.port }, 'media server listening');
   return { url: `${config.tls ? 'wss' : 'ws'}://${host}:${address.port}`, close };

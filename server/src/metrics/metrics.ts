@@ -65,6 +65,8 @@ export interface SignalingMetricsSource {
 /** The live media nodes as a token node last read them. */
 export interface MediaNodesMetricsSource {
   nodes(): readonly unknown[];
+  /** Placements this process made while every node was full. */
+  overCapacityPlacements(): number;
 }
 
 /** 1 ms to 1 s: a token is signed in well under a millisecond; a slow store shows in the upper buckets. */
@@ -141,6 +143,9 @@ export function createMetrics(): PlatformMetrics {
     watchMediaNodes(source) {
       gauge(registry, 'rtc_media_nodes_live', 'Live media nodes this token node places rooms on, as last read (at most a second old)',
         () => source.nodes().length);
+      countersOf(registry, 'rtc_media_placements_over_capacity_total',
+        'Users this token node placed on a media node already at RTC_MEDIA_MAX_SESSIONS, every node it could use being full',
+        [{ labels: {}, read: () => source.overCapacityPlacements() }]);
     },
   };
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.ts';
 import { placeRoom, type MediaNode } from '../core/media-placement.ts';
 import { createRedisClient, redisReady } from './client.ts';
 import { createRedisMediaNodeDirectory, NODE_LIVENESS_MS } from './media-nodes.ts';
+import { placementContract } from '../../../test/helpers/placement-contract.ts';
 
 const node = (i: number): MediaNode => ({ id: `10.0.0.${i}:7880`, host: `10.0.0.${i}`, port: 7880 });
 const ROOMS = Array.from({ length: 200 }, (_, i) => `room-${i}`);
@@ -28,7 +29,7 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
       const client = createRedisClient(redis.url, () => {});
       clients.push(client);
       await redisReady(client);
-      made.push(createRedisMediaNodeDirectory(client, { keyPrefix, nowMs: () => now }));
+      made.push(createRedisMediaNodeDirectory(client, { keyPrefix, nowMs: () => now, capacity: 100_000 }));
     }
     return made;
   };
@@ -50,9 +51,9 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     assert.equal(a!.nodes().length, 3);
     const used = new Set<string>();
     for (const room of ROOMS) {
-      const first = await a!.place('prj_1', room, 600);
-      assert.deepEqual(await b!.place('prj_1', room, 600), first, room);
-      assert.deepEqual(await a!.place('prj_1', room, 600), first, room);
+      const first = await a!.place('prj_1', room, 'user-1', 600);
+      assert.deepEqual(await b!.place('prj_1', room, 'user-1', 600), first, room);
+      assert.deepEqual(await a!.place('prj_1', room, 'user-1', 600), first, room);
       used.add(first.id);
     }
     assert.equal(used.size, 3, 'rooms are spread over every live node');
@@ -65,15 +66,15 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     const withdraw = [await media!.announce(node(1), onError), await media!.announce(node(2), onError)];
     await token!.refresh();
     const before = new Map<string, string>();
-    for (const room of ROOMS) before.set(room, (await token!.place('prj_1', room, 600)).id);
+    for (const room of ROOMS) before.set(room, (await token!.place('prj_1', room, 'user-1', 600)).id);
     withdraw.push(await media!.announce(node(3), onError));
     await token!.refresh();
     assert.equal(token!.nodes().length, 3);
-    for (const room of ROOMS) assert.equal((await token!.place('prj_1', room, 600)).id, before.get(room), `${room} stays`);
+    for (const room of ROOMS) assert.equal((await token!.place('prj_1', room, 'user-1', 600)).id, before.get(room), `${room} stays`);
     const all = [node(1), node(2), node(3)];
     let onNew = 0;
     for (let i = 0; i < 100; i++) {
-      const placed = await token!.place('prj_1', `new-${i}`, 600);
+      const placed = await token!.place('prj_1', `new-${i}`, 'user-1', 600);
       assert.equal(placed.id, placeRoom(all, 'prj_1', `new-${i}`)!.id);
       if (placed.id === node(3).id) onNew += 1;
     }
@@ -90,14 +91,14 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     await Promise.all([beat(node(1)), beat(node(2)), beat(node(3))]);
     await token!.refresh();
     const before = new Map<string, string>();
-    for (const room of ROOMS) before.set(room, (await token!.place('prj_1', room, 600)).id);
+    for (const room of ROOMS) before.set(room, (await token!.place('prj_1', room, 'user-1', 600)).id);
     // node 3 is killed: nodes 1 and 2 keep announcing themselves, it does not
     now += NODE_LIVENESS_MS + 1;
     await Promise.all([beat(node(1)), beat(node(2))]);
     await token!.refresh();
     assert.deepEqual(token!.nodes().map((n) => n.id).sort(), [node(1).id, node(2).id]);
     for (const room of ROOMS) {
-      const placed = (await token!.place('prj_1', room, 600)).id;
+      const placed = (await token!.place('prj_1', room, 'user-1', 600)).id;
       if (before.get(room) === node(3).id) assert.equal(placed, placeRoom([node(1), node(2)], 'prj_1', room)!.id, room);
       else assert.equal(placed, before.get(room), `${room} stays`);
     }
@@ -107,12 +108,12 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     const [token, media] = await directories(2);
     const withdraw = await media!.announce(node(1), onError);
     await token!.refresh();
-    assert.equal((await token!.place('prj_1', 'room-1', 600)).id, node(1).id);
+    assert.equal((await token!.place('prj_1', 'room-1', 'user-1', 600)).id, node(1).id);
     await withdraw();
     assert.deepEqual(errors, []);
     await token!.refresh();
     assert.deepEqual(token!.nodes(), []);
-    await assert.rejects(token!.place('prj_1', 'room-1', 600), (err: unknown) => {
+    await assert.rejects(token!.place('prj_1', 'room-1', 'user-1', 600), (err: unknown) => {
       assert.ok(err instanceof ApiError);
       assert.equal(err.code, 'unavailable');
       assert.equal(err.status, 503);
@@ -126,22 +127,21 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     const withdraw = await Promise.all([1, 2].map((i) => media!.announce(node(i), onError)));
     await token!.refresh();
     const onFirst = ROOMS.filter((room) => placeRoom([node(1), node(2)], 'prj_1', room)!.id === node(1).id);
-    for (const room of onFirst.slice(0, 20)) assert.equal((await token!.place('prj_1', room, 600)).id, node(1).id);
+    for (const room of onFirst.slice(0, 20)) assert.equal((await token!.place('prj_1', room, 'user-1', 600)).id, node(1).id);
     // node 1 drains: withdrawn in Redis, still in the token node's list (read up to a second ago)
     await withdraw[0]!();
     assert.equal(token!.nodes().length, 2);
-    for (const room of onFirst.slice(0, 40)) assert.equal((await token!.place('prj_1', room, 600)).id, node(2).id, room);
-    assert.deepEqual(token!.nodes().map((n) => n.id), [node(2).id], 'the miss made the token node read the list again');
+    for (const room of onFirst.slice(0, 40)) assert.equal((await token!.place('prj_1', room, 'user-1', 600)).id, node(2).id, room);
 
     // node 3 is killed: its last announcement lasts NODE_LIVENESS_MS; the list read before still names it
     await raw.zadd(`test:${prefix}:nodes`, now + NODE_LIVENESS_MS, JSON.stringify([node(3).id, node(3).host, node(3).port]));
     await token!.refresh();
     const onThird = ROOMS.map((room) => `killed-${room}`).filter((room) => placeRoom([node(2), node(3)], 'prj_1', room)!.id === node(3).id).slice(0, 20);
-    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 600)).id, node(3).id, room);
+    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 'user-1', 600)).id, node(3).id, room);
     now += NODE_LIVENESS_MS + 1;
     await raw.zadd(`test:${prefix}:nodes`, now + NODE_LIVENESS_MS, JSON.stringify([node(2).id, node(2).host, node(2).port]));
     assert.equal(token!.nodes().length, 2, 'the list still names the killed node');
-    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 600)).id, node(2).id, room);
+    for (const room of onThird) assert.equal((await token!.place('prj_1', room, 'user-1', 600)).id, node(2).id, room);
     await withdraw[1]!();
     assert.deepEqual(errors, []);
   });
@@ -152,7 +152,7 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     await token!.refresh();
     await redis.stop();
     try {
-      await assert.rejects(token!.place('prj_1', 'room-down', 600), (err: unknown) => {
+      await assert.rejects(token!.place('prj_1', 'room-down', 'user-1', 600), (err: unknown) => {
         assert.ok(err instanceof ApiError);
         assert.equal(err.code, 'unavailable');
         assert.equal(err.retryAfterSec, 1);
@@ -163,5 +163,24 @@ describe('media nodes in Redis (placement of rooms for every token node)', () =>
     }
     await Promise.all(clients.map((c) => redisReady(c)));
     await withdraw();
+  });
+});
+
+describe('placement by load in Redis', () => {
+  let redis: RedisServer;
+  const clients: Redis[] = [];
+  let prefix = 0;
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    for (const c of clients) c.disconnect();
+    await redis?.dispose();
+  });
+  placementContract(async (policy, nowMs) => {
+    const client = createRedisClient(redis.url, () => {});
+    clients.push(client);
+    await redisReady(client);
+    return createRedisMediaNodeDirectory(client, { ...policy, nowMs, keyPrefix: `load:${++prefix}` });
   });
 });

@@ -7,6 +7,7 @@ import {
   ROOM_STARTED_AT,
 } from '../rooms/tables.ts';
 import { MEDIA_SESSIONS, SESSION_USAGE } from '../sessions/tables.ts';
+import { MEDIA_NODE_DIRECTORY } from '../placement/tables.ts';
 import { POSTGRES, SQLITE, type DialectName, type Migration } from '../sql/dialect.ts';
 import { REDEEMED_INVITATIONS, REVOCATIONS, TOKEN_COUNTS } from '../tokens/tables.ts';
 import { WEBHOOK_TABLES } from '../webhooks/tables.ts';
@@ -37,6 +38,7 @@ const HISTORY: readonly (readonly Migration[])[] = [
   [ROOM_STARTED_AT],
   [GRANT_PERMISSIONS],
   [PERMISSION_SET_AT],
+  [MEDIA_NODE_DIRECTORY],
 ];
 
 /** The SQL of every schema version on one database, oldest first: version n is the entry at n - 1. */

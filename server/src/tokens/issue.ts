@@ -28,7 +28,7 @@ export async function issueToken(deps: ServiceDeps<unknown>, settings: IssuerSet
   if (grant.signaling && !signalingUrl) throw new ApiError('signaling_unavailable', 'no signaling service is configured for this platform');
 
   const node = deps.mediaNodes
-    ? await deps.mediaNodes.place(issuer.projectId, grant.room_id, grant.ttl_seconds)
+    ? await deps.mediaNodes.place(issuer.projectId, grant.room_id, grant.user_id, grant.ttl_seconds)
     : { host: settings.sfuHost, port: settings.sfuPort };
   const iat = nowSec(deps.clock);
   const exp = iat + grant.ttl_seconds;
