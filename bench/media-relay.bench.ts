@@ -36,12 +36,12 @@ import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../sdk/app/src/crypto.ts';
 import { encodeHeader as sdkHeader, MAX_CLIENT_MESSAGE_BYTES } from '@rtc/protocol';
-import { readHeader } from '../server/src/media/frame.ts';
+import { readHeader } from '../server/src/media/frames/frame.ts';
 import {
   MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES, CONTROL_QUEUE_MAX_BYTES,
-} from '../server/src/media/limits.ts';
-import { SendQueue } from '../server/src/media/send-queue.ts';
-import { socketSink } from '../server/src/media/socket-sink.ts';
+} from '../server/src/media/node/limits.ts';
+import { SendQueue } from '../server/src/media/frames/send-queue.ts';
+import { socketSink } from '../server/src/media/frames/socket-sink.ts';
 import { postJson } from './lib/http.ts';
 import { KINDS, WireClient, encodeHeader } from '../server/src/main/client/media/wire-client.ts';
 import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';

@@ -20,7 +20,7 @@ import { CONSOLE_ROUTES } from '../../server/src/console-page/routes.ts';
 import type { HttpContext } from '../../server/src/http/context.ts';
 import type { Store } from '../../server/src/store/port.ts';
 import { buildOpenApiDocument, errorStatus, type Json, type JsonObject } from '../../server/src/openapi/document.ts';
-import { upgradeRequiredSchema } from '../../server/src/media/operations.ts';
+import { upgradeRequiredSchema } from '../../server/src/media/node/operations.ts';
 import { signalingEventSchema } from '../../server/src/signaling/operations.ts';
 import { OPERATIONS } from '../../server/src/openapi/operations.ts';
 import { generateReference, REFERENCE_FILES } from '../../scripts/api-docs/reference.ts';

@@ -1,6 +1,6 @@
 import type { ClientControl, MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
 import type { Logger } from 'pino';
-import { errorReply } from '../control.ts';
+import { errorReply } from '../session/control.ts';
 import {
   RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';

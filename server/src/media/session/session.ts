@@ -6,31 +6,31 @@ import {
   type ClientControl, type MediaKind, type MediaCloseName, type ParticipantLeftReason, type Role,
   type ServerControl,
 } from '@rtc/protocol';
-import { b64u } from '../core/encoding.ts';
+import { b64u } from '../../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
-import { forwardFrame } from './forwarding.ts';
-import { readHeader } from './frame.ts';
+import { forwardFrame } from '../room/forwarding.ts';
+import { readHeader } from '../frames/frame.ts';
 import type { MediaGrant } from './grant-check.ts';
 import { checkJoin, type JoinCheck, type SessionKeys } from './handshake.ts';
 import {
   CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MEDIA_QUEUE_MAX_BYTES,
   MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
-} from './limits.ts';
-import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
+} from '../node/limits.ts';
+import { checkWithKeyReload } from '../../grant-guard/key-reload.ts';
 import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
-import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
-import type { DownlinkSnapshot, VideoBounds } from './webrtc/downlink.ts';
-import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
-import type { Member, Room, RoomSettings, Stream } from './room.ts';
-import { SendQueue } from './send-queue.ts';
+import { StreamLayers, type ForwardedRtp } from '../rtp/layers.ts';
+import type { DownlinkSnapshot, VideoBounds } from '../webrtc/downlink.ts';
+import { RtcPeer, type PeerOwner } from '../webrtc/peer.ts';
+import type { Member, Room, RoomSettings, Stream } from '../room/room.ts';
+import { SendQueue } from '../frames/send-queue.ts';
 import { leftReasonOf, type SessionHost } from './session-host.ts';
 import { VideoPreferences } from './video-preferences.ts';
 import { QualityMeter } from './quality.ts';
-import { relayedLoss } from './rtp/downstream-loss.ts';
-import type { LiveQuality, RoomCutoffRecord } from '../rooms/store.ts';
-import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../sessions/usage-kind.ts';
-import { socketSink } from './socket-sink.ts';
+import { relayedLoss } from '../rtp/downstream-loss.ts';
+import type { LiveQuality, RoomCutoffRecord } from '../../rooms/store.ts';
+import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../../sessions/usage-kind.ts';
+import { socketSink } from '../frames/socket-sink.ts';
 
 export type { SessionHost };
 

@@ -3,8 +3,8 @@ import {
   KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ParticipantInfo, type Role, type ServerControl, type StreamInfo,
   type StreamSource,
 } from '@rtc/protocol';
-import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from './limits.ts';
-import type { ForwardedRtp, StreamLayers } from './rtp/layers.ts';
+import { KEY_ROTATION_GRACE_MS, MAX_ROOM_PARTICIPANTS } from '../node/limits.ts';
+import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 
 /** What a room needs of a session. */
 export interface Member {
@@ -30,7 +30,7 @@ export interface Member {
 }
 
 /**
- * Told of changes to what the room's members publish (media/recorder.ts records them in the store and as
+ * Told of changes to what the room's members publish (media/node/recorder.ts records them in the store and as
  * webhook events; docs/reference/room-api.md, "Published streams").
  */
 export interface PublicationListener {
