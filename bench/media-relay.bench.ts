@@ -6,7 +6,7 @@
  *   each frame authenticated once (AES-256-GCM under the stream key), replay window, stream id
  *   checks, per-subscriber bounded queues;
  * - the baseline: the same WebSocket fan-out with no cryptography — the same `ws` settings, the
- *   same header parsing, the same per-subscriber queue and socket writer (server/src/media/
+ *   same header parsing, the same per-subscriber queue and socket writer (server/src/media/frames/
  *   send-queue.ts, socket-sink.ts); no handshake, no authentication, no replay window. This file
  *   is that server (`baseline` argument).
  *
