@@ -6,7 +6,7 @@
  *   each frame authenticated once (AES-256-GCM under the stream key), replay window, stream id
  *   checks, per-subscriber bounded queues;
  * - the baseline: the same WebSocket fan-out with no cryptography — the same `ws` settings, the
- *   same header parsing, the same per-subscriber queue and socket writer (server/src/media/
+ *   same header parsing, the same per-subscriber queue and socket writer (server/src/media/frames/
  *   send-queue.ts, socket-sink.ts); no handshake, no authentication, no replay window. This file
  *   is that server (`baseline` argument).
  *
@@ -36,12 +36,12 @@ import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../sdk/app/src/crypto.ts';
 import { encodeHeader as sdkHeader, MAX_CLIENT_MESSAGE_BYTES } from '@rtc/protocol';
-import { readHeader } from '../server/src/media/frame.ts';
+import { readHeader } from '../server/src/media/frames/frame.ts';
 import {
   MEDIA_QUEUE_MAX_BYTES, MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES, CONTROL_QUEUE_MAX_BYTES,
-} from '../server/src/media/limits.ts';
-import { SendQueue } from '../server/src/media/send-queue.ts';
-import { socketSink } from '../server/src/media/socket-sink.ts';
+} from '../server/src/media/node/limits.ts';
+import { SendQueue } from '../server/src/media/frames/send-queue.ts';
+import { socketSink } from '../server/src/media/frames/socket-sink.ts';
 import { postJson } from './lib/http.ts';
 import { KINDS, WireClient, encodeHeader } from '../server/src/main/client/media/wire-client.ts';
 import { basicAuthorization, startMediaAndBaseline, type BenchCredential } from './lib/platform.ts';

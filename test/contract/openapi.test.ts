@@ -7,7 +7,7 @@ import { MEDIA_PATH, type TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import WebSocket from 'ws';
 import { errorStatus, type Json, type JsonObject } from '../../server/src/openapi/document.ts';
-import { upgradeRequiredSchema } from '../../server/src/media/operations.ts';
+import { upgradeRequiredSchema } from '../../server/src/media/node/operations.ts';
 import { signalingEventSchema } from '../../server/src/signaling/operations.ts';
 import { OPERATIONS } from '../../server/src/openapi/operations.ts';
 import { REFERENCE_FILES } from '../../scripts/api-docs/reference.ts';

@@ -7,7 +7,7 @@ import type { TokenResponse } from '@rtc/protocol';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
 import type { ServiceDeps } from '../../server/src/core/deps.ts';
-import { startMediaRole } from '../../server/src/media/role.ts';
+import { startMediaRole } from '../../server/src/media/node/role.ts';
 import type { RoleServer } from '../../server/src/role.ts';
 import type { Store } from '../../server/src/store/port.ts';
 import type { MediaSession } from '../../sdk/app/src/index.ts';

@@ -5,7 +5,7 @@ import { join as joinPath } from 'node:path';
 import type { ParticipantRemoved, RoomEnded, TokenResponse } from '@rtc/protocol';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
-import { startMediaRole } from '../../server/src/media/role.ts';
+import { startMediaRole } from '../../server/src/media/node/role.ts';
 import { startSignaling } from '../../server/src/signaling/role.ts';
 import type { RoleServer } from '../../server/src/role.ts';
 import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';

@@ -33,7 +33,7 @@ const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 /** Roles that are not plain HTTP apps of this module; each starts before the api and token roles. */
 const ROLE_STARTERS: Partial<Record<RoleName, RoleStarter<Store>>> = {
   // loaded only by a process that runs it: the WebRTC stack weighs some 25 MB that api and token processes do without
-  media: async (ctx) => (await import('../media/role.ts')).startMediaRole(ctx),
+  media: async (ctx) => (await import('../media/node/role.ts')).startMediaRole(ctx),
   signaling: startSignaling,
 };
 

@@ -1,6 +1,6 @@
 import { BILLING_API_OPERATIONS, BILLING_CONSOLE_API } from '../billing/operations.ts';
 import { CUSTOMER_API_OPERATIONS } from '../customers/operations.ts';
-import { MEDIA_OPERATIONS } from '../media/operations.ts';
+import { MEDIA_OPERATIONS } from '../media/node/operations.ts';
 import { ROOM_API_OPERATIONS, ROOM_CONSOLE_API } from '../rooms/operations.ts';
 import { PUBLIC_API_OPERATIONS } from '../billing/public-operations.ts';
 import { SESSION_CONSOLE_API } from '../sessions/operations.ts';

@@ -12,8 +12,8 @@ import { Downlink } from './downlink.ts';
 const SSRC = 0x1234;
 
 function downlink(): Downlink {
-  const events = { paused: () => undefined, resumed: () => undefined, layer: () => undefined, keyFrame: () => undefined, report: () => undefined };
-  const d = new Downlink(events, () => undefined, () => 1_000, new MediaStats());
+  const events = { paused: () => undefined, resumed: () => undefined, layer: () => undefined, attach: () => undefined, report: () => undefined };
+  const d = new Downlink(events, { rtpIn: () => undefined, rtpOut: () => undefined }, () => 1_000, new MediaStats());
   // only the sender's SSRC matters to the receiver reports
   const transceiver = { sender: { ssrc: SSRC } } as unknown as RTCRtpTransceiver;
   d.setOutbound([{ streamId: 1, kind: 'video', transceiver }], { mid: undefined, twcc: undefined, playoutDelay: undefined });

@@ -1,14 +1,16 @@
 import type { ClientControl, MediaKind, RtcTrack, ServerControl } from '@rtc/protocol';
 import type { Logger } from 'pino';
-import { errorReply } from '../control.ts';
+import { errorReply } from '../session/control.ts';
 import {
   RTCPeerConnection, RTP_EXTENSION_URI, RtcpPayloadSpecificFeedback, type RTCDtlsTransport, type RtcpPacket, type RTCRtpTransceiver,
 } from 'werift';
-import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
+import type { KeyFrameSource, RtpAccount } from '../room/member.ts';
+import type { Stream } from '../room/stream.ts';
 import { PLAYOUT_DELAY_URI, peerAddressesOf, peerConfig, type PeerAddresses, type RtcOptions } from './options.ts';
 import { installDtlsKeyCheck } from './dtls-verify.ts';
 import { installInputGuard } from './input-guard.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
+import type { DownTrack } from './down-track.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
@@ -21,16 +23,12 @@ export interface PeerOwner {
   /** Kinds of the streams the session publishes now, by stream id. */
   publishedKind(streamId: number): MediaKind | undefined;
   canSubscribe(streamId: number): boolean;
-  /** RTP of a stream the session publishes, for its subscribers. */
-  onRtp(streamId: number, packet: ForwardedRtp): void;
-  /** The session's client publishes this stream in so many simulcast layers (after each negotiation). */
-  onPublishing(streamId: number, rids: readonly string[]): void;
-  /** The loss the subscribers of a stream the session publishes report for it, aggregated (rtp/downstream-loss.ts; fraction). */
-  downstreamLoss(streamId: number): number;
-  /** The simulcast layers of a stream the session receives, as its publisher sends them. */
-  layersOf(streamId: number): StreamLayers | undefined;
-  /** A key frame of this layer of a received stream is needed (a subscriber asked, or a layer switch waits for one). */
-  onKeyFrameRequest(streamId: number, layer: number): void;
+  /** The streams the session publishes now, by id: what its client sends goes to them. */
+  readonly published: ReadonlyMap<number, Stream>;
+  /** Where the down tracks count what they send to the client. */
+  readonly account: RtpAccount;
+  /** A down track was made for a stream the client receives: its stream feeds it if the session receives it. */
+  attachTrack(streamId: number, track: DownTrack): void;
   /** The client's bounds on a received video (`rtc_video`), if it set any. */
   videoBounds(streamId: number): VideoBounds | undefined;
   sendControl(message: ServerControl): void;
@@ -78,7 +76,7 @@ export interface PeerQuality {
   readonly layers: ReadonlyMap<number, number>;
 }
 
-export class RtcPeer {
+export class RtcPeer implements KeyFrameSource {
   private readonly owner: PeerOwner;
   private readonly options: RtcOptions;
   private readonly addresses: PeerAddresses;
@@ -93,6 +91,7 @@ export class RtcPeer {
   private connected = false;
   private closed = false;
   private readonly stats: MediaStats;
+  private readonly now: () => number;
   /** Counts the ICE outcome of the current connection, once; undefined once counted. */
   private settleIce: ((outcome: IceOutcome) => void) | undefined;
 
@@ -101,18 +100,15 @@ export class RtcPeer {
     this.options = options;
     this.addresses = peerAddressesOf(options);
     this.stats = stats;
-    this.uplink = new Uplink({
-      onRtp: (id, packet) => owner.onRtp(id, packet),
-      rttMs: () => this.downlink.rtt,
-      downstreamLoss: (id) => owner.downstreamLoss(id),
-    }, now, stats);
+    this.now = now;
+    this.uplink = new Uplink(owner.published, () => this.downlink.rtt, now, stats);
     this.downlink = new Downlink({
       paused: (stream_id) => owner.sendControl({ type: 'stream_paused', stream_id, reason: 'bandwidth' }),
       resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
       layer: (stream_id, layer, width, height) => owner.sendControl({ type: 'stream_layer', stream_id, layer, width, height }),
-      keyFrame: (streamId, layer) => owner.onKeyFrameRequest(streamId, layer),
+      attach: (streamId, track) => owner.attachTrack(streamId, track),
       report: (snapshot) => owner.onDownlinkReport(snapshot),
-    }, (streamId) => owner.layersOf(streamId), now, stats);
+    }, owner.account, now, stats);
   }
 
   /** Answers an offer; offers are applied one at a time, in order. */
@@ -136,27 +132,15 @@ export class RtcPeer {
     );
   }
 
-  /** Sends a packet of a stream this client receives, if it may receive it now. */
-  forward(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
-    const out = this.receiving.get(streamId);
-    if (!out || out.kind !== kind || !this.connected || !this.owner.canSubscribe(streamId)) return false;
-    return this.downlink.forward(streamId, packet);
-  }
-
-  /** A stream this client receives resumes after a mute: it restarts as a new source. */
-  restart(streamId: number): void {
-    this.downlink.restart(streamId);
+  /** The down track of a stream this client receives, once negotiated. */
+  downTrack(streamId: number): DownTrack | undefined {
+    return this.downlink.track(streamId);
   }
 
   /** The client changed its bounds on the video of `streamId` (`rtc_video`). */
   preferenceChanged(streamId: number): void {
     const bounds = this.owner.videoBounds(streamId);
     if (bounds) this.downlink.setBounds(streamId, bounds);
-  }
-
-  /** The loss the client last reported for a stream it receives (fraction, 0 when unknown). */
-  receiveLoss(streamId: number): number {
-    return this.downlink.lossOf(streamId);
   }
 
   /**
@@ -268,7 +252,8 @@ export class RtcPeer {
     const ids = extensionIds(local);
     const twcc = ids.get(RTP_EXTENSION_URI.transportWideCC);
     this.uplink.configure({ mid: ids.get(RTP_EXTENSION_URI.sdesMid), rid: ids.get(RTP_EXTENSION_URI.sdesRTPStreamID), twcc }, sending);
-    for (const line of sending.values()) this.owner.onPublishing(line.streamId, line.rids);
+    // the layer state of what the client publishes is its stream's (room/stream.ts)
+    for (const line of sending.values()) this.owner.published.get(line.streamId)?.setSimulcast(line.rids);
     this.downlink.setOutbound([...receiving].map(([streamId, o]) => ({ streamId, kind: o.kind, transceiver: o.transceiver })),
       { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc, playoutDelay: ids.get(PLAYOUT_DELAY_URI) });
     for (const streamId of receiving.keys()) this.preferenceChanged(streamId);
@@ -300,6 +285,7 @@ export class RtcPeer {
     this.pc = undefined;
     this.settleIce?.('abandoned');
     this.connected = false;
+    this.downlink.setConnected(false);
     this.receiving = new Map();
     old?.close().catch(() => undefined);
   }
@@ -312,6 +298,7 @@ export class RtcPeer {
       if (this.pc !== pc) return;
       const was = this.connected;
       this.connected = state === 'connected' && !this.closed;
+      this.downlink.setConnected(this.connected);
       if (this.connected && !was) {
         this.askKeyFrames([...this.receiving.keys()]);
         this.checkRelayed(pc);
@@ -351,10 +338,8 @@ export class RtcPeer {
 
   /** Media can reach the client on these streams now: their publishers send a key frame at once. */
   private askKeyFrames(streamIds: readonly number[]): void {
-    for (const id of streamIds) {
-      const layer = this.downlink.forwardedLayer(id);
-      if (layer !== undefined) this.owner.onKeyFrameRequest(id, layer);
-    }
+    const now = this.now();
+    for (const id of streamIds) this.downlink.track(id)?.requestKeyFrame(now);
   }
 
   /**
@@ -377,10 +362,7 @@ export class RtcPeer {
         if (asked.length === 0) return;
         this.stats.keyFrameRequestsReceived += 1;
         for (const [streamId, out] of this.receiving) {
-          if (asked.includes(out.transceiver.sender.ssrc)) {
-            const layer = this.downlink.forwardedLayer(streamId);
-            if (layer !== undefined) this.owner.onKeyFrameRequest(streamId, layer);
-          }
+          if (asked.includes(out.transceiver.sender.ssrc)) this.downlink.track(streamId)?.requestKeyFrame(this.now());
         }
       });
     }

@@ -50,12 +50,12 @@ interface Source {
   readonly loss: LossWindow;
 }
 
-export interface UplinkOwner {
-  onRtp(streamId: number, packet: ForwardedRtp): void;
-  /** The round trip to the client as the downlink measured it, if it did. */
-  rttMs(): number | undefined;
-  /** The loss a stream's subscribers report for it, as the node relays it to the publisher (fraction, rtp/downstream-loss.ts). */
-  downstreamLoss(streamId: number): number;
+/** A stream the client publishes, as its uplink feeds it (room/stream.ts). */
+export interface IngressStream {
+  /** Fans a packet out to the stream's subscribers. */
+  forwardRtp(packet: ForwardedRtp, nowMs: number): unknown;
+  /** The loss its subscribers report, as the node relays it to the publisher (fraction, rtp/downstream-loss.ts). */
+  downstreamLoss(): number;
 }
 
 /**
@@ -68,7 +68,10 @@ export interface UplinkOwner {
  * it), so that Opus protects the audio for the whole path.
  */
 export class Uplink {
-  private readonly owner: UplinkOwner;
+  /** The streams the client publishes now, by id (a stream published again under an id is a new one). */
+  private readonly streams: ReadonlyMap<number, IngressStream>;
+  /** The round trip to the client as the downlink measured it, if it did. */
+  private readonly rttMs: () => number | undefined;
   private readonly now: () => number;
   private readonly rtcpSsrc = randomBytes(4).readUInt32BE(0);
   private readonly twcc: TwccRecorder;
@@ -82,8 +85,9 @@ export class Uplink {
   private readonly unsubscribe: (() => void)[] = [];
   private readonly stats: MediaStats;
 
-  constructor(owner: UplinkOwner, now: () => number, stats: MediaStats) {
-    this.owner = owner;
+  constructor(streams: ReadonlyMap<number, IngressStream>, rttMs: () => number | undefined, now: () => number, stats: MediaStats) {
+    this.streams = streams;
+    this.rttMs = rttMs;
     this.now = now;
     this.stats = stats;
     this.twcc = new TwccRecorder(this.rtcpSsrc);
@@ -194,10 +198,10 @@ export class Uplink {
     if (rtp.payload.length === 0) return;
     const vp8 = source.kind === 'video' ? parseVp8(rtp.payload) : undefined;
     if (source.kind === 'video' && !vp8) return;
-    this.owner.onRtp(source.streamId, {
+    this.streams.get(source.streamId)?.forwardRtp({
       layer: source.layer, ssrc: header.ssrc, seq: header.sequenceNumber, timestamp: header.timestamp,
       marker: header.marker, payload: rtp.payload, vp8, recoveredAfterMs: retransmitted ? source.nack?.recoveredAfterMs : undefined,
-    });
+    }, now);
   }
 
   private onRtcp(rtcp: RtcpPacket): void {
@@ -221,7 +225,7 @@ export class Uplink {
   /** NACKs due now for every lost video packet, and a PLI for each layer that gave some up. */
   private nacks(now: number): RtcpPacket[] {
     const packets: RtcpPacket[] = [];
-    const rtt = this.owner.rttMs() ?? DEFAULT_RTT_MS;
+    const rtt = this.rttMs() ?? DEFAULT_RTT_MS;
     for (const [ssrc, source] of this.sources) {
       const nack = source.nack;
       if (!nack) continue;
@@ -258,7 +262,7 @@ export class Uplink {
         // Opus sizes its in-band FEC by the loss it is told: for audio that is the loss of the whole
         // path to the subscribers, not of the uplink alone (video adapts per subscriber instead)
         if (source.kind === 'audio') {
-          report.fractionLost = Math.max(report.fractionLost, Math.min(Math.floor(this.owner.downstreamLoss(source.streamId) * 256), 255));
+          report.fractionLost = Math.max(report.fractionLost, Math.min(Math.floor((this.streams.get(source.streamId)?.downstreamLoss() ?? 0) * 256), 255));
         }
         return report;
       });

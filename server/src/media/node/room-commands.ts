@@ -1,6 +1,6 @@
-import type { BusEvent } from '../core/ports.ts';
-import { roomKey, type Room } from './room.ts';
-import type { Session } from './session.ts';
+import type { BusEvent } from '../../core/ports.ts';
+import { roomKey, type Room } from '../room/room.ts';
+import type { Session } from '../session/session.ts';
 
 /**
  * Applies a change of the room service API (permissions, mutes, metadata, settings, data) to the

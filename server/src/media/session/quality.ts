@@ -1,6 +1,6 @@
 /** A participant's media quality, as its media node measures it for the room service API (docs/reference/room-api.md, "Quality"). */
-import type { LiveQuality } from '../rooms/store.ts';
-import type { PeerQuality } from './webrtc/peer.ts';
+import type { LiveQuality } from '../../rooms/store.ts';
+import type { PeerQuality } from '../webrtc/peer.ts';
 
 /** Two significant digits: a bitrate that only wobbles does not change (so is not written again). */
 export function roundBitrate(bps: number): number {

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { encodeHeader, NONCE_LABEL, type GrantClaims } from '@rtc/protocol';
-import { deriveSessionKeys as sdkSessionKeys, proofOfPossession as sdkProof, seal as sdkSeal, sha256 } from '../../../sdk/app/src/crypto.ts';
-import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../core/grant.ts';
-import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
-import { deriveMediaKey } from '../tokens/media-key.ts';
-import { open } from './frame.ts';
+import { deriveSessionKeys as sdkSessionKeys, proofOfPossession as sdkProof, seal as sdkSeal, sha256 } from '../../../../sdk/app/src/crypto.ts';
+import { GRANT_TYPE, SIGNALING_TOKEN_TYPE, signJws } from '../../core/grant.ts';
+import type { MediaMasterKey, SigningKey } from '../../core/keyring.ts';
+import { deriveMediaKey } from '../../tokens/media-key.ts';
+import { open } from '../frames/frame.ts';
 import { checkGrant, deriveSessionKeys, proofOfPossession, verifyProof, type GrantKeys } from './grant-check.ts';
 
 function signingKey(kid: string): SigningKey {

@@ -1,5 +1,5 @@
 import { parseJoin, type ClientControl, type MediaCloseName, type RenewRefusal } from '@rtc/protocol';
-import { fromB64u } from '../core/encoding.ts';
+import { fromB64u } from '../../core/encoding.ts';
 import { checkGrant, deriveSessionKeys, verifyProof, type GrantKeys, type MediaGrant } from './grant-check.ts';
 
 /** The per-direction keys of one session (docs/protocol/media.md, "Session keys"). */

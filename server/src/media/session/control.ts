@@ -2,11 +2,11 @@ import {
   KIND_CODE, NONCE_LABEL, parseClientControl,
   type ClientControl, type FrameHeader, type MediaCloseName, type RenewRefusal, type RequestErrorCode, type ServerControl,
 } from '@rtc/protocol';
-import { open, seal } from './frame.ts';
+import { open, seal } from '../frames/frame.ts';
 import type { SessionKeys } from './handshake.ts';
-import { CONTROL_BURST, CONTROL_RATE_PER_SECOND } from './limits.ts';
+import { CONTROL_BURST, CONTROL_RATE_PER_SECOND } from '../node/limits.ts';
 import type { MediaGrant } from './grant-check.ts';
-import type { Member, Room } from './room.ts';
+import type { Member, Room } from '../room/room.ts';
 
 /**
  * The sealed control channel of a joined session (docs/protocol/media.md, "Control messages"):

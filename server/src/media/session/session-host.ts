@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { MediaCloseName, MediaLimits, ParticipantLeftReason } from '@rtc/protocol';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
-import type { GrantHolders } from '../grant-guard/grant-holders.ts';
-import type { MediaStats } from '../metrics/media-stats.ts';
-import type { RtcOptions } from './webrtc/options.ts';
-import type { Room, RoomSettings } from './room.ts';
+import type { GrantHolders } from '../../grant-guard/grant-holders.ts';
+import type { MediaStats } from '../../metrics/media-stats.ts';
+import type { RtcOptions } from '../webrtc/options.ts';
+import type { Room, RoomSettings } from '../room/room.ts';
 import type { Session } from './session.ts';
 import type { RenewalChecks } from './renewal.ts';
 

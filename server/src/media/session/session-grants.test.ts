@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { GrantHolders } from '../grant-guard/grant-holders.ts';
+import { GrantHolders } from '../../grant-guard/grant-holders.ts';
 import type { MediaGrant } from './grant-check.ts';
 import { SessionGrants, type Permissions } from './session-grants.ts';
 

@@ -1,5 +1,5 @@
 import { NONCE_LABEL, type FrameHeader } from '@rtc/protocol';
-import { open } from './frame.ts';
+import { open } from '../frames/frame.ts';
 import type { Stream } from './room.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { NONCE_BYTES, type ClientControl, type MediaCloseName, type RenewRefusal, type ServerControl } from '@rtc/protocol';
 import type { Logger } from 'pino';
-import { b64u } from '../core/encoding.ts';
-import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
+import { b64u } from '../../core/encoding.ts';
+import { checkWithKeyReload } from '../../grant-guard/key-reload.ts';
 import { errorReply } from './control.ts';
 import type { GrantKeys, MediaGrant } from './grant-check.ts';
 import { checkRenewal } from './handshake.ts';

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MEDIA_PATH } from '@rtc/protocol';
-import { createAddressSet } from '../core/address.ts';
-import { createRoleServer } from '../http/connection-guard.ts';
+import { createAddressSet } from '../../core/address.ts';
+import { createRoleServer } from '../../http/connection-guard.ts';
 import { MediaHub, type MediaHubOptions } from './hub.ts';
-import { pollsStore, STORE_POLL_MS } from '../grant-guard/guard.ts';
-import type { RoleStarter } from '../role.ts';
-import { placementUserKey, type NodeLoad } from '../core/media-placement.ts';
+import { pollsStore, STORE_POLL_MS } from '../../grant-guard/guard.ts';
+import type { RoleStarter } from '../../role.ts';
+import { placementUserKey, type NodeLoad } from '../../core/media-placement.ts';
 
 /**
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`

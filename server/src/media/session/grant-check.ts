@@ -1,10 +1,10 @@
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { isId, KEY_LABEL, parseGrantClaims, type Role } from '@rtc/protocol';
-import { fromB64u, safeEqual } from '../core/encoding.ts';
-import { GRANT_TYPE, verifyGrantJws } from '../core/grant.ts';
-import type { MediaMasterKey, SigningKey } from '../core/keyring.ts';
-import { deriveMediaKey } from '../tokens/media-key.ts';
-import { CLOCK_SKEW_SECONDS } from './limits.ts';
+import { fromB64u, safeEqual } from '../../core/encoding.ts';
+import { GRANT_TYPE, verifyGrantJws } from '../../core/grant.ts';
+import type { MediaMasterKey, SigningKey } from '../../core/keyring.ts';
+import { deriveMediaKey } from '../../tokens/media-key.ts';
+import { CLOCK_SKEW_SECONDS } from '../node/limits.ts';
 
 /** A verified media grant: who may do what in which room, until when. */
 export interface MediaGrant {

@@ -1,7 +1,7 @@
 import type { GrantFields } from '@rtc/protocol';
-import type { GrantHolders } from '../grant-guard/grant-holders.ts';
+import type { GrantHolders } from '../../grant-guard/grant-holders.ts';
 import type { MediaGrant } from './grant-check.ts';
-import { MAX_LIVE_GRANTS_PER_SESSION } from './limits.ts';
+import { MAX_LIVE_GRANTS_PER_SESSION } from '../node/limits.ts';
 
 /** What a session may publish and receive, as set through the room service API. */
 export interface Permissions {

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
-import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../rooms/presence.ts';
-import type { Clock, ProjectEventInput, ProjectEvents } from '../core/ports.ts';
+import { MEDIA_NODE_HEARTBEAT_MS, MEDIA_NODE_STALE_SECONDS } from '../../rooms/presence.ts';
+import type { Clock, ProjectEventInput, ProjectEvents } from '../../core/ports.ts';
 import type {
   GrantPermissionStore, LiveParticipantRecord, LiveParticipantStore, LiveStream, MediaNodeStore, RoomSettingsStore,
-} from '../rooms/store.ts';
-import type { MediaSessionStore } from '../sessions/store.ts';
-import { usageKindOf } from '../sessions/usage-kind.ts';
-import { PRICE_LIST } from '../billing/catalog/price-list.ts';
-import type { MediaGrant } from './grant-check.ts';
-import type { Room, Stream } from './room.ts';
-import type { Session } from './session.ts';
+} from '../../rooms/store.ts';
+import type { MediaSessionStore } from '../../sessions/store.ts';
+import { usageKindOf } from '../../sessions/usage-kind.ts';
+import { PRICE_LIST } from '../../billing/catalog/price-list.ts';
+import type { MediaGrant } from '../session/grant-check.ts';
+import type { Room, Stream } from '../room/room.ts';
+import type { Session } from '../session/session.ts';
 
 /** The store writes of the recorder. */
 export type RecorderStore = Pick<LiveParticipantStore, 'upsertLiveParticipant' | 'deleteLiveParticipant' | 'setLiveStreams' | 'setLiveQuality'>

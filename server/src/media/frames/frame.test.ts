@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../../../sdk/app/src/crypto.ts';
+import { importAesKey, open as sdkOpen, seal as sdkSeal } from '../../../../sdk/app/src/crypto.ts';
 import { decodeHeader, encodeHeader, KIND_CODE, NONCE_LABEL } from '@rtc/protocol';
 import { open, readHeader, seal } from './frame.ts';
 

@@ -6,31 +6,31 @@ import {
   type ClientControl, type MediaKind, type MediaCloseName, type ParticipantLeftReason, type Role,
   type ServerControl,
 } from '@rtc/protocol';
-import { b64u } from '../core/encoding.ts';
+import { b64u } from '../../core/encoding.ts';
 import { ControlChannel, errorReply, handleControl } from './control.ts';
-import { forwardFrame } from './forwarding.ts';
-import { readHeader } from './frame.ts';
+import { forwardFrame } from '../room/forwarding.ts';
+import { readHeader } from '../frames/frame.ts';
 import type { MediaGrant } from './grant-check.ts';
 import { checkJoin, type JoinCheck, type SessionKeys } from './handshake.ts';
 import {
   CLOSE_GRACE_MS, CONTROL_QUEUE_MAX_BYTES, HANDSHAKE_TIMEOUT_MS, MAX_HANDSHAKE_MESSAGE_BYTES, MEDIA_QUEUE_MAX_BYTES,
   MEDIA_QUEUE_MAX_FRAMES, SOCKET_HIGH_WATER_BYTES,
-} from './limits.ts';
-import { checkWithKeyReload } from '../grant-guard/key-reload.ts';
+} from '../node/limits.ts';
+import { checkWithKeyReload } from '../../grant-guard/key-reload.ts';
 import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
-import { StreamLayers, type ForwardedRtp } from './rtp/layers.ts';
-import type { DownlinkSnapshot, VideoBounds } from './webrtc/downlink.ts';
-import { RtcPeer, type PeerOwner } from './webrtc/peer.ts';
-import type { Member, Room, RoomSettings, Stream } from './room.ts';
-import { SendQueue } from './send-queue.ts';
+import type { DownlinkSnapshot, VideoBounds } from '../webrtc/downlink.ts';
+import type { DownTrack } from '../webrtc/down-track.ts';
+import { RtcPeer, type PeerOwner } from '../webrtc/peer.ts';
+import type { KeyFrameSource, Member, Room, RoomSettings, Stream } from '../room/room.ts';
+import { SendQueue } from '../frames/send-queue.ts';
 import { leftReasonOf, type SessionHost } from './session-host.ts';
 import { VideoPreferences } from './video-preferences.ts';
 import { QualityMeter } from './quality.ts';
-import { relayedLoss } from './rtp/downstream-loss.ts';
-import type { LiveQuality, RoomCutoffRecord } from '../rooms/store.ts';
-import { FLOW, SessionUsage, UNKNOWN_VIDEO_PIXELS, flowKey } from '../sessions/usage-kind.ts';
-import { socketSink } from './socket-sink.ts';
+import type { LiveQuality, RoomCutoffRecord } from '../../rooms/store.ts';
+import { FLOW, SessionUsage, flowKey } from '../../sessions/usage-kind.ts';
+import { MediaAccount } from './media-account.ts';
+import { socketSink } from '../frames/socket-sink.ts';
 
 export type { SessionHost };
 
@@ -70,6 +70,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
   readonly usage = new SessionUsage();
   /** The media bytes it receives and sends, for its quality in the room service API (docs/reference/room-api.md, "Quality"). */
   private readonly meter: QualityMeter;
+  /** Where the published streams and the down tracks count its RTP. */
+  readonly account: MediaAccount;
   readonly published = new Map<number, Stream>();
   /** Bounds the client set with `rtc_video` on the video it receives, by stream id (docs/protocol/media.md, "Layers"). */
   private readonly videoPreferences = new VideoPreferences();
@@ -80,6 +82,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.host = host;
     this.ws = ws;
     this.meter = new QualityMeter(host.nowMs());
+    this.account = new MediaAccount(this.meter, this.usage);
     this.grants = new SessionGrants<Session>(this, host.grantHolders, () => host.nowMs(), () => this.close('expired'));
     this.renewal = new Renewal(this, host);
     this.queue = new SendQueue(
@@ -196,54 +199,22 @@ export class Session implements Member, PeerOwner, RenewingSession {
     this.queue.pushMedia(kind, message);
   }
 
-  forwardRtp(streamId: number, kind: MediaKind, packet: ForwardedRtp): boolean {
-    const sent = this.state === 'joined' && this.peer !== undefined && this.peer.forward(streamId, kind, packet);
-    if (!sent) return false;
-    // billed by the layer it receives, as verified at its publisher, and by what reached it
-    const verified = kind === 'video' ? this.layersOf(streamId)?.verifiedPixels(packet.layer) ?? 0 : undefined;
-    this.usage.noteMedia(flowKey(FLOW.rtpOut, streamId), kind === 'video', packet.payload.length, this.host.nowMs(), verified);
-    this.meter.sent(packet.payload.length);
-    return true;
+  /** Its client's end of the streams it publishes over WebRTC, while joined (rooms ask it for key frames). */
+  get keyFrames(): KeyFrameSource | undefined {
+    return this.state === 'joined' ? this.peer : undefined;
   }
 
-  restartRtp(streamId: number): void {
-    if (this.state === 'joined') this.peer?.restart(streamId);
+  downTrack(streamId: number): DownTrack | undefined {
+    return this.state === 'joined' ? this.peer?.downTrack(streamId) : undefined;
   }
 
-  requestKeyFrame(streamId: number, layer: number): void {
-    if (this.state === 'joined') this.peer?.requestKeyFrame(streamId, layer);
+  /** Its peer connection negotiated a down track for a stream: the stream feeds it if the session receives it. */
+  attachTrack(streamId: number, track: DownTrack): void {
+    if (this.state === 'joined') this.room?.streams.get(streamId)?.attach(this, track);
   }
 
   publishedKind(streamId: number): MediaKind | undefined {
     return this.state === 'joined' ? this.published.get(streamId)?.kind : undefined;
-  }
-
-  /** RTP of a stream this session publishes: to every subscriber's peer connection, each taking the layer that fits it. */
-  onRtp(streamId: number, packet: ForwardedRtp): void {
-    const stream = this.published.get(streamId);
-    if (!stream) return;
-    this.meter.received(packet.payload.length);
-    stream.layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, this.host.nowMs());
-    if (stream.kind === 'video') this.usage.noteVerified(Math.max(stream.layers?.verifiedPixels(packet.layer) ?? 0, UNKNOWN_VIDEO_PIXELS));
-    else this.usage.noteMedia(flowKey(FLOW.rtpIn, streamId), false, packet.payload.length, this.host.nowMs());
-    if (packet.recoveredAfterMs !== undefined) stream.layers?.onRecovered(packet.recoveredAfterMs, this.host.nowMs());
-    if (stream.subscribers.size === 0 || stream.muted) return;
-    let sent = 0;
-    for (const subscriber of stream.subscribers) if (subscriber.forwardRtp(streamId, stream.kind, packet)) sent += 1;
-    this.host.stats.rtpForwarded += sent;
-  }
-
-  onPublishing(streamId: number, rids: readonly string[]): void {
-    const stream = this.published.get(streamId);
-    const layers = Math.max(rids.length, 1);
-    if (!stream || stream.kind !== 'video') return;
-    let changed = stream.rids.length !== rids.length || stream.rids.some((r, i) => r !== rids[i]);
-    stream.rids = [...rids];
-    if (stream.layers?.count !== layers) {
-      stream.layers = new StreamLayers(layers);
-      changed = true;
-    }
-    if (changed) this.room?.layersChanged(stream);
   }
 
   /** Its quality since the last call (docs/reference/room-api.md, "Quality"); undefined when no time passed. */
@@ -252,18 +223,6 @@ export class Session implements Member, PeerOwner, RenewingSession {
       const rids = this.room?.streams.get(streamId)?.rids ?? [];
       return rids.length > 0 ? rids[layer] : undefined;
     });
-  }
-
-  receiveLoss(streamId: number): number {
-    return this.peer?.receiveLoss(streamId) ?? 0;
-  }
-
-  downstreamLoss(streamId: number): number {
-    return relayedLoss([...this.room?.streams.get(streamId)?.subscribers ?? []].map((member) => member.receiveLoss(streamId)));
-  }
-
-  layersOf(streamId: number): StreamLayers | undefined {
-    return this.room?.streams.get(streamId)?.layers;
   }
 
   videoBounds(streamId: number): VideoBounds | undefined {
@@ -277,11 +236,6 @@ export class Session implements Member, PeerOwner, RenewingSession {
 
   onDownlinkReport(snapshot: DownlinkSnapshot): void {
     this.host.logger.debug({ participantId: this.participantId, ...snapshot }, 'media: downlink bandwidth');
-  }
-
-  onKeyFrameRequest(streamId: number, layer: number): void {
-    const stream = this.room?.streams.get(streamId);
-    if (stream?.subscribers.has(this)) stream.askKeyFrame(layer, this.host.nowMs());
   }
 
   /**

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { MEDIA_PATH } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS } from './limits.ts';
-import { responseComponent, type Operation } from '../http/registry.ts';
+import { responseComponent, type Operation } from '../../http/registry.ts';
 
 /**
  * The media role's one HTTP endpoint: the opening handshake of its WebSocket (RFC 6455). What
  * follows the upgrade is no HTTP and is specified in docs/protocol/media.md, not here.
  */
 
-/** The answer to a plain HTTP request on the media path (media/role.ts). */
+/** The answer to a plain HTTP request on the media path (media/node/role.ts). */
 export const upgradeRequiredSchema = responseComponent(z.strictObject({
   error: z.literal('upgrade_required'),
   message: z.string(),

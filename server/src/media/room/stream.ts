@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ServerControl, type StreamInfo, type StreamSource } from '@rtc/protocol';
+import { KEY_ROTATION_GRACE_MS } from '../node/limits.ts';
+import { relayedLoss } from '../rtp/downstream-loss.ts';
+import { StreamLayers, type ForwardedRtp } from '../rtp/layers.ts';
+import type { DownTrack, Member } from './member.ts';
+
+interface KeyGeneration {
+  readonly epoch: number;
+  readonly key: Buffer;
+  readonly window: ReplayWindow;
+}
+
+/** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
+const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
+
+/**
+ * One published stream and its fan-out. Its key is the stream key: the publisher seals frames under
+ * it, the server authenticates each frame once and forwards the same bytes to every subscriber, who
+ * received the key inside its own sealed session. The key rotates when a subscriber loses access.
+ * Over WebRTC the stream owns its subscriptions' down tracks: it feeds each packet to every one of
+ * them, asks its publisher for the key frames they need (per layer, coalesced), tells the publisher
+ * the loss they report, and keeps the state of its simulcast layers.
+ */
+export class Stream {
+  readonly id: number;
+  readonly kind: MediaKind;
+  readonly kindCode: number;
+  readonly publisher: Member;
+  /** What the publisher said the stream carries. */
+  readonly source: StreamSource;
+  /** Members that receive it (both transports); change it through subscribe and unsubscribe. */
+  readonly subscribers = new Set<Member>();
+  /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
+  muted = false;
+  /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
+  rids: readonly string[] = [];
+  current: KeyGeneration;
+  previous: (KeyGeneration & { readonly until: number }) | undefined;
+  rotationPending = false;
+  live = true;
+  /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
+  layers: StreamLayers | undefined;
+  /** When the publisher was last asked for a key frame of each layer (ms). */
+  private readonly keyFrameAskedAtMs: number[] = [];
+  /** The down track of each subscriber that receives it over WebRTC. */
+  private readonly trackOf = new Map<Member, DownTrack>();
+  /** The same tracks, as an array the packet path walks without allocating. */
+  private tracks: DownTrack[] = [];
+  private readonly layersChanged: ((stream: Stream) => void) | undefined;
+
+  constructor(id: number, kind: MediaKind, publisher: Member, source: StreamSource = 'unknown', layersChanged?: (stream: Stream) => void) {
+    this.id = id;
+    this.kind = kind;
+    this.source = source;
+    this.kindCode = KIND_CODE[kind];
+    this.publisher = publisher;
+    this.layersChanged = layersChanged;
+    this.current = { epoch: 1, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
+  }
+
+  /** The key generation a frame names by its epoch, while it may still be used. */
+  generation(epoch: number, nowMs: number): KeyGeneration | undefined {
+    if (epoch === this.current.epoch) return this.current;
+    const previous = this.previous;
+    return previous && previous.epoch === epoch && nowMs < previous.until ? previous : undefined;
+  }
+
+  rotate(nowMs: number): void {
+    this.previous = { ...this.current, until: nowMs + KEY_ROTATION_GRACE_MS };
+    const epoch = this.current.epoch === 0xffff ? 1 : this.current.epoch + 1;
+    this.current = { epoch, key: randomBytes(KEY_BYTES), window: new ReplayWindow(REPLAY_WINDOW) };
+  }
+
+  keyMessage(): ServerControl {
+    return { type: 'stream_key', stream_id: this.id, epoch: this.current.epoch, key: this.current.key.toString('base64url') };
+  }
+
+  /** How a member sees this stream; the key only for those who receive it. */
+  describe(forMember: Member): StreamInfo {
+    const base = {
+      stream_id: this.id,
+      kind: this.kind,
+      participant_id: this.publisher.participantId,
+      user_id: this.publisher.userId,
+    };
+    if (!this.subscribers.has(forMember)) return { ...base, subscribed: false };
+    return { ...base, subscribed: true, epoch: this.current.epoch, key: this.current.key.toString('base64url') };
+  }
+
+  /** A member receives it from now on: over WebRTC too, once (or if) its peer connection has a down track for it. */
+  subscribe(member: Member): void {
+    if (!this.live || this.subscribers.has(member)) return;
+    this.subscribers.add(member);
+    const track = member.downTrack(this.id);
+    if (track) this.attach(member, track);
+  }
+
+  /** A member no longer receives it; true if it did. */
+  unsubscribe(member: Member): boolean {
+    if (!this.subscribers.delete(member)) return false;
+    const track = this.trackOf.get(member);
+    if (track) this.drop(member, track);
+    return true;
+  }
+
+  /** A subscriber's peer connection negotiated a down track for it: fed from now on (if of its kind). */
+  attach(member: Member, track: DownTrack): void {
+    if (!this.live || !this.subscribers.has(member) || track.kind !== this.kind) return;
+    const earlier = this.trackOf.get(member);
+    if (earlier === track) return;
+    if (earlier) earlier.stream = undefined;
+    this.trackOf.set(member, track);
+    track.stream = this;
+    this.tracks = [...this.trackOf.values()];
+  }
+
+  /** A down track went with its m-line or its peer connection. */
+  detach(track: DownTrack): void {
+    for (const [member, attached] of this.trackOf) if (attached === track) return this.drop(member, track);
+  }
+
+  private drop(member: Member, track: DownTrack): void {
+    this.trackOf.delete(member);
+    track.stream = undefined;
+    this.tracks = [...this.trackOf.values()];
+  }
+
+  /** Unpublished: no subscriber, no down track any more. */
+  end(): void {
+    this.live = false;
+    this.subscribers.clear();
+    for (const track of this.tracks) track.stream = undefined;
+    this.trackOf.clear();
+    this.tracks = [];
+  }
+
+  /**
+   * A packet from the publisher's uplink: counted in its layers and its publisher's account, then
+   * fed to every down track, each taking the layer that fits its subscriber. The number sent on.
+   */
+  forwardRtp(packet: ForwardedRtp, nowMs: number): number {
+    const layers = this.layers;
+    layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, nowMs);
+    this.publisher.account.rtpIn(this.id, this.kind, packet, layers, nowMs);
+    if (packet.recoveredAfterMs !== undefined) layers?.onRecovered(packet.recoveredAfterMs, nowMs);
+    if (this.muted) return 0;
+    const tracks = this.tracks;
+    let sent = 0;
+    for (let i = 0; i < tracks.length; i += 1) if (tracks[i]!.forward(packet)) sent += 1;
+    return sent;
+  }
+
+  /** A subscriber needs a key frame of `layer`: the publisher is asked, at most every KEY_FRAME_REQUEST_INTERVAL_MS whatever the subscribers ask. */
+  askKeyFrame(layer: number, nowMs: number): void {
+    const asked = this.keyFrameAskedAtMs;
+    if (nowMs - (asked[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_REQUEST_INTERVAL_MS) return;
+    asked[layer] = nowMs;
+    this.requestKeyFrame(layer);
+  }
+
+  /** Asks the publisher for a key frame of a layer (-1: every layer) now, as an unmute or a new subscription needs. */
+  requestKeyFrame(layer: number): void {
+    this.publisher.keyFrames?.requestKeyFrame(this.id, layer);
+  }
+
+  /** The source stopped and resumes (an unmute): every down track starts a new source. */
+  restartTracks(): void {
+    for (const track of this.tracks) track.restart();
+  }
+
+  /**
+   * The loss to tell the publisher (rtp/downstream-loss.ts): what each subscriber's client reports,
+   * none for a subscriber without a down track (it receives WebSocket frames).
+   */
+  downstreamLoss(): number {
+    const losses = new Array<number>(this.subscribers.size).fill(0);
+    let i = 0;
+    for (const track of this.tracks) losses[i++] = track.reportedLoss;
+    return relayedLoss(losses);
+  }
+
+  /** The publisher's m-line for it was negotiated with these simulcast rids (smallest first; empty for one layer). */
+  setSimulcast(rids: readonly string[]): void {
+    if (this.kind !== 'video') return;
+    const count = Math.max(rids.length, 1);
+    let changed = this.rids.length !== rids.length || this.rids.some((r, i) => r !== rids[i]);
+    this.rids = [...rids];
+    if (this.layers?.count !== count) {
+      this.layers = new StreamLayers(count);
+      changed = true;
+    }
+    if (changed && this.live) this.layersChanged?.(this);
+  }
+}

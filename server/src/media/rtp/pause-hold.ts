@@ -1,0 +1,40 @@
+/**
+ * A forwarded video pauses only once its smallest layer has not fitted for this long, unless the
+ * client's link loses more than LOSS_PAUSE of what is sent: a dip of the estimate (each key frame
+ * queues for a moment on a slow link) is not a link that cannot carry the video.
+ */
+export const PAUSE_AFTER_MS = 2_000;
+export const LOSS_PAUSE = 0.1;
+
+/** What the allocation said of one forwarded video, and what the hold needs to know of it. */
+export interface HoldInput {
+  /** The layer the allocation gives it (-1: none fits). */
+  readonly target: number;
+  /** Its smallest layer with a rate (-1: none measured). */
+  readonly lowest: number;
+  /** The client hid its tile (bounds of 0). */
+  readonly hidden: boolean;
+  /** Paused already. */
+  readonly paused: boolean;
+  /** The loss of the client's link (fraction). */
+  readonly loss: number;
+}
+
+/**
+ * The pause hysteresis of one video a subscriber receives (docs/protocol/media.md, "Bandwidth"): it
+ * keeps a forwarded video on its smallest layer through PAUSE_AFTER_MS of an estimate too low for it.
+ */
+export class PauseHold {
+  /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
+  private unfitSinceMs: number | undefined;
+
+  /** The layer to forward: the allocation's, or the smallest one while the hold lasts. */
+  target(input: HoldInput, nowMs: number): number {
+    if (input.target >= 0 || input.hidden || input.paused || input.lowest < 0) {
+      this.unfitSinceMs = undefined;
+      return input.target;
+    }
+    this.unfitSinceMs ??= nowMs;
+    return nowMs - this.unfitSinceMs < PAUSE_AFTER_MS && input.loss <= LOSS_PAUSE ? input.lowest : input.target;
+  }
+}

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PADDING_BYTES, ProbeSchedule, probeTrainPackets } from './probe-schedule.ts';
+import { OVERHEAD_BYTES } from './layers.ts';
+
+describe('probe schedule', () => {
+  it('runs one train at a time and reads it 600 ms after it left', () => {
+    const schedule = new ProbeSchedule();
+    assert.equal(schedule.mayStart(0), true);
+    const id = schedule.start(0, 1_000_000);
+    assert.equal(schedule.mayStart(100), false, 'one pending');
+    assert.equal(schedule.due(599), undefined);
+    const due = schedule.due(600);
+    assert.deepEqual(due, { id, readAtMs: 600, before: 1_000_000 });
+    assert.equal(schedule.due(600), undefined, 'taken off the schedule');
+  });
+
+  it('probes again 2 s after a train that grew the estimate, and backs off to 16 s after those that did not', () => {
+    const schedule = new ProbeSchedule();
+    let now = 0;
+    const gaps: number[] = [];
+    for (const grows of [false, false, false, false, false, true]) {
+      const before = 1_000_000;
+      schedule.start(now, before);
+      now += 600;
+      schedule.settle(schedule.due(now)!, grows ? before * 1.06 : before * 1.04, now);
+      const settledAt = now;
+      while (!schedule.mayStart(now)) now += 100;
+      gaps.push(now - settledAt);
+    }
+    assert.deepEqual(gaps, [4_000, 8_000, 16_000, 16_000, 16_000, 2_000]);
+  });
+
+  it('sizes a train by the step it tests, at most twice the estimate and 80 packets', () => {
+    const packet = PADDING_BYTES + OVERHEAD_BYTES;
+    // (300 + 100) kbit/s x 1.25 for 120 ms
+    assert.equal(probeTrainPackets(300_000, 100_000), Math.ceil((500_000 / 8) * 0.12 / packet));
+    // capped at twice the estimate
+    assert.equal(probeTrainPackets(300_000, 1_000_000), Math.ceil((600_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(20_000_000, 20_000_000), 80);
+  });
+});
