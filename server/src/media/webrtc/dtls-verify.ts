@@ -10,7 +10,7 @@
  *
  * The check sits in front of werift's DTLS client handshake handler (`DtlsClient`, exported by
  * werift); a key exchange that fails it never reaches werift, so the handshake never completes.
- * werift is pinned exactly: `test/e2e/webrtc-protocol.test.ts` fails if an upgrade bypasses this.
+ * werift is pinned exactly: `webrtc/webrtc-protocol.test.ts` fails if an upgrade bypasses this.
  */
 import { X509Certificate, verify } from 'node:crypto';
 import { DtlsClient } from 'werift';

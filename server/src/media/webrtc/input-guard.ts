@@ -10,7 +10,7 @@
  * An accepted RTCP datagram is parsed here, each sub-packet from its own bytes (werift hands each the
  * rest of the datagram), by werift's parser for its type; transport-cc feedback by the node's own
  * (rtp/twcc-compact.ts), which does not build an object per status reported. werift is pinned exactly:
- * `test/e2e/webrtc-input-guard.test.ts` fails if an upgrade bypasses this.
+ * `webrtc/input-guard.test.ts` and `webrtc/webrtc-input-guard.test.ts` fail if an upgrade bypasses this.
  */
 import {
   RtcpHeader, RtcpPacketConverter, RtcpPayloadSpecificFeedback, RtcpRrPacket, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader,

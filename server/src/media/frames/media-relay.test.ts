@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { KINDS, WireClient, sealWire } from '../helpers/media-wire.ts';
+import { KINDS, WireClient, sealWire } from '../../../../test/helpers/media-wire.ts';
 import {
   MediaError, type MediaSession, type RemoteStream, type WebSocketEventLike, type WebSocketLike,
-} from '../../sdk/app/src/index.ts';
-import type { ServedPlatform } from '../helpers/serve-inproc.ts';
-import { TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, text, until } from '../helpers/media-session.ts';
-import { serveMedia } from '../helpers/media-platform.ts';
+} from '../../../../sdk/app/src/index.ts';
+import type { ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, nextEvent, sleep, text, until } from '../../../../test/helpers/media-session.ts';
+import { serveMedia } from '../../../../test/helpers/media-platform.ts';
 
 const ROOM = 'relay-room';
 

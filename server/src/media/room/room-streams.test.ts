@@ -8,16 +8,16 @@ import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RtcParticipant, RtcRoom } from '@rtc/protocol';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { TokenApiError, TokenClient, type WebhookEvent } from '../../sdk/server/src/index.ts';
-import { bearer, createCustomer } from '../helpers/customer.ts';
-import { request, type HttpResult } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { WireClient } from '../helpers/media-wire.ts';
-import { makeCertificate } from '../helpers/tls.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../helpers/media-session.ts';
-import { serveMedia } from '../helpers/media-platform.ts';
+import type { MediaSession } from '../../../../sdk/app/src/index.ts';
+import { TokenApiError, TokenClient, type WebhookEvent } from '../../../../sdk/server/src/index.ts';
+import { bearer, createCustomer } from '../../../../test/helpers/customer.ts';
+import { request, type HttpResult } from '../../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { WireClient } from '../../../../test/helpers/media-wire.ts';
+import { makeCertificate } from '../../../../test/helpers/tls.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/helpers/webhook-receiver.ts';
+import { collectFrames, join, nextEvent, sleep, text, TokenIssuer, until } from '../../../../test/helpers/media-session.ts';
+import { serveMedia } from '../../../../test/helpers/media-platform.ts';
 
 /** The room service API of one credential on one host. */
 function roomApi(host: () => string, auth: () => string) {

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RtcpRrPacket, RtpHeader, type RtcpPacket } from 'werift';
-import { hostileDatagram, pli, receiverReport, runChunk, twccFeedback } from '../helpers/hostile-rtcp.ts';
-import { request } from '../helpers/http.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { parseStrictExposition, sampleValue, type MetricFamily } from '../helpers/prometheus.ts';
-import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
-import { TokenIssuer, type TokenBody } from '../helpers/media-session.ts';
+import { hostileDatagram, pli, receiverReport, runChunk, twccFeedback } from '../../../../test/helpers/hostile-rtcp.ts';
+import { request } from '../../../../test/helpers/http.ts';
+import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { parseStrictExposition, sampleValue, type MetricFamily } from '../../../../test/helpers/prometheus.ts';
+import { RtcTestClient, waitFor } from '../../../../test/helpers/webrtc-client.ts';
+import { TokenIssuer, type TokenBody } from '../../../../test/helpers/media-session.ts';
 
 /** Raw bytes werift's DTLS transport encrypts as one SRTCP datagram (it concatenates what `serialize` returns). */
 function raw(bytes: Buffer): RtcpPacket {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
-import { useMediaPlatform } from '../helpers/media-platform.ts';
+import { MediaError, type MediaSession } from '../../../../sdk/app/src/index.ts';
+import { collectFrames, join, nextEvent, text, until } from '../../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../../test/helpers/media-platform.ts';
 
 async function refusal(promise: Promise<MediaSession>): Promise<MediaError> {
   const err = await promise.then(() => undefined, (e: unknown) => e);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { TcpProxy, collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
-import { useMediaPlatform } from '../helpers/media-platform.ts';
+import { TcpProxy, collectFrames, join, nextEvent, text, until } from '../../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../../test/helpers/media-platform.ts';
 
 describe('media reconnection (SDK against the real servers)', () => {
   const media = useMediaPlatform('reconnect-room');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collectFrames, join, nextEvent, text, until, waitPastExpiry } from '../helpers/media-session.ts';
-import { useMediaPlatform } from '../helpers/media-platform.ts';
+import { collectFrames, join, nextEvent, text, until, waitPastExpiry } from '../../../../test/helpers/media-session.ts';
+import { useMediaPlatform } from '../../../../test/helpers/media-platform.ts';
 
 describe('media renewal and expiry', () => {
   const media = useMediaPlatform('renewal-room');

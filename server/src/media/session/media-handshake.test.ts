@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { KINDS, WireClient, openMediaSocket, sealWire, wireProof, type WireCloseInfo } from '../helpers/media-wire.ts';
+import { KINDS, WireClient, openMediaSocket, sealWire, wireProof, type WireCloseInfo } from '../../../../test/helpers/media-wire.ts';
 import type { GrantClaims, TokenResponse } from '@rtc/protocol';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { GRANT_TYPE, signJws } from '../../server/src/core/grant.ts';
-import { request } from '../helpers/http.ts';
-import type { ServedPlatform } from '../helpers/serve-inproc.ts';
-import { TcpProxy, TokenIssuer, collectFrames, join, text, until, waitPastExpiry, websocketPayloads } from '../helpers/media-session.ts';
-import { serveMedia } from '../helpers/media-platform.ts';
+import { MediaError, type MediaSession } from '../../../../sdk/app/src/index.ts';
+import { GRANT_TYPE, signJws } from '../../core/grant.ts';
+import { request } from '../../../../test/helpers/http.ts';
+import type { ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { TcpProxy, TokenIssuer, collectFrames, join, text, until, waitPastExpiry, websocketPayloads } from '../../../../test/helpers/media-session.ts';
+import { serveMedia } from '../../../../test/helpers/media-platform.ts';
 
 function grantParts(grant: string): { header: Record<string, unknown>; claims: GrantClaims; signature: string } {
   const [h, p, s] = grant.split('.') as [string, string, string];

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtcParticipant, RtcRoom, TokenResponse } from '@rtc/protocol';
-import { request } from '../helpers/http.ts';
-import type { ServedPlatform } from '../helpers/serve-inproc.ts';
-import { RtcTestClient, vp8Payload, waitFor } from '../helpers/webrtc-client.ts';
-import { sleep, TokenIssuer } from '../helpers/media-session.ts';
-import { serveMedia } from '../helpers/media-platform.ts';
+import { request } from '../../../../test/helpers/http.ts';
+import type { ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { RtcTestClient, vp8Payload, waitFor } from '../../../../test/helpers/webrtc-client.ts';
+import { sleep, TokenIssuer } from '../../../../test/helpers/media-session.ts';
+import { serveMedia } from '../../../../test/helpers/media-platform.ts';
 
 /** The media node writes quality at its heartbeat (10 s): a bound for two of them and the first sample. */
 const QUALITY_WAIT_MS = 40_000;

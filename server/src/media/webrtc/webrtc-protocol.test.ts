@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
-import { request } from '../helpers/http.ts';
-import type { ServedPlatform } from '../helpers/serve-inproc.ts';
+import { request } from '../../../../test/helpers/http.ts';
+import type { ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
 import {
   RtcOfferError, RtcTestClient, createLoopbackPeer, fingerprintLine, gatheredOffer, generateDtlsKeys, vp8Payload, waitFor, type RtcTrackSpec,
-} from '../helpers/webrtc-client.ts';
-import { TokenIssuer } from '../helpers/media-session.ts';
-import { serveMedia } from '../helpers/media-platform.ts';
+} from '../../../../test/helpers/webrtc-client.ts';
+import { TokenIssuer } from '../../../../test/helpers/media-session.ts';
+import { serveMedia } from '../../../../test/helpers/media-platform.ts';
 
 const send = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'send' });
 const recv = (streamId: number, kind: 'audio' | 'video' = 'video'): RtcTrackSpec => ({ streamId, kind, direction: 'recv' });
