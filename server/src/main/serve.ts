@@ -11,7 +11,6 @@ import type { DeliveryResult } from '../webhooks/delivery.ts';
 import { createReadiness } from '../http/readiness.ts';
 import { nowSec } from '../core/deps.ts';
 import { startAdminListener } from './admin.ts';
-import { startMediaWorkers } from './media-workers.ts';
 import { startWebhookWorker } from '../webhooks/worker.ts';
 import { startSignaling } from '../signaling/role.ts';
 import { SESSION_RETENTION_DAYS } from '../sessions/store.ts';
@@ -79,6 +78,8 @@ export async function startPlatform(config: Config, logger: Logger, announce: (l
       const starter = ROLE_STARTERS[role];
       if (role === 'media' && forksMediaWorkers(config)) {
         // docs/operations/scale-out.md, "Every core of one machine": each worker prints its own media line
+        // loaded only where workers are forked: a one-process node never starts a child
+        const { startMediaWorkers } = await import('./media-workers.ts');
         const workers = await startMediaWorkers(config, logger, announce);
         running.push({ url: '', close: workers.close });
         urls.set('media', workers.urls[0]!);
