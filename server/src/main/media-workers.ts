@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { workerEnvironment } from './worker-environment.ts';
 
 /** The media processes of one `rtc serve` (docs/operations/scale-out.md, "Every core of one machine"). */
 export interface MediaWorkers {
@@ -23,24 +24,6 @@ const STEADY_MS = 60_000;
 /** The `rtc` entry this process runs (cli.ts from the sources, cli.js from the build). */
 const CLI = fileURLToPath(new URL(`./cli${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
 
-/**
- * What worker `index` of `count` is told: the media role alone, its own port (consecutive from
- * RTC_MEDIA_PORT, or a free one for 0), its share of the UDP range and its own admin port.
- */
-export function workerEnvironment(config: Config, env: NodeJS.ProcessEnv, index: number, count: number): NodeJS.ProcessEnv {
-  const next = (port: number): string => String(port === 0 ? 0 : port + index);
-  const own: NodeJS.ProcessEnv = { ...env, RTC_ROLES: 'media', RTC_MEDIA_WORKER_INDEX: String(index), RTC_MEDIA_PORT: next(config.ports.media) };
-  if (config.media.publicPort !== undefined) own['RTC_MEDIA_PUBLIC_PORT'] = next(config.media.publicPort);
-  // the parent's admin port stays its own; worker i takes the i + 1 after it
-  if (config.admin) own['RTC_ADMIN_PORT'] = String(config.admin.port === 0 ? 0 : config.admin.port + 1 + index);
-  const range = config.rtc?.portRange;
-  if (range) {
-    const share = Math.floor((range[1] - range[0] + 1) / count);
-    own['RTC_MEDIA_UDP_PORT_MIN'] = String(range[0] + index * share);
-    own['RTC_MEDIA_UDP_PORT_MAX'] = String(range[0] + (index + 1) * share - 1);
-  }
-  return own;
-}
 
 /**
  * Forks `config.media.workers` media processes (node:child_process, each its own `rtc serve` with

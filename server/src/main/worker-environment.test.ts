@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../config.ts';
-import { workerEnvironment } from './media-workers.ts';
+import { workerEnvironment } from './worker-environment.ts';
 
 describe('what rtc serve tells each media worker', () => {
   const fields = ['RTC_ROLES', 'RTC_MEDIA_WORKER_INDEX', 'RTC_MEDIA_PORT', 'RTC_MEDIA_PUBLIC_PORT', 'RTC_ADMIN_PORT', 'RTC_MEDIA_UDP_PORT_MIN', 'RTC_MEDIA_UDP_PORT_MAX'];
