@@ -3,10 +3,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { request, type PlatformClient } from './http.ts';
+import { ROOT } from './root.ts';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { ROOT };
 const CLI = join(ROOT, 'server/src/main/cli.ts');
 // a deadline, not a wait: on a loaded 2-core machine compiling and starting a server can take long
 const START_TIMEOUT_MS = 60_000;

@@ -7,7 +7,7 @@ import { loadConfig } from '../../server/src/config.ts';
 import { runSubscriptionsCommand } from '../../server/src/main/subscriptions-command.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { ROOT } from '../helpers/platform.ts';
+import { ROOT } from '../helpers/root.ts';
 
 interface SubscriptionRequest {
   id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
