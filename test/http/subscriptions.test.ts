@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../server/src/config.ts';
+import { runRtc } from '../../server/src/main/rtc-command.ts';
 import { runSubscriptionsCommand } from '../../server/src/main/subscriptions-command.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { ROOT } from '../helpers/root.ts';
 
 interface SubscriptionRequest {
   id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
@@ -49,16 +48,16 @@ describe('billing subscription requests: states and transitions', () => {
     return { code, stdout, stderr };
   }
 
-  /** The real `rtc` command line, as an operator types it. */
-  function rtc(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main/cli.ts'), ...args], {
-      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', RTC_DATA_DIR: server.dataDir }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  /** The `rtc` command line as an operator types it, run in this process with its output captured. */
+  async function rtc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-    return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+    const code = await runRtc(args, {
+      env: { RTC_DATA_DIR: server.dataDir },
+      stdout: (text) => { stdout += text; },
+      stderr: (text) => { stderr += text; },
+    });
+    return { code, stdout, stderr };
   }
 
   before(async () => {
