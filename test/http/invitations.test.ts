@@ -13,7 +13,7 @@ import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { freshAddress, type HttpResult } from '../helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
 import { nextEvent } from '../e2e/media-helpers.ts';
 
 const GUEST_USER = /^guest_[A-Za-z0-9_-]{22}$/;
@@ -157,11 +157,11 @@ describe('one use of an invitation survives an api restart on the same SQLite fi
 });
 
 describe('one use of an invitation holds across api processes on one PostgreSQL without Redis', () => {
-  let postgres: Postgres;
+  let postgres: PostgresDatabases;
   let nodes: InProcessPlatform[] = [];
   let customer: Customer;
   before(async () => {
-    postgres = await startPostgres();
+    postgres = await postgresDatabases();
     const url = await postgres.createDatabase();
     const first = await startInProcess({ env: { DATABASE_URL: url } });
     nodes = [first, await startInProcess({ env: { DATABASE_URL: url } })];

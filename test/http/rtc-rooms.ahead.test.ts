@@ -5,16 +5,16 @@ import { nowSec } from '../../server/src/core/deps.ts';
 import type { RoomRecord } from '../../server/src/rooms/store.ts';
 import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
 
 // Rooms created ahead are bounded per project and expire, and every listing reads one page from the
 // store (docs/reference/room-api.md, "Limits" and "Listing rooms"), on each store.
 for (const kind of ['sqlite', 'postgres'] as const) describe(`rooms created ahead and room listings (${kind})`, () => {
-  let pg: Postgres | undefined;
+  let pg: PostgresDatabases | undefined;
   let server: InProcessPlatform;
 
   before(async () => {
-    pg = kind === 'postgres' ? await startPostgres() : undefined;
+    pg = kind === 'postgres' ? await postgresDatabases() : undefined;
     server = await startInProcess({ env: pg ? { DATABASE_URL: await pg.createDatabase() } : {} });
   });
   after(async () => {

@@ -4,17 +4,17 @@ import { MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES } from '@r
 import { nowSec } from '../../server/src/core/deps.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
 
 // Concurrent attribute changes of one participant on each store: the merge and its bounds are one
 // atomic step (docs/reference/room-api.md, "Limits"), so no interleaving stores more than they allow.
 for (const kind of ['sqlite', 'postgres'] as const) describe(`participant attributes under concurrent changes (${kind})`, () => {
-  let pg: Postgres | undefined;
+  let pg: PostgresDatabases | undefined;
   let server: InProcessPlatform;
   let customer: Customer;
 
   before(async () => {
-    pg = kind === 'postgres' ? await startPostgres() : undefined;
+    pg = kind === 'postgres' ? await postgresDatabases() : undefined;
     server = await startInProcess({ env: pg ? { DATABASE_URL: await pg.createDatabase() } : {} });
     customer = await createCustomer(server);
   });

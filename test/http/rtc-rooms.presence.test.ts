@@ -7,7 +7,7 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
 import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
 import { sleep } from '../e2e/media-helpers.ts';
-import { startRedis, type RedisServer } from '../helpers/redis.ts';
+import { redisKeyspace, type RedisKeyspace } from '../helpers/redis-keyspace.ts';
 import type { MediaNodeDirectory } from '../../server/src/core/media-placement.ts';
 import { createRedisClient } from '../../server/src/redis/client.ts';
 import { createRedisMediaNodeDirectory } from '../../server/src/redis/media-nodes.ts';
@@ -17,7 +17,7 @@ import { createRedisMediaNodeDirectory } from '../../server/src/redis/media-node
 for (const cluster of [false, true]) describe(`media role presence and project events${cluster ? ', in a cluster (Redis media node directory)' : ''}`, () => {
   let server: InProcessPlatform;
   let media: InProcessMedia;
-  let redis: RedisServer | undefined;
+  let redis: RedisKeyspace | undefined;
   let directory: MediaNodeDirectory | undefined;
   let redisClient: Redis | undefined;
   let customer: Customer;
@@ -28,9 +28,9 @@ for (const cluster of [false, true]) describe(`media role presence and project e
     customer = await createCustomer(server);
     const events = { record: async (event: ProjectEventInput) => { recorded.push(event); } };
     if (cluster) {
-      redis = await startRedis();
+      redis = await redisKeyspace();
       redisClient = createRedisClient(redis.url, () => undefined);
-      directory = createRedisMediaNodeDirectory(redisClient);
+      directory = createRedisMediaNodeDirectory(redisClient, { keyPrefix: `${redis.prefix}:media` });
     }
     media = await startInProcessMedia(server, customer, { ...server.deps, events, mediaNodes: directory });
   });
@@ -39,7 +39,7 @@ for (const cluster of [false, true]) describe(`media role presence and project e
     await media?.close();
     directory?.close();
     redisClient?.disconnect();
-    await redis?.stop();
+    await redis?.dispose();
     await server?.close();
   });
 

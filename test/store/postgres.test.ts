@@ -1,11 +1,11 @@
 import { after, before } from 'node:test';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
 import { createPostgresStore } from '../../server/src/store/postgres.ts';
 import { describeStoreContract } from './store-contract.ts';
 
-let server: Postgres;
+let server: PostgresDatabases;
 before(async () => {
-  server = await startPostgres();
+  server = await postgresDatabases();
 });
 after(async () => {
   await server.stop();
