@@ -1,4 +1,4 @@
 import { fileURLToPath } from 'node:url';
 
-/** The repository's root directory (ends with a slash). */
+/** The repository's root directory. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
