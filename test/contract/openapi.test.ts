@@ -30,7 +30,8 @@ import { createSignalingService } from '../../server/src/signaling/service.ts';
 import { defaultSignalingSettings } from '../../server/src/signaling/settings.ts';
 import { createCustomer, newLogin, type Customer } from '../helpers/customer.ts';
 import { request, type HttpResult } from '../helpers/http.ts';
-import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
+import { ROOT } from '../helpers/root.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { issueSignalingToken } from '../helpers/signaling.ts';
 import { join as joinMedia, sleep } from '../e2e/media-helpers.ts';
 
@@ -224,7 +225,7 @@ const endRoomOf = (host: Host): string => `contract-end-${host}`;
 
 describe('OpenAPI document: every route, generated from the schemas the routes validate with', () => {
   const doc = buildOpenApiDocument();
-  let server: RunningServer;
+  let server: ServedPlatform;
   let routes: Map<Host, Set<string>>;
   let f: Fixtures;
   const hostUrl = (host: Host): string => {
@@ -235,7 +236,7 @@ describe('OpenAPI document: every route, generated from the schemas the routes v
 
   before(async () => {
     routes = await registeredRoutes();
-    server = await startServer({ roles: ['api', 'token', 'signaling', 'media'] });
+    server = await serveInProcess({ roles: ['api', 'token', 'signaling', 'media'] });
     const customer = await createCustomer(server);
     const bearer = { authorization: `Bearer ${customer.accessToken}` };
     const spare = await request(`${server.api}/v1/projects/${customer.projectId}/credentials`, { headers: bearer, body: { scopes: ['subscriber'] } });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MAX_ROOMS_CREATED_AHEAD, ROOM_CREATIONS_PER_MINUTE, type RoomList } from '@rtc/protocol';
-import { nowSec } from '../../server/src/core/deps.ts';
-import type { RoomRecord } from '../../server/src/rooms/store.ts';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
+import { nowSec } from '../core/deps.ts';
+import type { RoomRecord } from './store.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { postgresDatabases, type PostgresDatabases } from '../../../test/helpers/postgres-databases.ts';
 
 // Rooms created ahead are bounded per project and expire, and every listing reads one page from the
 // store (docs/reference/room-api.md, "Limits" and "Listing rooms"), on each store.

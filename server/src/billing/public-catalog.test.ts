@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { createCustomer } from '../helpers/customer.ts';
+import { createCustomer } from '../../../test/helpers/customer.ts';
 
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 const PUBLIC_PATHS = [
   '/v1/public/platform/catalog',

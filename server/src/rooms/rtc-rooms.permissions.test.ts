@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtcRoom, TokenResponse } from '@rtc/protocol';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { join, nextEvent, sleep } from '../e2e/media-helpers.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../test/helpers/inproc-media.ts';
+import { join, nextEvent, sleep } from '../../../test/e2e/media-helpers.ts';
 
 // A permission change through the room service API holds for the rest of the life of every grant the
 // participant used (docs/reference/room-api.md, "Changing permissions"): a reconnection with one of

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
 
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 interface Line {
   usage_kind: string; minutes: number; included_minutes: number; billable_minutes: number; unit_price_minor: number;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 interface Extension {
   id: string; name: string; category: string; publisher: string; summary: string; tags: string[];

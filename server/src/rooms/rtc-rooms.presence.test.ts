@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import type { ProjectEventInput } from '../../server/src/core/ports.ts';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { sleep } from '../e2e/media-helpers.ts';
-import { redisKeyspace, type RedisKeyspace } from '../helpers/redis-keyspace.ts';
-import type { MediaNodeDirectory } from '../../server/src/core/media-placement.ts';
-import { createRedisClient } from '../../server/src/redis/client.ts';
-import { createRedisMediaNodeDirectory } from '../../server/src/redis/media-nodes.ts';
+import type { ProjectEventInput } from '../core/ports.ts';
+import type { MediaSession } from '../../../sdk/app/src/index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../test/helpers/inproc-media.ts';
+import { sleep } from '../../../test/e2e/media-helpers.ts';
+import { redisKeyspace, type RedisKeyspace } from '../../../test/helpers/redis-keyspace.ts';
+import type { MediaNodeDirectory } from '../core/media-placement.ts';
+import { createRedisClient } from '../redis/client.ts';
+import { createRedisMediaNodeDirectory } from '../redis/media-nodes.ts';
 
 // The media role in this process beside the in-process api and token apps, on their store and
 // clock: what it records (presence, project events) is read back through the room service API.

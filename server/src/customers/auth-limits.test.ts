@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { registerAccount } from '../helpers/customer.ts';
-import { freshAddress, type HttpResult } from '../helpers/http.ts';
-import { useInProcess } from '../helpers/inproc.ts';
+import { registerAccount } from '../../../test/helpers/customer.ts';
+import { freshAddress, type HttpResult } from '../../../test/helpers/http.ts';
+import { useInProcess } from '../../../test/helpers/inproc.ts';
 
 describe('POST /v1/auth/login: the block of an address', () => {
   const platform = useInProcess();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearer, createCustomer, registerAccount } from '../helpers/customer.ts';
-import type { HttpResult } from '../helpers/http.ts';
-import { useInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { bearer, createCustomer, registerAccount } from '../../../test/helpers/customer.ts';
+import type { HttpResult } from '../../../test/helpers/http.ts';
+import { useInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 interface WebhookBody {
   id: string; project_id: string; url: string; description: string; event_types: string[]; enabled: boolean;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
-import { assertError } from '../helpers/assert.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { basic, freshAddress, type HttpResult } from '../../../test/helpers/http.ts';
+import { assertError } from '../../../test/helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 const B64U = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 

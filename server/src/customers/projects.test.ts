@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MAX_TTL_SECONDS, type Project } from '@rtc/protocol';
-import type { BusEvent } from '../../server/src/core/ports.ts';
-import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../helpers/customer.ts';
-import { type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import type { BusEvent } from '../core/ports.ts';
+import { type Account, bearer, createCustomer, createProject, type Customer, registerAccount } from '../../../test/helpers/customer.ts';
+import { type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 describe('customer API: projects', () => {
   let server: InProcessPlatform;

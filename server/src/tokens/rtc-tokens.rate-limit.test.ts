@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { basic, freshAddress, type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 // The real limits of docs/reference/token-api.md (the platform runs with its defaults).
 const APP_PER_MINUTE = 1200;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MediaSessionList, ProjectUsage } from '@rtc/protocol';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, testClock, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { sleep } from '../e2e/media-helpers.ts';
+import type { MediaSession } from '../../../sdk/app/src/index.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, testClock, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../test/helpers/inproc-media.ts';
+import { sleep } from '../../../test/e2e/media-helpers.ts';
 
 // Calls of known length on the injected clock: the media role in this process records each session
 // as it joins and leaves, and the session history and participant minutes (docs/console.md, "Usage",

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
 
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 describe('POST /v1/rtc/tokens: issuance on both hosts', () => {
   let server: InProcessPlatform;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_ATTRIBUTES_BYTES } from '@rtc/protocol';
-import { nowSec } from '../../server/src/core/deps.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
+import { nowSec } from '../core/deps.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { postgresDatabases, type PostgresDatabases } from '../../../test/helpers/postgres-databases.ts';
 
 // Concurrent attribute changes of one participant on each store: the merge and its bounds are one
 // atomic step (docs/reference/room-api.md, "Limits"), so no interleaving stores more than they allow.

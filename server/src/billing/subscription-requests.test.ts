@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../server/src/config.ts';
-import { runRtc } from '../../server/src/main/rtc-command.ts';
-import { runSubscriptionsCommand } from '../../server/src/main/subscriptions-command.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { loadConfig } from '../config.ts';
+import { runRtc } from '../main/rtc-command.ts';
+import { runSubscriptionsCommand } from '../main/subscriptions-command.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 interface SubscriptionRequest {
   id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, createCustomer, type Customer, newLogin, registerAccount, type SessionBody } from '../helpers/customer.ts';
-import { basic, type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { bearer, createCustomer, type Customer, newLogin, registerAccount, type SessionBody } from '../../../test/helpers/customer.ts';
+import { basic, type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'participant' };
 

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { freshAddress, type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
-import { nextEvent } from '../e2e/media-helpers.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { freshAddress, type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../test/helpers/inproc-media.ts';
+import { postgresDatabases, type PostgresDatabases } from '../../../test/helpers/postgres-databases.ts';
+import { nextEvent } from '../../../test/e2e/media-helpers.ts';
 
 const GUEST_USER = /^guest_[A-Za-z0-9_-]{22}$/;
 

@@ -5,15 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSqliteStore } from '../../server/src/store/sqlite.ts';
-import { createHttpsSender, PRIVATE_TARGET } from '../../server/src/webhooks/https-sender.ts';
-import { newWebhookSecret } from '../../server/src/core/ids.ts';
-import type { Store } from '../../server/src/store/port.ts';
-import type { WebhookRecord } from '../../server/src/webhooks/store.ts';
-import { startWebhookDelivery, type DeliveryResult, type WebhookDelivery } from '../../server/src/webhooks/delivery.ts';
-import { createProjectEvents } from '../../server/src/webhooks/endpoints.ts';
-import { makeCertificate } from '../helpers/tls.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createSqliteStore } from '../store/sqlite.ts';
+import { createHttpsSender, PRIVATE_TARGET } from './https-sender.ts';
+import { newWebhookSecret } from '../core/ids.ts';
+import type { Store } from '../store/port.ts';
+import type { WebhookRecord } from './store.ts';
+import { startWebhookDelivery, type DeliveryResult, type WebhookDelivery } from './delivery.ts';
+import { createProjectEvents } from './endpoints.ts';
+import { makeCertificate } from '../../../test/helpers/tls.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../test/helpers/webhook-receiver.ts';
 
 const clock = { nowMs: () => Date.now() };
 

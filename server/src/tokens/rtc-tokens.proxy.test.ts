@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, type HttpResult } from '../helpers/http.ts';
-import { assertError } from '../helpers/assert.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { basic, type HttpResult } from '../../../test/helpers/http.ts';
+import { assertError } from '../../../test/helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 const VALID = { room_id: 'room-1', user_id: 'user-1', role: 'speaker' } as const;
 

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Credential, TokenResponse } from '@rtc/protocol';
-import { bearer, createProject, registerAccount, type Account } from '../helpers/customer.ts';
-import { basic, freshAddress, type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { bearer, createProject, registerAccount, type Account } from '../../../test/helpers/customer.ts';
+import { basic, freshAddress, type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 /** A credential, with its App Secret when created or rotated. */
 type CredentialBody = Credential & { readonly app_secret?: string };

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MediaSessionList } from '@rtc/protocol';
-import { bearer, createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, testClock, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { RtcTestClient, waitFor, type RtcTrackSpec } from '../helpers/webrtc-client.ts';
-import { join, sleep } from '../e2e/media-helpers.ts';
+import { bearer, createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { startInProcess, testClock, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../test/helpers/inproc-media.ts';
+import { RtcTestClient, waitFor, type RtcTrackSpec } from '../../../test/helpers/webrtc-client.ts';
+import { join, sleep } from '../../../test/e2e/media-helpers.ts';
 
 /** A VP8 payload starting a key frame whose header claims `width` x `height` (RFC 6386 section 9.1), `size` bytes long. */
 function keyFrame(width: number, height: number, size = 1000): Buffer {

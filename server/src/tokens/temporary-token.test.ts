@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { TokenResponse } from '@rtc/protocol';
-import { bearer, createCustomer, createProject, type Customer } from '../helpers/customer.ts';
-import { basic, type HttpResult } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { bearer, createCustomer, createProject, type Customer } from '../../../test/helpers/customer.ts';
+import { basic, type HttpResult } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 const TOKEN_FIELDS = [
   'app_id', 'expires_at', 'issued_at', 'media', 'project_id', 'publish_streams', 'role', 'room_id', 'subscribe_room',

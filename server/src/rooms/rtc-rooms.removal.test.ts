@@ -4,16 +4,16 @@ import Database from 'better-sqlite3';
 import { join as joinPath } from 'node:path';
 import type { ParticipantRemoved, RoomEnded, TokenResponse } from '@rtc/protocol';
 import pino from 'pino';
-import { loadConfig } from '../../server/src/config.ts';
-import { startMediaRole } from '../../server/src/media/role.ts';
-import { startSignaling } from '../../server/src/signaling/role.ts';
-import type { RoleServer } from '../../server/src/role.ts';
-import { MediaError, type MediaSession } from '../../sdk/app/src/index.ts';
-import { TokenClient } from '../../sdk/server/src/index.ts';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { request } from '../helpers/http.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { join, nextEvent, sleep } from '../e2e/media-helpers.ts';
+import { loadConfig } from '../config.ts';
+import { startMediaRole } from '../media/role.ts';
+import { startSignaling } from '../signaling/role.ts';
+import type { RoleServer } from '../role.ts';
+import { MediaError, type MediaSession } from '../../../sdk/app/src/index.ts';
+import { TokenClient } from '../../../sdk/server/src/index.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { request } from '../../../test/helpers/http.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { join, nextEvent, sleep } from '../../../test/e2e/media-helpers.ts';
 
 type Token = TokenResponse & { signaling: { token: string; url: string } };
 

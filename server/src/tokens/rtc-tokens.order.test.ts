@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { basic, freshAddress, type HttpResult, sendChunked } from '../helpers/http.ts';
-import { assertError } from '../helpers/assert.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
+import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
+import { basic, freshAddress, type HttpResult, sendChunked } from '../../../test/helpers/http.ts';
+import { assertError } from '../../../test/helpers/assert.ts';
+import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
 
 // docs/reference/token-api.md, order of checks: address blocked or over its limit (429) -> Origin (403) -> body over 8 KB (413)
 // -> authentication (401) -> App ID rate limit (429) -> IP allowlist (403) -> archived (403)
