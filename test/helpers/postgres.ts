@@ -73,8 +73,9 @@ export async function startPostgres(): Promise<Postgres> {
   process.once('SIGTERM', onSignal);
 
   let port = 0;
+  // max_connections: the server of a whole test run serves three test files at once, each with its pools
   const serverOptions = (): string =>
-    `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
   // a port found free can be taken before the server binds it: try a few
   for (let attempt = 1; ; attempt++) {
     port = await freeTcpPort(HOST);
