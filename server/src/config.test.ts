@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { IPV4_EMBEDDING_RANGES, LOOPBACK_RANGES, NON_UNICAST_RANGES, PRIVATE_RANGES } from './core/address.ts';
+import { TEST_TLS } from '../../test/helpers/tls.ts';
 import { ConfigError, DEFAULT_LISTENER_LIMITS, loadConfig, ROLE_NAMES, type Config } from './config.ts';
 
 /** The named fields of an object. */
@@ -33,9 +33,9 @@ describe('loadConfig', () => {
     certFile = join(dir, 'cert.pem');
     keyFile = join(dir, 'key.pem');
     otherKeyFile = join(dir, 'other-key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' });
-    execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', otherKeyFile], { stdio: 'ignore' });
+    copyFileSync(TEST_TLS.certFile, certFile);
+    copyFileSync(TEST_TLS.keyFile, keyFile);
+    copyFileSync(TEST_TLS.otherKeyFile, otherKeyFile);
   });
   after(() => {
     rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { repoFiles } from '../helpers/repo-files.ts';
+import { ROOT } from '../helpers/root.ts';
 
 /** The id GitHub's renderer gives a heading (github-slugger): lower case, punctuation but `_` and `-` dropped, spaces to `-`. */
 function githubSlug(heading: string): string {
@@ -68,7 +66,7 @@ describe('docs/reference/api.md', () => {
 });
 
 describe('links between the repository\'s markdown files', () => {
-  const files = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const files = repoFiles('.md');
   const anchors = new Map<string, Set<string>>();
   const anchorsIn = (file: string): Set<string> => {
     let found = anchors.get(file);

@@ -1,12 +1,10 @@
 /** Mechanical checks of the repository's prose: what a reader trips over and a review misses. */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { repoFiles } from '../helpers/repo-files.ts';
+import { ROOT } from '../helpers/root.ts';
 
 /**
  * Lines that start a sentence in lower case right after a line that ended one: the mark of a
@@ -35,7 +33,7 @@ describe('markdown prose', () => {
   });
 
   it('has no sentence fragment left behind in any markdown file', () => {
-    const files = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const files = repoFiles('.md');
     const stray = files.flatMap((file) => strayFragments(readFileSync(join(ROOT, file), 'utf8')).map((line) => `${file}: ${line}`));
     assert.deepEqual(stray, []);
   });

@@ -1,27 +1,15 @@
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeTcpPort } from './ports.ts';
+import { databaseName, type Postgres } from './postgres-databases.ts';
+
+export type { Postgres };
 
 const HOST = '127.0.0.1';
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const PG_PACKAGE = 'postgresql-15';
-
-/** A throwaway PostgreSQL 15 server on loopback, owned by this test process. */
-export interface Postgres {
-  /** `postgres://postgres@127.0.0.1:PORT/postgres` (trust authentication: any password is accepted). */
-  readonly url: string;
-  /** Creates a fresh, empty database and returns its URL. */
-  createDatabase(): Promise<string>;
-  /** Stops the server (a fast shutdown: sessions end with 57P01) and keeps its files; `up()` starts it again. */
-  down(): Promise<void>;
-  /** Starts the server stopped by `down()` again on the same port, with the same databases. */
-  up(): Promise<void>;
-  /** Stops the server and removes its files. */
-  stop(): Promise<void>;
-}
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 
@@ -85,8 +73,9 @@ export async function startPostgres(): Promise<Postgres> {
   process.once('SIGTERM', onSignal);
 
   let port = 0;
+  // max_connections: the server of a whole test run serves three test files at once, each with its pools
   const serverOptions = (): string =>
-    `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    `-c listen_addresses=${HOST} -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
   // a port found free can be taken before the server binds it: try a few
   for (let attempt = 1; ; attempt++) {
     port = await freeTcpPort(HOST);
@@ -103,7 +92,7 @@ export async function startPostgres(): Promise<Postgres> {
   return {
     url,
     async createDatabase() {
-      const name = `rtc_${randomBytes(6).toString('hex')}`;
+      const name = databaseName();
       mustRun('createdb', ['-h', HOST, '-p', String(port), '-U', 'postgres', '-T', 'template0', name]);
       return `postgres://postgres@${HOST}:${port}/${name}`;
     },

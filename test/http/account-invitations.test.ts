@@ -87,7 +87,7 @@ describe('test-room invitations', () => {
     const token = first.json<TokenResponse>();
     assert.equal(token.project_id, customer.projectId);
     assert.equal(token.room_id, 'test-room');
-    // the guest's identity and streams are the platform's (test/http/invitations.test.ts)
+    // the guest's identity and streams are the platform's (server/src/rooms/share-link-guests.test.ts)
     assert.match(token.user_id, /^guest_/);
     assert.equal(token.role, 'speaker');
     assert.equal(token.publish_streams.length, 2);

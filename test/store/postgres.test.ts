@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
+import { postgresDatabases, type PostgresDatabases } from '../helpers/postgres-databases.ts';
 import { dumpPostgresSchema, readSchemaFixtures } from '../helpers/schema-dump.ts';
 import { createPostgresStore } from '../../server/src/store/postgres.ts';
 import { describeStoreContract } from './store-contract.ts';
 
-let server: Postgres;
+let server: PostgresDatabases;
 before(async () => {
-  server = await startPostgres();
+  server = await postgresDatabases();
 });
 after(async () => {
   await server.stop();
