@@ -13,7 +13,7 @@ import { CONSOLE_ROUTES } from '../../server/src/console-page/routes.ts';
 import type { Host } from '../../server/src/http/registry.ts';
 import { buildOpenApiDocument, type Json, type JsonObject } from '../../server/src/openapi/document.ts';
 import { OPERATIONS } from '../../server/src/openapi/operations.ts';
-import { ROOT } from '../helpers/platform.ts';
+import { ROOT } from '../helpers/root.ts';
 import { answers, registeredRoutes, ROUTED_HOSTS } from './openapi-routes.ts';
 
 const COMPONENT = '#/components/schemas/';
