@@ -89,6 +89,7 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   const address = options.clientAddress;
   if (address) app.decorateRequest('clientAddress', '');
   app.decorateRequest('errorCode', '');
+  app.decorateRequest('routeState', null);
   // both hooks are synchronous: callback style spares each request two promises and their ticks
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
