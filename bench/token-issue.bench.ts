@@ -1,7 +1,8 @@
 /**
  * `POST /v1/rtc/tokens` under load: the embedded process (every role, as `npm start` runs it)
- * against a bare node:http server doing the same cryptography (bench/baseline/token-server.ts),
- * both measured in the same run on loopback, and the token role alone in a process of its own.
+ * against a bare node:http server doing the same cryptography (bench/baseline/token-server.ts)
+ * and against a LiveKit customer's token endpoint (bench/baseline/livekit-server.ts), all measured
+ * in the same run on loopback, and the token role alone in a process of its own.
  * Prints one JSON line per figure; see docs/operations/benchmarks.md.
  */
 import { mkdtempSync } from 'node:fs';
@@ -24,6 +25,7 @@ const PATH = '/v1/rtc/tokens';
 
 // targets of the token API (docs/operations/benchmarks.md)
 const TARGET_THROUGHPUT_RATIO = 0.75;
+const TARGET_LIVEKIT_RATIO = 1.5;
 const TARGET_P99_MS = 10;
 const TARGET_CPU_MICROS = 100;
 const TARGET_PEAK_RSS_MB = 120;
@@ -74,6 +76,29 @@ function baselineSettings(sample: Sample, cred: BenchCredential): Record<string,
     BASELINE_SFU_HOST: String(media['sfu_host']),
     BASELINE_SFU_PORT: String(media['sfu_port']),
   };
+}
+
+/**
+ * The LiveKit customer's endpoint (bench/baseline/livekit-server.ts) on bare `node`, taking the
+ * platform credential's App ID and secret, so that the same wrk script loads it.
+ */
+function startLiveKitEndpoint(work: string, cred: BenchCredential, mediaUrl: string): Promise<ServerProcess> {
+  const source = fileURLToPath(new URL('./baseline/livekit-server.ts', import.meta.url));
+  return startServerProcess({
+    command: process.execPath,
+    args: [transpileStandalone(source, work, ['express', 'livekit-server-sdk'])],
+    cwd: work,
+    roles: ['livekit'],
+    stderrFile: join(work, 'livekit.log'),
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      // express's production mode, as a deployed endpoint runs
+      NODE_ENV: 'production',
+      LIVEKIT_BASELINE_CLIENT_KEY: cred.appId,
+      LIVEKIT_BASELINE_CLIENT_SECRET: cred.appSecret,
+      LIVEKIT_BASELINE_SERVER_URL: mediaUrl,
+    },
+  });
 }
 
 /** A different X-Forwarded-For block for the warm-up and the measured run (post-forwarded.lua). */
@@ -150,10 +175,18 @@ async function main(): Promise<void> {
     started.push(baseline);
     const baselineUrl = `${baseline.urls['baseline']!}${PATH}`;
     const baselineSample = await probe(baselineUrl, good, bad);
+    const livekit = await startLiveKitEndpoint(work, cred, platform.urls['media']!);
+    started.push(livekit);
+    const livekitUrl = `${livekit.urls['livekit']!}${PATH}`;
+    const livekitSample = await probe(livekitUrl, good, bad);
 
     progress('baseline, valid requests...');
     const base = await load(baseline, baselineUrl, good, false);
     progress(describe('baseline', base));
+    progress('LiveKit endpoint, valid requests...');
+    const lk = await load(livekit, livekitUrl, good, false);
+    progress(describe('LiveKit endpoint', lk));
+    await livekit.stop();
     progress('server, valid requests...');
     const ok = await load(platform, serverUrl, good, false);
     progress(describe('server', ok));
@@ -176,6 +209,7 @@ async function main(): Promise<void> {
     progress(describe('baseline, failed auth', baseFailed));
 
     check('baseline', base, 200, problems);
+    check('LiveKit endpoint', lk, 200, problems);
     check('server', ok, 200, problems);
     check('token role alone', alone, 200, problems);
     check('server, failed auth', failed, 401, problems);
@@ -186,6 +220,16 @@ async function main(): Promise<void> {
       bench: BENCH, figure: 'throughput', value: ok.wrk.requestsPerSecond, unit: 'tokens/s',
       baseline: base.wrk.requestsPerSecond, target_ratio: TARGET_THROUGHPUT_RATIO,
       meets_target: ok.wrk.requestsPerSecond >= TARGET_THROUGHPUT_RATIO * base.wrk.requestsPerSecond,
+    });
+    printFigure({
+      bench: BENCH, figure: 'token_issue_vs_livekit', value: ok.wrk.requestsPerSecond, unit: 'tokens/s',
+      baseline: lk.wrk.requestsPerSecond, target_ratio: TARGET_LIVEKIT_RATIO,
+      meets_target: ok.wrk.requestsPerSecond >= TARGET_LIVEKIT_RATIO * lk.wrk.requestsPerSecond,
+      floor_ratio: Number((ok.wrk.requestsPerSecond / base.wrk.requestsPerSecond).toFixed(3)),
+      cpu_per_request: ok.cpuMicrosPerRequest, baseline_cpu_per_request: lk.cpuMicrosPerRequest,
+      cpu_ratio: Number((ok.cpuMicrosPerRequest / lk.cpuMicrosPerRequest).toFixed(3)),
+      latency_p99: ok.wrk.latencyMs.p99, baseline_latency_p99: lk.wrk.latencyMs.p99,
+      baseline_peak_rss: mb(lk.peakRssBytes), baseline_response_bytes: livekitSample.bytes,
     });
     printFigure({ bench: BENCH, figure: 'latency_p50', value: ok.wrk.latencyMs.p50, unit: 'ms', baseline: base.wrk.latencyMs.p50 });
     printFigure({

@@ -50,5 +50,10 @@ declare module 'fastify' {
     accountId: string;
     /** The error code the request was answered with (set by `replyWithError`), `''` until then. */
     errorCode: string;
+    /**
+     * What a route's own onRequest check learned, for its handler (the token API's gate); null
+     * until set. A decorated field rather than a WeakMap keyed by request: no weak table to sweep.
+     */
+    routeState: unknown;
   }
 }

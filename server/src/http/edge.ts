@@ -10,6 +10,7 @@ import { ApiError } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
 import { createRoleServer } from './connection-guard.ts';
 import { replyWithError } from './reply.ts';
+import { deferredRequestLogger } from './request-logger.ts';
 
 /** A route as fastify registers it: what `onRoute` is told. */
 export interface RegisteredRoute {
@@ -58,6 +59,8 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger.child({ role: options.role }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // req.log is made on a request's first line of its own: most log only their access line
+    childLoggerFactory: deferredRequestLogger,
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: options.bodyLimit,
@@ -86,6 +89,7 @@ export function createEdge(options: EdgeOptions): FastifyInstance {
   const address = options.clientAddress;
   if (address) app.decorateRequest('clientAddress', '');
   app.decorateRequest('errorCode', '');
+  app.decorateRequest('routeState', null);
   // both hooks are synchronous: callback style spares each request two promises and their ticks
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

@@ -14,12 +14,16 @@ import { registerOperation } from '../http/operation-route.ts';
 import type { CredentialStore, ProjectStore } from '../customers/store.ts';
 import type { RevocationStore } from './store.ts';
 
-/** What a token route's gate learned of a request, for its handler. */
-interface GateState {
+/** What a token route's gate learned of a request, for its handler (`req.routeState`). */
+class GateState {
   readonly admitted: Admitted;
   readonly cache: CredentialCache | undefined;
+
+  constructor(admitted: Admitted, cache: CredentialCache | undefined) {
+    this.admitted = admitted;
+    this.cache = cache;
+  }
 }
-const gateStates = new WeakMap<FastifyRequest, GateState>();
 
 /** The media type fastify's `application/json` parser accepts (anything else is 415 before authentication). */
 const isJson = (contentType: string | undefined): boolean =>
@@ -51,14 +55,14 @@ export function tokenApiGate(ctx: HttpContext<CredentialStore & RevocationStore 
     if (tooLarge) {
       throw new ApiError('invalid_request', `the request body exceeds ${bodyLimitBytes} bytes`, { status: 413 });
     }
-    gateStates.set(req, { admitted, cache });
+    req.routeState = new GateState(admitted, cache);
   };
 }
 
 /** Steps 4-7: authentication, App ID rate limit, IP allowlist, archived project. */
 export function authenticateTokenCaller(ctx: HttpContext<CredentialStore & RevocationStore & ProjectStore>, req: FastifyRequest): Promise<AuthCredential> {
-  const state = gateStates.get(req);
-  if (!state) throw new Error('the token API gate did not run for this route');
+  const state = req.routeState;
+  if (!(state instanceof GateState)) throw new Error('the token API gate did not run for this route');
   return authenticateApp(ctx.deps, state.admitted, state.cache, req.clientAddress, ctx.limits);
 }
 

@@ -46,4 +46,18 @@ describe('TokenUsage', () => {
     await usage.flush();
     assert.deepEqual(written, [[{ projectId: 'prj_a', day: dayOf(day), count: 2 }]]);
   });
+
+  it('counts each token on its own UTC day, across midnight both ways and for a clock that goes back', async () => {
+    const { store, written } = flakyStore();
+    const usage = new TokenUsage(store);
+    const midnight = Date.UTC(2026, 10, 25) / 1000;
+    for (const at of [midnight - 1, midnight, midnight - 1, midnight + 86_399, midnight + 86_400, midnight - 86_400, midnight - 86_401]) {
+      usage.count('prj_a', at);
+    }
+    await usage.flush();
+    assert.deepEqual(written, [[
+      { projectId: 'prj_a', day: '2026-11-23', count: 1 }, { projectId: 'prj_a', day: '2026-11-24', count: 3 },
+      { projectId: 'prj_a', day: '2026-11-25', count: 2 }, { projectId: 'prj_a', day: '2026-11-26', count: 1 },
+    ]]);
+  });
 });

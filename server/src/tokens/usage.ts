@@ -10,10 +10,15 @@ export function dayOf(epochSec: number): string {
   return new Date(epochSec * 1000).toISOString().slice(0, 10);
 }
 
+const DAY_SECONDS = 86_400;
+
 export class TokenUsage implements TokenCounter {
   private readonly store: TokenCountStore;
   private pending = new Map<string, TokenCount>();
   private flushing: Promise<void> = Promise.resolve();
+  // the UTC day of the last count and its first second: the hot path formats a date once a day
+  private day = '';
+  private dayStartSec = Number.NaN;
 
   constructor(store: TokenCountStore) {
     this.store = store;
@@ -21,7 +26,11 @@ export class TokenUsage implements TokenCounter {
 
   /** One token issued for a project at `issuedAtSec`. */
   count(projectId: string, issuedAtSec: number): void {
-    const day = dayOf(issuedAtSec);
+    if (!(issuedAtSec >= this.dayStartSec && issuedAtSec < this.dayStartSec + DAY_SECONDS)) {
+      this.dayStartSec = Math.floor(issuedAtSec / DAY_SECONDS) * DAY_SECONDS;
+      this.day = dayOf(issuedAtSec);
+    }
+    const day = this.day;
     const key = `${projectId} ${day}`;
     const held = this.pending.get(key);
     this.pending.set(key, { projectId, day, count: (held?.count ?? 0) + 1 });
