@@ -258,7 +258,7 @@ export class RtcPeer implements KeyFrameSource {
       { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc, playoutDelay: ids.get(PLAYOUT_DELAY_URI) });
     for (const streamId of receiving.keys()) this.preferenceChanged(streamId);
     if (this.connected && added.length > 0) this.askKeyFrames(added);
-    return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };
+    return { ok: true, sdp: announce(keepInactiveOpen(local, scan.rejected), this.options.publicIp), refused };
   }
 
   /**
