@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RtpPacket } from 'werift';
-import { createCustomer, type Customer } from '../helpers/customer.ts';
-import { startInProcess, type InProcessPlatform } from '../helpers/inproc.ts';
-import { startInProcessMedia, type InProcessMedia } from '../helpers/inproc-media.ts';
-import { RtcTestClient, waitFor, type RtcOfferTrack } from '../helpers/webrtc-client.ts';
+import { createCustomer, type Customer } from '../../../../test/helpers/customer.ts';
+import { startInProcess, type InProcessPlatform } from '../../../../test/helpers/inproc.ts';
+import { startInProcessMedia, type InProcessMedia } from '../../../../test/helpers/inproc-media.ts';
+import { RtcTestClient, waitFor, type RtcOfferTrack } from '../../../../test/helpers/webrtc-client.ts';
 
 const ROOM = 'recycle';
 const [ANT, BEE, CAT] = [1, 2, 3];
