@@ -50,7 +50,7 @@ const ENGINES = (process.env['BENCH_WEBRTC_ENGINES'] ?? 'chromium,firefox').spli
   .filter((e): e is EngineName => e === 'chromium' || e === 'firefox');
 /** 0: no statistics polled while a page joins (no `first_rtp`, `first_key_frame`), to see what polling costs. */
 const POLL_STATS = intSetting('BENCH_WEBRTC_POLL_STATS', 1, 0, 1) === 1;
-/** 0: joins only, in every browser (as in Firefox, bench/lib/browser-engines.ts): to compare joins alike. */
+/** 0: joins only (no revocation part), in every browser. */
 const REVOCATION = intSetting('BENCH_WEBRTC_REVOCATION', 1, 0, 1) === 1;
 const ROOM = 'webrtc-browser-bench';
 const PUBLISHER_STREAMS = [1, 2] as const;
@@ -119,7 +119,6 @@ async function run(engineName: EngineName, sdkBundle: string): Promise<void> {
   const prefix = engineName === 'chromium' ? '' : `${engineName}_`;
   try {
     engine = await launchEngine(engineName);
-    const revocation = REVOCATION && engine.revocation;
     platform = await startPlatformServer({
       dataDir: join(work, 'data'), stderrFile: join(work, 'platform.log'), roles: ['api', 'token', 'media'],
       env: { RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000', ...engine.platformEnv },
@@ -192,7 +191,7 @@ async function run(engineName: EngineName, sdkBundle: string): Promise<void> {
           keyFrameRequests.push(joinMarks.phases!.keyFrameRequests ?? 0);
         }
 
-        if (!revocation) continue;
+        if (!REVOCATION) continue;
         // (b) revocation: both pages decode each other's video first
         const sent = await joiner.page.call((ids) => (globalThis as unknown as Bench).rtc.publish(['audio', 'video'], ids), streams);
         if (!sent.every((p) => p.ok)) throw new Error(`${user}: publish: ${JSON.stringify(sent)}`);
@@ -244,9 +243,9 @@ async function run(engineName: EngineName, sdkBundle: string): Promise<void> {
     const fmt = (s: readonly number[]): string => `p50 ${percentile(s, 50).toFixed(1)} ms, p99 ${percentile(s, 99).toFixed(1)} ms`;
     progress(`${engineName}: join to first video frame ${fmt(joins)} (connect alone ${fmt(conn)}; trackSubscribed ${fmt(subscribed)})`);
     progress(`${engineName}: join phases p50 (ms from connect) ${JSON.stringify(phasesAt(50))}; key frame requests at the first frame ${keyFrameRequests.join(', ')}`);
-    if (revocation) progress(`${engineName}: revoke to revoked event ${fmt(revokedEvent)}, to remote tracks ended ${fmt(stopped)}; ` +
+    if (REVOCATION) progress(`${engineName}: revoke to revoked event ${fmt(revokedEvent)}, to remote tracks ended ${fmt(stopped)}; ` +
       `publisher's trackUnsubscribed ${fmt(pubStopped)}; ws session revoked ${fmt(ws)}`);
-    if (revocation) progress(`${engineName}: remote tracks ended at the revoked event: ${tracksEnded} of ${tracksTotal}; all ended ${lag.map((v) => v.toFixed(1)).join(', ')} ms after it; ` +
+    if (REVOCATION) progress(`${engineName}: remote tracks ended at the revoked event: ${tracksEnded} of ${tracksTotal}; all ended ${lag.map((v) => v.toFixed(1)).join(', ')} ms after it; ` +
       `page clock offsets ${sorted(offsets).map((o) => o.toFixed(2)).join(', ')} ms`);
 
     const samples = JOINS;
@@ -261,7 +260,7 @@ async function run(engineName: EngineName, sdkBundle: string): Promise<void> {
     };
     both('join_to_first_video_frame', joins, conn, connectBaseline, (p) => ({ phases_ms: phasesAt(p) }));
     both('join_to_track_subscribed', subscribed, conn, connectBaseline);
-    if (!revocation) return;
+    if (!REVOCATION) return;
     both('revoke_to_revoked_event', revokedEvent, ws, wsBaseline);
     both('revoke_to_remote_tracks_ended', stopped, ws, wsBaseline);
     both('revoke_to_publisher_track_unsubscribed', pubStopped, ws, wsBaseline);

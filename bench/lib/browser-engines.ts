@@ -25,14 +25,6 @@ export interface Engine {
    * interface, so the media role offers loopback only, where media flows (as its tests do).
    */
   readonly platformEnv: Readonly<Record<string, string>>;
-  /**
-   * Whether the revocation part of each round runs: the joined page publishes, the publisher page
-   * receives it. In Firefox the publisher page then never decodes the next joined page's video:
-   * once the m-lines of the revoked page go inactive, Firefox re-offers them as rejected (port 0,
-   * outside the BUNDLE group), the media role answers `rtc_invalid_offer`, and the m-lines added
-   * next carry no media. So there the bench measures joins only.
-   */
-  readonly revocation: boolean;
   open(site: PageSite): Promise<EnginePage>;
   close(): Promise<void>;
 }
@@ -46,7 +38,6 @@ async function chromiumEngine(): Promise<Engine> {
   return {
     name: 'chromium',
     platformEnv: {},
-    revocation: true,
     async open(site) {
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -67,7 +58,6 @@ async function firefoxEngine(): Promise<Engine> {
   return {
     name: 'firefox',
     platformEnv: {},
-    revocation: false,
     async open(site) {
       const page = await openFirefoxPage(browser, site.url, PAGE_READY);
       return {

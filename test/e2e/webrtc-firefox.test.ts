@@ -4,6 +4,8 @@
  * gets of it follows its bounds, with layer reports that carry the size decoded. Firefox offers the
  * RID header extension only on an m-line whose sender has rids, so the app SDK cannot learn from a
  * video m-line without rids whether the server takes simulcast (sdk/app/src/webrtc/simulcast.ts).
+ * Under max-bundle Firefox offers every m-line but the first with port 0 and `a=bundle-only`, those
+ * of a participant who left included: the answers keep them open, so the next publisher's arrive.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -46,8 +48,8 @@ describe('the app SDK in Firefox, through the platform', () => {
   // every call into a page has a limit: a getStats() in flight when a peer connection closes never settles in Firefox
   const join = (page: Page, token: TokenResponse) =>
     within(page.evaluate((t) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t), token), 30_000, 'join');
-  const publish = (page: Page, options: PagePublishOptions) =>
-    within(page.evaluate((o) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(['video'], undefined, o), options), 30_000, 'publish');
+  const publish = (page: Page, options: PagePublishOptions, kinds: readonly ('audio' | 'video')[] = ['video']) =>
+    within(page.evaluate((k, o) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, undefined, o), kinds, options), 30_000, 'publish');
   const sent = (page: Page): Promise<PageEncoding[]> =>
     within(page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent()), 10_000, 'sent');
   const measure = (page: Page): Promise<PageMeasure> =>
@@ -63,6 +65,16 @@ describe('the app SDK in Firefox, through the platform', () => {
       if (Date.now() > deadline) assert.fail(`${what}: ${JSON.stringify(value)}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+  };
+  /** The page decodes video (not black) and hears audio from `from`, and no renegotiation failed on it. */
+  const seesAndHears = async (page: Page, from: string, what: string): Promise<void> => {
+    const sees = (m: PageMeasure): boolean => {
+      const video = m.remote.find((r) => r.kind === 'video' && r.userId === from);
+      const audio = m.remote.find((r) => r.kind === 'audio' && r.userId === from);
+      return video !== undefined && video.framesDecoded > 5 && video.brightness > 10 && audio !== undefined && audio.totalAudioEnergy > 0;
+    };
+    const m = await until(() => measure(page), (x) => sees(x) || x.events.some((e) => e.startsWith('mediaError')), `${what} sees and hears ${from}`);
+    assert.deepEqual(m.events.filter((e) => e.startsWith('mediaError')), [], `${what}: renegotiations succeed`);
   };
   /** The layer told (`remote.layer`) is the one decoded: its size is the size of the frames decoded now. */
   const toldAsDecoded = (r: Remote | undefined, layer: number): boolean =>
@@ -97,6 +109,39 @@ describe('the app SDK in Firefox, through the platform', () => {
     } finally {
       await within(fox.browserContext().close(), 10_000, 'closing fox').catch(() => undefined);
       await within(owl.browserContext().close(), 10_000, 'closing owl').catch(() => undefined);
+    }
+  });
+
+  it('decodes the video of each page that publishes after another one left: the left page\'s m-lines, offered bundle-only, stay open', async () => {
+    const [ant, bee, cat] = [await openPage(), await openPage(), await openPage()];
+    let dog: Page | undefined;
+    const close = (page: Page) => within(page.browserContext().close(), 10_000, 'closing a page').catch(() => undefined);
+    try {
+      await join(ant, await issuer.issue({ room_id: 'recycle', user_id: 'ant', role: 'speaker', publish_streams: [31, 32], subscribe_room: true }));
+      const beeToken = await issuer.issue({ room_id: 'recycle', user_id: 'bee', role: 'speaker', publish_streams: [33, 34], subscribe_room: true });
+      await join(bee, beeToken);
+      assert.deepEqual((await publish(ant, {}, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      assert.deepEqual((await publish(bee, {}, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(ant, 'bee', 'ant');
+
+      // bee is revoked: its m-lines at ant go inactive; Firefox offers them with port 0 and a=bundle-only,
+      // which the answer must not take for a rejection (docs/protocol/media.md, "Negotiation")
+      await issuer.revoke(beeToken);
+      await until(() => measure(ant), (m) => m.remote.every((r) => r.userId !== 'bee'), 'bee\'s tracks end at ant');
+      await join(cat, await issuer.issue({ room_id: 'recycle', user_id: 'cat', role: 'speaker', publish_streams: [35, 36], subscribe_room: true }));
+      assert.deepEqual((await publish(cat, {}, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(ant, 'cat', 'ant, after bee\'s m-lines went inactive');
+
+      // cat leaves (its page closes), and a fourth page publishes
+      await close(cat);
+      await until(() => measure(ant), (m) => m.remote.every((r) => r.userId !== 'cat'), 'cat\'s tracks end at ant');
+      dog = await openPage();
+      await join(dog, await issuer.issue({ room_id: 'recycle', user_id: 'dog', role: 'speaker', publish_streams: [37, 38], subscribe_room: true }));
+      assert.deepEqual((await publish(dog, {}, ['audio', 'video'])).map((r) => r.ok), [true, true]);
+      await seesAndHears(ant, 'dog', 'ant, after cat left');
+      await seesAndHears(dog, 'ant', 'dog');
+    } finally {
+      for (const page of [ant, bee, cat, dog]) if (page) await close(page);
     }
   });
 });

@@ -12,6 +12,7 @@ import { installInputGuard } from './input-guard.ts';
 import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts';
 import type { DownTrack } from './down-track.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
+import { retireLines } from './retired-lines.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
@@ -188,6 +189,8 @@ export class RtcPeer implements KeyFrameSource {
     if (this.pc && newConnection) this.replaceConnection();
     const fresh = this.pc === undefined;
     const pc = this.pc ?? this.open();
+    // m-lines the client rejected, or recycled under a new mid (RFC 8829 5.2.2)
+    if (!fresh) retireLines(pc, scan);
     try {
       // docs/operations/configuration.md, "Peer addresses": no check goes where the node may not send
       await pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidates(sdp, this.addresses.mayOffer) });
@@ -214,7 +217,8 @@ export class RtcPeer implements KeyFrameSource {
     for (const track of tracks) {
       const transceiver = byMid.get(track.mid);
       const kind = scan.kinds.get(track.mid)!;
-      if (!transceiver) {
+      // a rejected m-line carries nothing until the client recycles it under a new mid
+      if (!transceiver || scan.rejected.has(track.mid)) {
         refused.push(track.mid);
       } else if (track.direction === 'send') {
         if (this.owner.publishedKind(track.stream_id) === kind) {
@@ -258,7 +262,7 @@ export class RtcPeer implements KeyFrameSource {
       { mid: ids.get(RTP_EXTENSION_URI.sdesMid), twcc, playoutDelay: ids.get(PLAYOUT_DELAY_URI) });
     for (const streamId of receiving.keys()) this.preferenceChanged(streamId);
     if (this.connected && added.length > 0) this.askKeyFrames(added);
-    return { ok: true, sdp: announce(keepInactiveOpen(local, sdp), this.options.publicIp), refused };
+    return { ok: true, sdp: announce(keepInactiveOpen(local, scan.rejected), this.options.publicIp), refused };
   }
 
   /**

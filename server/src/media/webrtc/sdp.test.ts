@@ -91,14 +91,30 @@ describe('inactive m-lines of the answer', () => {
   ].join('\r\n');
 
   it('keeps open an m-line the offer kept open, and leaves one the offer rejected out of BUNDLE', () => {
-    const lines = keepInactiveOpen(answer, offer).split('\r\n');
+    const lines = keepInactiveOpen(answer, scanOffer(offer)!.rejected).split('\r\n');
     assert.deepEqual(lines.filter((l) => l.startsWith('m=') || l.startsWith('a=group')), [
       'a=group:BUNDLE 0 1', 'm=audio 9 UDP/TLS/RTP/SAVPF 111', 'm=video 9 UDP/TLS/RTP/SAVPF 96', 'm=video 0 UDP/TLS/RTP/SAVPF 96',
     ]);
   });
 
+  it('keeps in BUNDLE an inactive m-line offered with port 0 and a=bundle-only (Firefox under max-bundle): it is not rejected', () => {
+    // RFC 8829 5.2.1: a bundled m-line other than the BUNDLE tag may be offered with port 0 and a=bundle-only
+    const bundleOnly = offer.replace('m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:1\r\na=recvonly', 'm=video 0 UDP/TLS/RTP/SAVPF 96\r\na=bundle-only\r\na=mid:1\r\na=inactive');
+    const inactive = answer.replace('a=sendonly\r\na=mid:1', 'a=inactive\r\na=mid:1').replace('m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=inactive', 'm=video 0 UDP/TLS/RTP/SAVPF 96\r\na=inactive');
+    const lines = keepInactiveOpen(inactive, scanOffer(bundleOnly)!.rejected).split('\r\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('m=') || l.startsWith('a=group')), [
+      'a=group:BUNDLE 0 1', 'm=audio 9 UDP/TLS/RTP/SAVPF 111', 'm=video 9 UDP/TLS/RTP/SAVPF 96', 'm=video 0 UDP/TLS/RTP/SAVPF 96',
+    ]);
+  });
+
+  it('names the m-lines an offer rejects: port 0 without a=bundle-only', () => {
+    const bundleOnly = offer.replace('m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:1', 'm=video 0 UDP/TLS/RTP/SAVPF 96\r\na=bundle-only\r\na=mid:1');
+    assert.deepEqual([...scanOffer(bundleOnly)!.rejected], ['2']);
+    assert.deepEqual([...scanOffer(offer)!.rejected], ['2']);
+  });
+
   it('changes nothing when every m-line is active', () => {
     const active = answer.replace('m=audio 0', 'm=audio 9').replace('a=group:BUNDLE 0 1 2', 'a=group:BUNDLE 0 1').replace(/\r\nm=video 0[^]*$/, '\r\n');
-    assert.equal(keepInactiveOpen(active, offer), active);
+    assert.equal(keepInactiveOpen(active, scanOffer(offer)!.rejected), active);
   });
 });

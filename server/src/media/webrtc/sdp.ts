@@ -25,6 +25,11 @@ export interface OfferScan {
   readonly ssrcs: ReadonlyMap<string, readonly number[]>;
   /** Whether every simulcast description is one the server takes: video, at most 3 rids, no rid on two m-lines. */
   readonly simulcastOk: boolean;
+  /**
+   * Mids of the m-lines the offer rejects: port 0 without `a=bundle-only` (RFC 8829 5.2.2). Port 0
+   * with `a=bundle-only` is a bundled m-line (5.2.1), which Firefox offers under max-bundle.
+   */
+  readonly rejected: ReadonlySet<string>;
 }
 
 /**
@@ -46,24 +51,33 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   const ssrcs = new Map<string, number[]>();
   const allRids = new Set<string>();
   let simulcastOk = true;
+  const rejected = new Set<string>();
   let mid: string | undefined;
   let sectionRids: string[] = [];
   let sectionSsrcs: number[] = [];
+  let portZero = false;
+  let bundleOnly = false;
   const endSection = (): void => {
     if (mid !== undefined) {
       if (sectionRids.length > 0) rids.set(mid, sectionRids);
       if (sectionSsrcs.length > 0) ssrcs.set(mid, sectionSsrcs);
+      if (portZero && !bundleOnly) rejected.add(mid);
     }
     mid = undefined;
     sectionRids = [];
     sectionSsrcs = [];
+    portZero = false;
+    bundleOnly = false;
   };
   for (const line of lines) {
     if (line.startsWith('m=')) {
       endSection();
       kind = line.slice(2).split(' ', 1)[0];
+      portZero = line.split(' ')[1] === '0';
       mlines += 1;
       if (kind !== 'audio' && kind !== 'video') mediaOnly = false;
+    } else if (line.trim() === 'a=bundle-only') {
+      bundleOnly = true;
     } else if (line.startsWith('a=fingerprint:')) {
       // every m-line repeats the session's one certificate; another algorithm is refused, not weighed
       fingerprints.add(line.trim().toLowerCase());
@@ -92,7 +106,7 @@ export function scanOffer(sdp: string): OfferScan | undefined {
   endSection();
   const [only] = fingerprints;
   const fingerprint = fingerprints.size === 1 && only?.startsWith('a=fingerprint:sha-256 ') ? only : undefined;
-  return { fingerprint, mlines, kinds, rids, ssrcs, simulcastOk, candidates: candidates.size, mediaOnly, serverIsDtlsClient };
+  return { fingerprint, mlines, kinds, rids, ssrcs, simulcastOk, rejected, candidates: candidates.size, mediaOnly, serverIsDtlsClient };
 }
 
 const RID = /^[A-Za-z0-9_-]{1,16}$/;
@@ -163,27 +177,17 @@ export function announce(sdp: string, publicIp: string | undefined): string {
 /**
  * werift answers an inactive m-line with port 0, which marks it rejected: the browser would then
  * stop its transceiver and leave its mid out of the next offer's BUNDLE group, which werift still
- * lists, and refuse that answer. An m-line the offer kept open stays open (port 9, inactive); one
- * the offer itself rejected keeps port 0 and leaves the BUNDLE group.
+ * lists, and refuse that answer. An m-line the offer kept open (a non-zero port, or port 0 with
+ * `a=bundle-only`) stays open: port 9, inactive, in BUNDLE. One the offer itself rejected
+ * (`rejected`, OfferScan) keeps port 0 and leaves the BUNDLE group (RFC 8829 5.3.1).
  */
-export function keepInactiveOpen(answer: string, offer: string): string {
-  const offeredPort = new Map<string, string>();
-  let port: string | undefined;
-  for (const line of offer.split(/\r?\n/)) {
-    if (line.startsWith('m=')) port = line.split(' ')[1];
-    else if (line.startsWith('a=mid:') && port !== undefined) offeredPort.set(line.slice('a=mid:'.length).trim(), port);
-  }
+export function keepInactiveOpen(answer: string, rejected: ReadonlySet<string>): string {
   const sections = answer.split('\r\nm=');
-  const rejected = new Set<string>();
   const out = sections.map((section, i) => {
     if (i === 0) return section;
     const mid = /\r\na=mid:([^\r\n]+)/.exec(section)?.[1]?.trim();
-    const [, answerPort] = section.split(' ', 2);
-    if (mid === undefined || answerPort !== '0') return section;
-    if (offeredPort.get(mid) === '0') {
-      rejected.add(mid);
-      return section;
-    }
+    if (mid === undefined) return section;
+    if (rejected.has(mid)) return section.replace(/^(\S+) \d+ /, '$1 0 ');
     return section.replace(/^(\S+) 0 /, '$1 9 ');
   });
   const joined = out.join('\r\nm=');
