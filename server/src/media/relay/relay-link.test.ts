@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { inbox, noReconnect, onCleanup, openEndpoint, relayCleanup, ring, startLink, startNode, STREAM } from '../../../../test/helpers/relay-nodes.ts';
+import { staticRelayCredentials } from './relay-credentials.ts';
+import { parseHello } from './relay-messages.ts';
+
+after(relayCleanup);
+describe('relay link between two media nodes (docs/protocol/relay.md)', () => {
+  it('links two nodes that share the key ring and exchanges RTP, RTCP and control both ways', async () => {
+    const credentials = ring();
+    const origin = await startNode('127.0.0.1:7001', credentials);
+    const relaying = await openEndpoint({ nodeId: '127.0.0.1:7002', credentials, host: '127.0.0.1', port: 0 });
+
+    const atOrigin = { subscribe: inbox<[number, unknown, readonly number[]]>(), keyFrame: inbox<[number, number]>(), nack: inbox<[number, number, readonly number[]]>(), rtp: inbox<[number, number, Buffer]>(), unsubscribe: inbox<number>() };
+    origin.handlers = {
+      onSubscribe: (t, s, l) => atOrigin.subscribe.push([t, s, l]),
+      onKeyFrameRequest: (t, l) => atOrigin.keyFrame.push([t, l]),
+      onNackMiss: (t, l, s) => atOrigin.nack.push([t, l, s]),
+      onRtp: (t, l, p) => atOrigin.rtp.push([t, l, p]),
+      onUnsubscribe: (t) => atOrigin.unsubscribe.push(t),
+    };
+    const atRelaying = { rtp: inbox<[number, number, Buffer]>(), rtcp: inbox<[number, number, Buffer]>(), key: inbox<[number, number, Buffer]>(), end: inbox<number>(), subscribe: inbox<[number, unknown, readonly number[]]>() };
+    const { link: l, ups } = startLink({
+      endpoint: relaying, url: origin.url, peerNode: '127.0.0.1:7001',
+      handlers: {
+        onRtp: (t, la, p) => atRelaying.rtp.push([t, la, p]),
+        onRtcp: (t, la, p) => atRelaying.rtcp.push([t, la, p]),
+        onStreamKey: (t, e, k) => atRelaying.key.push([t, e, k]),
+        onStreamEnd: (t) => atRelaying.end.push(t),
+        onSubscribe: (t, s, la) => atRelaying.subscribe.push([t, s, la]),
+      },
+    });
+    // asked before the link is up: sent once it is
+    assert.equal(l.subscribe(11, STREAM, [0, 2]), false);
+    const up = await ups.next();
+    assert.equal(up.peerNode, '127.0.0.1:7001');
+    const accepted = await origin.channels.next();
+    assert.equal(accepted.peerNode, '127.0.0.1:7002');
+    assert.deepEqual(await atOrigin.subscribe.next(), [11, STREAM, [0, 2]]);
+
+    // origin to relaying node: the stream's key, then its packets, each layer tagged
+    const key = randomBytes(32);
+    assert.ok(accepted.sendStreamKey(11, 3, key));
+    assert.deepEqual(await atRelaying.key.next(), [11, 3, key]);
+    const packets = Array.from({ length: 20 }, (_, i) => randomBytes(100 + i * 50));
+    for (const [i, p] of packets.entries()) assert.ok(accepted.sendRtp(11, i % 2 === 0 ? 0 : 2, p));
+    const received = await Promise.all(packets.map(() => atRelaying.rtp.next()));
+    assert.deepEqual(received.map(([t]) => t), packets.map(() => 11));
+    assert.deepEqual(new Set(received.map(([, , p]) => p.toString('hex'))), new Set(packets.map((p) => p.toString('hex'))));
+    const sr = randomBytes(28);
+    accepted.sendRtcp(11, 2, sr);
+    assert.deepEqual(await atRelaying.rtcp.next(), [11, 2, sr]);
+
+    // relaying node to origin: feedback collapsed at the relaying node
+    assert.ok(l.requestKeyFrame(11, 2));
+    assert.deepEqual(await atOrigin.keyFrame.next(), [11, 2]);
+    assert.ok(l.sendNackMiss(11, 0, [65535, 0, 1]));
+    assert.deepEqual(await atOrigin.nack.next(), [11, 0, [65535, 0, 1]]);
+    assert.ok(l.subscribe(11, STREAM, [0]));
+    assert.deepEqual(await atOrigin.subscribe.next(), [11, STREAM, [0]]);
+
+    // the other way on the same link: the origin subscribes to a stream of the relaying node
+    const other = { ...STREAM, stream_id: 2 };
+    accepted.subscribe(5, other, [0]);
+    assert.deepEqual(await atRelaying.subscribe.next(), [5, other, [0]]);
+    assert.ok(up.sendRtp(5, 0, Buffer.from('opus')));
+    assert.deepEqual(await atOrigin.rtp.next(), [5, 0, Buffer.from('opus')]);
+
+    accepted.endStream(11);
+    assert.equal(await atRelaying.end.next(), 11);
+    l.unsubscribe(11);
+    assert.equal(await atOrigin.unsubscribe.next(), 11);
+    assert.deepEqual(origin.endpoint.stats.dropped, { malformed: 0, unknown_link: 0, auth: 0, replay: 0 });
+  });
+
+  it('refuses a node with another credential, and a node does not take a peer that cannot prove it', async () => {
+    const origin = await startNode('127.0.0.1:7011', staticRelayCredentials(randomBytes(32)));
+    const impostor = await openEndpoint({ nodeId: '127.0.0.1:7012', credentials: staticRelayCredentials(randomBytes(32)), host: '127.0.0.1', port: 0 });
+    const { retries, ups } = startLink({ endpoint: impostor, url: origin.url, setTimer: noReconnect });
+    assert.equal(await origin.refused.next(), 'unauthorized');
+    assert.equal((await retries.next()).reason, 'unauthorized');
+    assert.equal(ups.size, 0);
+    assert.equal(origin.relay.channels.size, 0);
+
+    // the other way: a server that answers every hello but cannot prove the credential is not a node
+    const secret = randomBytes(32);
+    const honest = await openEndpoint({ nodeId: '127.0.0.1:7013', credentials: staticRelayCredentials(secret), host: '127.0.0.1', port: 0 });
+    const fake = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    onCleanup(() => new Promise<void>((resolve) => fake.close(() => resolve())));
+    await new Promise((resolve) => fake.once('listening', resolve));
+    const hellos = inbox<string>();
+    fake.on('connection', (ws) => {
+      ws.send(JSON.stringify({ type: 'relay_challenge', version: 1, node: '127.0.0.1:7014', nonce: randomBytes(32).toString('base64url') }));
+      ws.on('message', (data) => {
+        hellos.push(String(data));
+        ws.send(JSON.stringify({ type: 'relay_welcome', link: 9, udp_port: impostor.udpPort, proof: randomBytes(32).toString('base64url') }));
+      });
+    });
+    const fakeUrl = `ws://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    const toFake = startLink({ endpoint: honest, url: fakeUrl, setTimer: noReconnect });
+    const hello = parseHello(await hellos.next());
+    assert.ok(hello, 'the hello is well formed');
+    assert.ok(!JSON.stringify(hello).includes(secret.toString('base64url')), 'the secret never crosses the link');
+    assert.equal((await toFake.retries.next()).reason, 'unauthorized');
+    assert.equal(toFake.ups.size, 0);
+    assert.equal(honest.stats.sent, 0, 'nothing is sent over UDP to a peer that did not prove the credential');
+
+    // a node that announces another id than the one it is dialled as is refused too
+    const shared = staticRelayCredentials(secret);
+    const real = await startNode('127.0.0.1:7015', shared);
+    const wrongId = startLink({ endpoint: honest, url: real.url, peerNode: '127.0.0.1:9999', setTimer: noReconnect });
+    assert.equal((await wrongId.retries.next()).reason, 'unauthorized');
+  });
+});
