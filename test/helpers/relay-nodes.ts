@@ -8,8 +8,9 @@ import { fixedKeyRing } from '../../server/src/core/keyring.ts';
 import { buildKeyRing, newKeyDocument } from '../../server/src/keys/key-document.ts';
 import type { RelayChannel, RelayHandlers } from '../../server/src/media/relay/relay-channel.ts';
 import { keyRingRelayCredentials, type RelayCredentials } from '../../server/src/media/relay/relay-credentials.ts';
-import { realTimer, RelayEndpoint, type SetTimer } from '../../server/src/media/relay/relay-endpoint.ts';
+import { realTimer, RelayEndpoint, type RelayEndpointOptions, type SetTimer } from '../../server/src/media/relay/relay-endpoint.ts';
 import { RelayLink, type RelayDownReason, type RelayLinkOptions } from '../../server/src/media/relay/relay-link.ts';
+import type { DropReason } from '../../server/src/media/relay/relay-datagram.ts';
 import { RelayServer } from '../../server/src/media/relay/relay-server.ts';
 
 export type Inbox<T> = ReturnType<typeof inbox<T>>;
@@ -39,6 +40,10 @@ export interface RelayNode {
   readonly url: string;
   readonly channels: ReturnType<typeof inbox<RelayChannel>>;
   readonly refused: ReturnType<typeof inbox<string>>;
+  /** Datagrams its endpoint dropped, by reason. */
+  readonly drops: ReturnType<typeof inbox<DropReason>>;
+  /** The port of its HTTP server (the media port). */
+  readonly port: number;
   handlers: RelayHandlers;
   close(): Promise<void>;
 }
@@ -56,7 +61,7 @@ export async function relayCleanup(): Promise<void> {
 }
 
 /** An endpoint on loopback, closed at relayCleanup. */
-export async function openEndpoint(options: { nodeId: string; credentials: RelayCredentials; host: string; port: number }): Promise<RelayEndpoint> {
+export async function openEndpoint(options: RelayEndpointOptions): Promise<RelayEndpoint> {
   const endpoint = await RelayEndpoint.open(options);
   cleanups.push(() => endpoint.close());
   return endpoint;
@@ -69,7 +74,8 @@ const listen = (http: Server, port = 0): Promise<number> => new Promise((resolve
 
 /** A media node's relay side: its endpoint, and the relay path on an HTTP server of its own. */
 export async function startNode(nodeId: string, credentials: RelayCredentials, port = 0): Promise<RelayNode> {
-  const endpoint = await RelayEndpoint.open({ nodeId, credentials, host: '127.0.0.1', port: 0 });
+  const drops = inbox<DropReason>();
+  const endpoint = await RelayEndpoint.open({ nodeId, credentials, host: '127.0.0.1', port: 0, onDrop: (reason) => drops.push(reason) });
   const channels = inbox<RelayChannel>();
   const refused = inbox<string>();
   const node: Partial<RelayNode> & { handlers: RelayHandlers } = { handlers: {} };
@@ -92,7 +98,7 @@ export async function startNode(nodeId: string, credentials: RelayCredentials, p
     await new Promise<void>((resolve) => http.close(() => resolve()));
     await endpoint.close();
   };
-  Object.assign(node, { endpoint, relay, http, url: `ws://127.0.0.1:${bound}`, channels, refused, close });
+  Object.assign(node, { endpoint, relay, http, url: `ws://127.0.0.1:${bound}`, port: bound, channels, refused, drops, close });
   cleanups.push(close);
   return node as RelayNode;
 }

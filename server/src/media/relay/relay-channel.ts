@@ -110,6 +110,11 @@ export class RelayChannel implements DatagramReceiver {
     if (client) this.bind();
   }
 
+  /** The link id this node receives the link's datagrams under. */
+  get link(): number {
+    return this.ownLink;
+  }
+
   get isUdpReady(): boolean {
     return this.udpReady;
   }

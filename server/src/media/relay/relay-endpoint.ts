@@ -40,6 +40,8 @@ export interface RelayEndpointOptions {
   readonly port: number;
   /** A send failed at the socket (the datagram is lost, as on the network). */
   readonly onError?: ((err: Error) => void) | undefined;
+  /** A datagram was dropped (also counted in `stats`): for metrics. */
+  readonly onDrop?: ((reason: DropReason) => void) | undefined;
 }
 
 export class RelayEndpoint {
@@ -49,11 +51,13 @@ export class RelayEndpoint {
   private readonly socket: Socket;
   private readonly links = new Map<number, DatagramReceiver | null>();
   private closed = false;
+  private readonly onDrop: ((reason: DropReason) => void) | undefined;
 
   private constructor(options: RelayEndpointOptions, socket: Socket) {
     this.nodeId = options.nodeId;
     this.credentials = options.credentials;
     this.socket = socket;
+    this.onDrop = options.onDrop;
     socket.on('message', (datagram, from) => this.route(datagram, from));
     socket.on('error', (err) => options.onError?.(err));
   }
@@ -107,6 +111,7 @@ export class RelayEndpoint {
 
   drop(reason: DropReason): void {
     this.stats.dropped[reason]++;
+    this.onDrop?.(reason);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { inbox, noReconnect, onCleanup, openEndpoint, relayCleanup, ring, startLink, startNode, STREAM } from '../../../../test/helpers/relay-nodes.ts';
+import { inbox, noReconnect, onCleanup, openEndpoint, relayCleanup, ring, startLink, startNode, STREAM, type RelayNode } from '../../../../test/helpers/relay-nodes.ts';
+import { realTimer, type SetTimer } from './relay-endpoint.ts';
+import { reconnectDelay } from './relay-link.ts';
 import { staticRelayCredentials } from './relay-credentials.ts';
 import { parseHello } from './relay-messages.ts';
 
@@ -114,4 +116,60 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', () => {
     const wrongId = startLink({ endpoint: honest, url: real.url, peerNode: '127.0.0.1:9999', setTimer: noReconnect });
     assert.equal((await wrongId.retries.next()).reason, 'unauthorized');
   });
+
+  it('opens a broken link again with exponential backoff, reports down and up, and sends its subscriptions again', async () => {
+    const credentials = ring();
+    let origin = await startNode('127.0.0.1:7051', credentials);
+    const relaying = await openEndpoint({ nodeId: '127.0.0.1:7052', credentials, host: '127.0.0.1', port: 0 });
+    // reconnections wait for the test to fire them; every other timer is real
+    const waits = inbox<{ ms: number; fire: () => void }>();
+    const setTimer: SetTimer = (fn, ms, purpose) => {
+      if (purpose !== 'reconnect') return realTimer(fn, ms, purpose);
+      waits.push({ ms, fire: fn });
+      return () => undefined;
+    };
+    const subscribed = (node: RelayNode): Promise<unknown> => new Promise((resolve) => {
+      node.handlers = { onSubscribe: (...args) => resolve(args) };
+    });
+    let subscribedAtOrigin = subscribed(origin);
+    const { link: l, ups, downs, retries } = startLink({ endpoint: relaying, url: origin.url, setTimer, random: () => 0, reconnectInitialMs: 200, reconnectMaxMs: 700 });
+    l.subscribe(3, STREAM, [1]);
+    await ups.next();
+    assert.deepEqual(await subscribedAtOrigin, [3, STREAM, [1]]);
+
+    const port = origin.port;
+    await origin.close();
+    assert.equal(await downs.next(), 'closed');
+    assert.equal(l.isUp, false);
+    assert.equal(l.sendRtp(3, 1, Buffer.from('lost')), false, 'a packet sent while down is dropped, as a paused stream\'s');
+    // the upper half of each doubling wait; random() = 0 takes its lower end
+    const expected = [100, 200, 350, 350];
+    for (const [i, ms] of expected.entries()) {
+      const retry = await retries.next();
+      assert.deepEqual(retry, { attempt: i + 1, delayMs: ms, reason: i === 0 ? 'closed' : 'unreachable' });
+      const wait = await waits.next();
+      assert.equal(wait.ms, ms);
+      if (i < expected.length - 1) wait.fire();
+      else {
+        origin = await startNode('127.0.0.1:7051', credentials, port);
+        subscribedAtOrigin = subscribed(origin);
+        wait.fire();
+      }
+    }
+    const up = await ups.next();
+    assert.equal(up.peerNode, '127.0.0.1:7051');
+    assert.deepEqual(await subscribedAtOrigin, [3, STREAM, [1]], 'the subscription is sent again on the new link');
+    assert.equal(downs.size, 0, 'down is reported once per break, not per failed attempt');
+
+    // after an up the backoff starts over
+    await origin.close();
+    await downs.next();
+    assert.deepEqual(await retries.next(), { attempt: 1, delayMs: 100, reason: 'closed' });
+  });
+
+  it('computes each wait as the upper half of a doubling, capped delay', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map((a) => reconnectDelay(a, 250, 10_000, 0)), [125, 250, 500, 1000, 2000, 4000, 5000]);
+    assert.deepEqual([1, 2, 7, 60].map((a) => reconnectDelay(a, 250, 10_000, 0.999_999)), [250, 500, 10_000, 10_000]);
+  });
 });
+
