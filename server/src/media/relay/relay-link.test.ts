@@ -10,7 +10,7 @@ import { staticRelayCredentials } from './relay-credentials.ts';
 import { parseHello } from './relay-messages.ts';
 
 after(relayCleanup);
-describe('relay link between two media nodes (docs/protocol/relay.md)', () => {
+describe('relay link between two media nodes (docs/protocol/relay.md)', { timeout: 30_000 }, () => {
   it('links two nodes that share the key ring and exchanges RTP, RTCP and control both ways', async () => {
     const credentials = ring();
     const origin = await startNode('127.0.0.1:7001', credentials);

@@ -29,7 +29,7 @@ async function tryRelay(url: string, answer: (challenge: { node: string; nonce: 
   });
 }
 
-describe('relay link: only media nodes open one (docs/protocol/relay.md, "Handshake")', () => {
+describe('relay link: only media nodes open one (docs/protocol/relay.md, "Handshake")', { timeout: 30_000 }, () => {
   let platform: InProcessPlatform;
   let customer: Customer;
   before(async () => {
@@ -112,7 +112,7 @@ describe('relay link: only media nodes open one (docs/protocol/relay.md, "Handsh
   });
 });
 
-describe('relay link: datagrams that do not open are dropped and counted (docs/protocol/relay.md, "Datagrams")', () => {
+describe('relay link: datagrams that do not open are dropped and counted (docs/protocol/relay.md, "Datagrams")', { timeout: 30_000 }, () => {
   it('drops forged, foreign and malformed datagrams at the real socket, and delivers the genuine ones', async () => {
     const credentials = keyRingRelayCredentials({
       mediaMaster: { kid: 'mk-1', secret: randomBytes(32), retireAt: undefined },
