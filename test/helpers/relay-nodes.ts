@@ -3,6 +3,7 @@
  * relay path on an HTTP server of its own, links with their events queued.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fixedKeyRing } from '../../server/src/core/keyring.ts';
 import { buildKeyRing, newKeyDocument } from '../../server/src/keys/key-document.ts';
@@ -73,7 +74,9 @@ const listen = (http: Server, port = 0): Promise<number> => new Promise((resolve
 });
 
 /** A media node's relay side: its endpoint, and the relay path on an HTTP server of its own. */
-export async function startNode(nodeId: string, credentials: RelayCredentials, port = 0): Promise<RelayNode> {
+export async function startNode(
+  nodeId: string, credentials: RelayCredentials, port = 0, tls?: { readonly cert: Buffer; readonly key: Buffer },
+): Promise<RelayNode> {
   const drops = inbox<DropReason>();
   const endpoint = await RelayEndpoint.open({ nodeId, credentials, host: '127.0.0.1', port: 0, onDrop: (reason) => drops.push(reason) });
   const channels = inbox<RelayChannel>();
@@ -87,7 +90,7 @@ export async function startNode(nodeId: string, credentials: RelayCredentials, p
     },
     onRefused: (reason) => refused.push(reason),
   });
-  const http = createServer((_req, res) => res.writeHead(404).end());
+  const http = tls ? createHttpsServer(tls, (_req, res) => res.writeHead(404).end()) : createServer((_req, res) => res.writeHead(404).end());
   http.on('upgrade', (req, socket, head) => {
     if (!relay.handleUpgrade(req, socket, head)) socket.destroy();
   });
@@ -98,7 +101,7 @@ export async function startNode(nodeId: string, credentials: RelayCredentials, p
     await new Promise<void>((resolve) => http.close(() => resolve()));
     await endpoint.close();
   };
-  Object.assign(node, { endpoint, relay, http, url: `ws://127.0.0.1:${bound}`, port: bound, channels, refused, drops, close });
+  Object.assign(node, { endpoint, relay, http, url: `${tls ? 'wss' : 'ws'}://127.0.0.1:${bound}`, port: bound, channels, refused, drops, close });
   cleanups.push(close);
   return node as RelayNode;
 }

@@ -77,6 +77,8 @@ export class RelayChannel implements DatagramReceiver {
   private udpReady = false;
   private pongSeen = true;
   private closed = false;
+  /** The code this side closed with: a close it forced (terminate) reaches the socket as 1006. */
+  private closedWith: number | undefined;
   private cancelKeepalive: (() => void) | undefined;
   private cancelBind: (() => void) | undefined;
   private cancelTerminate: (() => void) | undefined;
@@ -158,6 +160,7 @@ export class RelayChannel implements DatagramReceiver {
 
   close(code: number = 1000): void {
     if (this.closed) return;
+    this.closedWith ??= code;
     this.ws.close(code);
     // a peer that does not answer the close frame is not waited for
     this.cancelTerminate ??= this.setTimer(() => this.ws.terminate(), this.keepaliveMs, 'keepalive');
@@ -235,7 +238,8 @@ export class RelayChannel implements DatagramReceiver {
     const tick = (): void => {
       if (this.closed) return;
       if (!this.pongSeen) {
-        this.ws.close(RelayClose.timeout);
+        // no pong since the last ping: the peer (or the path) is gone; no close handshake is waited for
+        this.closedWith ??= RelayClose.timeout;
         this.ws.terminate();
         return;
       }
@@ -266,7 +270,7 @@ export class RelayChannel implements DatagramReceiver {
     this.cancelTerminate?.();
     this.endpoint.release(this.ownLink);
     this.onFinish?.();
-    this.onClose?.(code);
+    this.onClose?.(this.closedWith ?? code);
   }
 }
 

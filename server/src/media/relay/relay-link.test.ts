@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeCertificate } from '../../../../test/helpers/tls.ts';
 import { after, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { inbox, noReconnect, onCleanup, openEndpoint, relayCleanup, ring, startLink, startNode, STREAM, type RelayNode } from '../../../../test/helpers/relay-nodes.ts';
@@ -170,6 +174,44 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
   it('computes each wait as the upper half of a doubling, capped delay', () => {
     assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map((a) => reconnectDelay(a, 250, 10_000, 0)), [125, 250, 500, 1000, 2000, 4000, 5000]);
     assert.deepEqual([1, 2, 7, 60].map((a) => reconnectDelay(a, 250, 10_000, 0.999_999)), [250, 500, 10_000, 10_000]);
+  });
+
+  it('runs over wss when the node has TLS, the client trusting its certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-tls-'));
+    onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+    const { certFile, keyFile } = makeCertificate(dir);
+    const tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+    const credentials = ring();
+    const origin = await startNode('127.0.0.1:7061', credentials, 0, tls);
+    assert.match(origin.url, /^wss:/);
+    const relaying = await openEndpoint({ nodeId: '127.0.0.1:7062', credentials, host: '127.0.0.1', port: 0 });
+    const untrusting = startLink({ endpoint: relaying, url: origin.url, setTimer: noReconnect });
+    assert.equal((await untrusting.retries.next()).reason, 'unreachable', 'a certificate it does not trust is not dialled');
+    const { ups } = startLink({ endpoint: relaying, url: origin.url, ca: tls.cert, setTimer: noReconnect });
+    assert.equal((await ups.next()).peerNode, '127.0.0.1:7061');
+  });
+
+  it('reports a link down as timeout when the peer stops answering its keepalives', async () => {
+    const credentials = ring();
+    const origin = await startNode('127.0.0.1:7071', credentials);
+    const relaying = await openEndpoint({ nodeId: '127.0.0.1:7072', credentials, host: '127.0.0.1', port: 0 });
+    // a TCP path that can go silent without closing, as a dead host or a cut network does
+    let silent = false;
+    const proxy = createNetServer((client) => {
+      const upstream = connect(origin.port, '127.0.0.1');
+      client.on('data', (d) => { if (!silent) upstream.write(d); });
+      upstream.on('data', (d) => { if (!silent) client.write(d); });
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      onCleanup(() => { client.destroy(); upstream.destroy(); });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    const url = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const { ups, downs } = startLink({ endpoint: relaying, url, keepaliveMs: 200, setTimer: noReconnect });
+    await ups.next();
+    silent = true;
+    assert.equal(await downs.next(), 'timeout');
   });
 });
 
