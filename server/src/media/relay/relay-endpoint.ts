@@ -47,6 +47,8 @@ export interface RelayEndpointOptions {
 export class RelayEndpoint {
   readonly nodeId: string;
   readonly credentials: RelayCredentials;
+  /** The address family of the socket: a peer is reached at an address of this family. */
+  readonly family: 4 | 6;
   readonly stats: RelayEndpointStats = { received: 0, sent: 0, dropped: { malformed: 0, unknown_link: 0, auth: 0, replay: 0 } };
   private readonly socket: Socket;
   private readonly links = new Map<number, DatagramReceiver | null>();
@@ -57,6 +59,7 @@ export class RelayEndpoint {
     this.nodeId = options.nodeId;
     this.credentials = options.credentials;
     this.socket = socket;
+    this.family = socket.address().family === 'IPv6' ? 6 : 4;
     this.onDrop = options.onDrop;
     socket.on('message', (datagram, from) => this.route(datagram, from));
     socket.on('error', (err) => options.onError?.(err));

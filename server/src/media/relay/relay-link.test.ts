@@ -176,7 +176,7 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     assert.deepEqual([1, 2, 7, 60].map((a) => reconnectDelay(a, 250, 10_000, 0.999_999)), [250, 500, 10_000, 10_000]);
   });
 
-  it('runs over wss when the node has TLS, the client trusting its certificate', async () => {
+  it('runs over wss when the node has TLS, the client trusting its certificate, and dials a node by name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'relay-tls-'));
     onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     const { certFile, keyFile } = makeCertificate(dir);
@@ -187,8 +187,14 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     const relaying = await openEndpoint({ nodeId: '127.0.0.1:7062', credentials, host: '127.0.0.1', port: 0 });
     const untrusting = startLink({ endpoint: relaying, url: origin.url, setTimer: noReconnect });
     assert.equal((await untrusting.retries.next()).reason, 'unreachable', 'a certificate it does not trust is not dialled');
-    const { ups } = startLink({ endpoint: relaying, url: origin.url, ca: tls.cert, setTimer: noReconnect });
+    // dialled by name: the certificate names localhost, and the datagrams go to the address it resolves to
+    const byName = origin.url.replace('127.0.0.1', 'localhost');
+    const rtp = inbox<Buffer>();
+    const { ups } = startLink({ endpoint: relaying, url: byName, ca: tls.cert, setTimer: noReconnect, handlers: { onRtp: (_t, _l, p) => rtp.push(p) } });
     assert.equal((await ups.next()).peerNode, '127.0.0.1:7061');
+    const accepted = await origin.channels.next();
+    assert.ok(accepted.sendRtp(1, 0, Buffer.from('over tls')));
+    assert.deepEqual(await rtp.next(), Buffer.from('over tls'));
   });
 
   it('reports a link down as timeout when the peer stops answering its keepalives', async () => {

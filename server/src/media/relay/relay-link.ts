@@ -5,6 +5,8 @@
  * owner is told `down` and `up`, and the subscriptions made through it are sent again.
  */
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { WebSocket, type RawData } from 'ws';
 import { fromB64u, safeEqual } from '../../core/encoding.ts';
 import { KEEPALIVE_MS, RelayChannel, type RelayHandlers } from './relay-channel.ts';
@@ -125,6 +127,20 @@ export class RelayLink {
   private connect(): void {
     if (this.closed) return;
     const url = new URL(RELAY_PATH, this.o.url);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // resolved once per attempt, in the family of the endpoint's socket: a send never looks a name up
+    if (isIP(host) === 0) {
+      lookup(host, { family: this.o.endpoint.family }).then(
+        ({ address }) => this.open(url, address),
+        () => this.broken('unreachable'),
+      );
+    } else {
+      this.open(url, host);
+    }
+  }
+
+  private open(url: URL, udpAddress: string): void {
+    if (this.closed) return;
     const ws = new WebSocket(url, { maxPayload: MAX_CONTROL_BYTES, perMessageDeflate: false, ca: this.o.ca, handshakeTimeout: this.handshakeMs() });
     this.ws = ws;
     const { endpoint } = this.o;
@@ -168,7 +184,7 @@ export class RelayLink {
       ws.off('message', onMessage);
       channel = new RelayChannel({
         ws, endpoint, role: 'client', peerNode: transcript.serverNode, keys: deriveLinkKeys(secret!, transcript),
-        ownLink: transcript.clientLink, peerLink: welcome.link, peerUdp: { address: url.hostname.replace(/^\[|\]$/g, ''), port: welcome.udp_port },
+        ownLink: transcript.clientLink, peerLink: welcome.link, peerUdp: { address: udpAddress, port: welcome.udp_port },
         setTimer: this.setTimer, keepaliveMs: this.o.keepaliveMs ?? KEEPALIVE_MS,
       });
       const opened = channel;
