@@ -10,7 +10,7 @@ import { fromB64u } from '../../core/encoding.ts';
 import { DatagramOpener, DatagramSealer, DatagramType, type DatagramTypeCode } from './relay-datagram.ts';
 import type { LinkKeys } from './relay-credentials.ts';
 import type { DatagramReceiver, RelayEndpoint, SetTimer } from './relay-endpoint.ts';
-import { MAX_CONTROL_BYTES, parseControl, RelayClose, type RelayControl, type RelayStreamRef } from './relay-messages.ts';
+import { MAX_CONTROL_BYTES, parseControl, RelayClose, serializeControl, type RelayControl, type RelayStreamRef } from './relay-messages.ts';
 
 /** What a node does with what its peer sends over a link. Every handler is optional. */
 export interface RelayHandlers {
@@ -190,14 +190,16 @@ export class RelayChannel implements DatagramReceiver {
     return this.endpoint.send(this.sealer.seal(type, track, layer, payload), peer.port, peer.address);
   }
 
+  /** Seals and sends a control message; a message the peer would refuse is this node's bug (TypeError), never sent. */
   private control(message: RelayControl): boolean {
+    const text = serializeControl(message);
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return false;
     const sequence = ++this.sendSequence;
     const header = Buffer.alloc(SEQ_BYTES);
     header.writeBigUInt64BE(BigInt(sequence));
     const cipher = createCipheriv('aes-128-gcm', this.controlSend, nonceOf(header), { authTagLength: TAG_BYTES });
     cipher.setAAD(header);
-    const sealed = Buffer.concat([header, cipher.update(JSON.stringify(message)), cipher.final(), cipher.getAuthTag()]);
+    const sealed = Buffer.concat([header, cipher.update(text), cipher.final(), cipher.getAuthTag()]);
     this.ws.send(sealed);
     return true;
   }

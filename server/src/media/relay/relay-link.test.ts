@@ -75,6 +75,11 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     assert.ok(up.sendRtp(5, 0, Buffer.from('opus')));
     assert.deepEqual(await atOrigin.rtp.next(), [5, 0, Buffer.from('opus')]);
 
+    // a message the peer would refuse is never sent: the link stays up
+    assert.throws(() => l.requestKeyFrame(11, 8), TypeError);
+    assert.throws(() => accepted.sendStreamKey(11, 0, key), TypeError);
+    assert.throws(() => l.subscribe(0, STREAM, [0]), TypeError);
+    assert.throws(() => l.subscribe(12, { ...STREAM, room_id: '' }, [0]), TypeError);
     accepted.endStream(11);
     assert.equal(await atRelaying.end.next(), 11);
     l.unsubscribe(11);

@@ -13,7 +13,8 @@ import { KEEPALIVE_MS, RelayChannel, type RelayHandlers } from './relay-channel.
 import { clientProof, deriveLinkKeys, serverProof, type HandshakeTranscript } from './relay-credentials.ts';
 import { realTimer, type RelayEndpoint, type SetTimer } from './relay-endpoint.ts';
 import {
-  MAX_CONTROL_BYTES, NONCE_BYTES, parseChallenge, parseWelcome, RELAY_PATH, RELAY_PROTOCOL_VERSION, RelayClose, type RelayHello, type RelayStreamRef,
+  MAX_CONTROL_BYTES, NONCE_BYTES, parseChallenge, parseWelcome, RELAY_PATH, RELAY_PROTOCOL_VERSION, RelayClose, serializeControl, type RelayHello,
+  type RelayStreamRef,
 } from './relay-messages.ts';
 import { HANDSHAKE_TIMEOUT_MS } from './relay-server.ts';
 
@@ -81,6 +82,7 @@ export class RelayLink {
 
   /** Asks the peer for `layers` of `stream` under `track` (again to change them); kept and sent again after each reconnection. */
   subscribe(track: number, stream: RelayStreamRef, layers: readonly number[]): boolean {
+    serializeControl({ type: 'subscribe', track, stream, layers }); // refused here, before it is kept and sent again
     this.subscriptions.set(track, { stream, layers: [...layers] });
     return this.up && this.channel!.subscribe(track, stream, layers);
   }

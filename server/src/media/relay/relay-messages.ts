@@ -130,3 +130,10 @@ export function parseControl(text: string): RelayControl | undefined {
       return undefined;
   }
 }
+
+/** The message as sent; a TypeError when the peer would refuse it (a bug of this node, never sent). */
+export function serializeControl(message: RelayControl): string {
+  const text = JSON.stringify(message);
+  if (!parseControl(text)) throw new TypeError(`not a valid relay ${message.type} message (docs/protocol/relay.md, "Control messages")`);
+  return text;
+}
