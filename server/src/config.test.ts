@@ -139,6 +139,21 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ RTC_MEDIA_WORKERS: '2', RTC_ROLES: 'media', RTC_MEDIA_WORKER_INDEX: '1' }).media.workerIndex, 1);
   });
 
+  it('reads the relay port and node credential, and refuses a short secret without quoting it', () => {
+    assert.deepEqual(loadConfig({}).media.relay, { port: 0, secret: undefined });
+    const secret = 'k'.repeat(20) + 'Q'.repeat(12);
+    assert.deepEqual(loadConfig({ RTC_MEDIA_RELAY_PORT: '7990', RTC_MEDIA_RELAY_SECRET: secret }).media.relay, { port: 7990, secret: Buffer.from(secret) });
+    const short = 'not-long-enough';
+    const problems = problemsOf({ RTC_MEDIA_RELAY_PORT: '70000', RTC_MEDIA_RELAY_SECRET: short });
+    assert.deepEqual(problems, [
+      'RTC_MEDIA_RELAY_PORT must be an integer from 0 to 65535',
+      'RTC_MEDIA_RELAY_SECRET must be 32 to 1024 characters (for example `openssl rand -base64 32`)',
+    ]);
+    assert.ok(!problems.join().includes(short));
+    assert.deepEqual(problemsOf({ RTC_MEDIA_RELAY_SECRET: `${secret} ${secret}` }), ['RTC_MEDIA_RELAY_SECRET must not contain spaces or line breaks']);
+    assert.deepEqual(problemsOf({ RTC_MEDIA_WORKERS: '3', RTC_MEDIA_RELAY_PORT: '65534' }), ['RTC_MEDIA_RELAY_PORT: 3 workers need UDP ports 65534 to 65536']);
+  });
+
   it('treats an empty variable as unset', () => {
     const env: Record<string, string> = {};
     for (const name of [

@@ -5,6 +5,7 @@ import { createSecureContext } from 'node:tls';
 import { parseCidr } from './core/address.ts';
 import { rtcOptions, type RtcOptions } from './config-rtc.ts';
 import { mediaWorkerOptions, type MediaWorkerOptions } from './config-workers.ts';
+import { relayOptions, type RelayOptions } from './config-relay.ts';
 import { deepFreeze } from './core/freeze.ts';
 import type { RedisTarget } from './redis/client.ts';
 import { redisTarget } from './redis/config.ts';
@@ -33,6 +34,7 @@ export const SERVE_VARIABLES = [
   'RTC_MEDIA_DENIED_PEER_IPS', 'RTC_MEDIA_ALLOWED_PEER_IPS', 'RTC_TURN_SECRET', 'RTC_TURN_URIS', 'RTC_TURN_RELAY_IPS', 'RTC_WEBHOOK_TIMEOUT_MS', 'RTC_WEBHOOK_RETRY_BASE_MS',
   'RTC_WEBHOOK_ALLOW_PRIVATE', 'RTC_WEBHOOK_CA_FILE', 'REDIS_SENTINELS', 'REDIS_SENTINEL_MASTER', 'REDIS_PASSWORD',
   'REDIS_SENTINEL_PASSWORD', 'RTC_MEDIA_MAX_SESSIONS', 'RTC_MEDIA_WORKERS', 'RTC_MEDIA_WORKER_INDEX',
+  'RTC_MEDIA_RELAY_PORT', 'RTC_MEDIA_RELAY_SECRET',
 ] as const;
 export type ServeVariable = (typeof SERVE_VARIABLES)[number];
 /** The environment as `loadConfig` sees it: only the variables it lists. */
@@ -67,7 +69,12 @@ export interface Config {
   /** `iss` of every grant. */
   readonly issuer: string;
   /** Where apps reach the media role (`media.sfu_host`/`sfu_port`); the port defaults to the bound one. */
-  readonly media: { readonly publicHost: string; readonly publicPort: number | undefined } & MediaWorkerOptions;
+  readonly media: {
+    readonly publicHost: string;
+    readonly publicPort: number | undefined;
+    /** Relay links to other media nodes (docs/operations/configuration.md, "Relay between media nodes"). */
+    readonly relay: RelayOptions;
+  } & MediaWorkerOptions;
   /**
    * WebRTC media of the media role (docs/operations/configuration.md, "WebRTC"): where it gathers
    * ICE candidates and which address it announces; undefined with `RTC_MEDIA_WEBRTC=false`.
@@ -246,6 +253,7 @@ export function loadConfig(environment: Env): Config {
     servesMedia: roles.includes('media'), postgresWithoutRedis: databaseUrl !== undefined && redis === undefined,
     mediaPort: ports.media, udpPorts: rtc?.portRange && rtc.portRange[1] - rtc.portRange[0] + 1,
   });
+  const relay = relayOptions(env, int, problems, workers.workerIndex === undefined ? workers.workers : 1);
   const listeners = listenerLimits(int, problems);
   const allowPrivate = env['RTC_WEBHOOK_ALLOW_PRIVATE'] || 'false';
   if (allowPrivate !== 'true' && allowPrivate !== 'false') problems.push('RTC_WEBHOOK_ALLOW_PRIVATE must be true or false');
@@ -276,7 +284,7 @@ export function loadConfig(environment: Env): Config {
     tls,
     trustProxy,
     issuer: env['RTC_ISSUER'] || 'rtc-platform',
-    media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || reachableHost(host), publicPort, ...workers },
+    media: { publicHost: env['RTC_MEDIA_PUBLIC_HOST'] || reachableHost(host), publicPort, relay, ...workers },
     rtc,
     signaling: { publicUrl: signalingUrl },
     turn,

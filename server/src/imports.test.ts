@@ -11,11 +11,11 @@ const ROOT = dirname(fileURLToPath(import.meta.url));
 const SHARED = new Set(['core', 'http', 'bus', 'limiter', 'keys', 'redis', 'placement', 'sql', 'config', 'log', 'metrics', 'role', 'billing/catalog']);
 const COMPOSITION = new Set(['store', 'main']);
 
-/** The folder a file belongs to: its first folder under server/src, a top-level file by its name (config-rtc.ts and config-workers.ts are config's). */
+/** The folder a file belongs to: its first folder under server/src, a top-level file by its name (config-rtc.ts, config-workers.ts and config-relay.ts are config's). */
 function unitOf(file: string): string {
   const path = relative(ROOT, file).replaceAll('\\', '/');
   if (path.startsWith('billing/catalog/')) return 'billing/catalog';
-  if (!path.includes('/')) return path.replace(/\.ts$/, '').replace(/^config-(rtc|workers)$/, 'config');
+  if (!path.includes('/')) return path.replace(/\.ts$/, '').replace(/^config-(rtc|workers|relay)$/, 'config');
   return path.slice(0, path.indexOf('/'));
 }
 
