@@ -64,4 +64,17 @@ describe('pacer', () => {
     pacer.close();
     assert.equal(pacer.idle, true);
   });
+
+  it('tells beforehand whether an item would overflow, and gives everything back on demand', () => {
+    const { pacer, sent, dropped } = pacerAt(80_000);
+    assert.equal(pacer.fits(50_000), true, 'an empty queue takes anything');
+    for (let i = 0; i < 8; i++) pacer.enqueue(i, 1000);
+    assert.equal(pacer.fits(1000), false);
+    assert.deepEqual(dropped, []);
+    pacer.overflow();
+    assert.deepEqual(dropped, [[1, 2, 3, 4, 5, 6, 7]]);
+    assert.deepEqual(sent.map((s) => s.item), [0]);
+    assert.equal(pacer.idle, true);
+    assert.equal(pacer.fits(1000), true);
+  });
 });

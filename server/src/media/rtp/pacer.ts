@@ -48,10 +48,15 @@ export class Pacer<T> {
     return this.head >= this.queue.length;
   }
 
+  /** Whether an item of `bytes` queued now would leave within `maxQueueMs` (an empty queue takes anything). */
+  fits(bytes: number): boolean {
+    return this.queuedBytes === 0 || ((this.queuedBytes + bytes) * 8 * 1000) / this.options.rateBps() <= this.options.maxQueueMs;
+  }
+
   /** Queues an item of `bytes` (what it costs the link) behind the others. */
   enqueue(item: T, bytes: number): void {
-    const { rateBps, maxQueueMs, intervalMs, now } = this.options;
-    if (this.queuedBytes > 0 && ((this.queuedBytes + bytes) * 8 * 1000) / rateBps() > maxQueueMs) this.overflow();
+    const { rateBps, intervalMs, now } = this.options;
+    if (!this.fits(bytes)) this.overflow();
     this.queue.push({ item, bytes });
     this.queuedBytes += bytes;
     if (this.stop !== undefined) return;
@@ -101,7 +106,8 @@ export class Pacer<T> {
     }
   }
 
-  private overflow(): void {
+  /** Gives back everything queued to `onOverflow` (as when the bound is passed), and starts empty. */
+  overflow(): void {
     const dropped: T[] = [];
     for (let i = this.head; i < this.queue.length; i++) dropped.push(this.queue[i]!.item);
     this.queue = [];

@@ -53,6 +53,11 @@ export interface DownTrackLink {
   sendAudio(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, nowMs: number): void;
   /** Video and retransmissions: through the pacer; `charged` when already taken from the budget. */
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void;
+  /**
+   * Video of `bytes` is about to be numbered: when it would wait in the pacer too long, what waits is
+   * dropped whole first (its videos start again at key frames), before this packet takes a number.
+   */
+  makeRoom(bytes: number): void;
   /** Takes a retransmission's bytes from the send budget; false while it holds less than its floor. */
   takeRetransmitBudget(bytes: number): boolean;
   /** The round trip to use for this track's retransmissions (ms). */
@@ -89,6 +94,8 @@ export class DownTrack implements StreamDownTrack {
   readonly hold = new PauseHold();
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
+  /** The highest sequence number that went out on the m-line (media or padding); undefined before the first. */
+  sentSeq: number | undefined;
   private readonly keyAskedMs: number[] = [];
   // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
   packetCount = 0;
@@ -141,6 +148,7 @@ export class DownTrack implements StreamDownTrack {
       return this.sent(packet, now);
     }
     if (this.paused || this.target < 0) return false;
+    link.makeRoom(packet.payload.length + OVERHEAD_BYTES);
     let switching = false;
     if (packet.layer !== this.current) {
       if (packet.layer !== this.target) return false;

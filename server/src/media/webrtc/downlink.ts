@@ -5,6 +5,7 @@ import {
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
 import { CompactTwcc } from '../rtp/twcc-compact.ts';
+import { seqAfter } from '../rtp/rewriter.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
@@ -55,6 +56,11 @@ export interface ExtensionIds {
   readonly twcc: number | undefined;
   readonly playoutDelay: number | undefined;
 }
+
+/** An RTP payload of padding only, its length byte alone. */
+const EMPTY_PADDING = Buffer.from([1]);
+/** The probe cluster padding that fills dropped packets' numbers is counted in (never read as a probe). */
+const FILL_CLUSTER = -1;
 
 /** The client's link counts as lossy this long after its last NACK. */
 const LOSSY_MEMORY_MS = 10_000;
@@ -251,6 +257,10 @@ export class Downlink implements DownTrackLink {
     this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, payload.length + OVERHEAD_BYTES);
   }
 
+  makeRoom(bytes: number): void {
+    if (!this.pacer.fits(bytes)) this.pacer.overflow();
+  }
+
   takeRetransmitBudget(bytes: number): boolean {
     if (this.tokens < (this.estimator.bps / 8) * (BUDGET_MS / 1000) * RTX_FLOOR) return false;
     this.tokens -= bytes;
@@ -299,6 +309,7 @@ export class Downlink implements DownTrackLink {
     const size = payload.length + OVERHEAD_BYTES;
     if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
+    if (!charged && (out.sentSeq === undefined || seqAfter(seq, out.sentSeq))) out.sentSeq = seq;
     out.packetCount = (out.packetCount + 1) >>> 0;
     out.octetCount = (out.octetCount + payload.length) >>> 0;
     out.lastTimestamp = timestamp;
@@ -308,14 +319,42 @@ export class Downlink implements DownTrackLink {
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
   }
 
-  /** The pacer's queue held more than the downlink can carry soon: its video starts again at key frames. */
+  /**
+   * The pacer's queue held more than the downlink can carry soon: its video pauses whole and starts
+   * again at a key frame, numbered on from the last packet that left, so the dropped packets leave
+   * no gap of sequence numbers (a NACK could not fill it, and the decoder would wait for it).
+   */
   private overflow(dropped: readonly QueuedPacket[]): void {
     const now = this.clock();
+    const media = new Map<DownTrack, QueuedPacket[]>();
+    for (const p of dropped) {
+      if (p.charged) continue;
+      const list = media.get(p.out);
+      if (list) list.push(p);
+      else media.set(p.out, [p]);
+    }
     for (const out of new Set(dropped.map((p) => p.out))) {
+      const numbered = media.get(out);
+      if (numbered) this.releaseNumbers(out, numbered, now);
       out.current = -1;
       if (out.target >= 0) out.askKeyFrame(out.target, now);
     }
   }
+
+  /**
+   * Sequence numbers given to packets that never left: taken back when nothing numbered after them
+   * went out, else sent as empty padding packets (a probe numbered after them went out first).
+   */
+  private releaseNumbers(out: DownTrack, numbered: readonly QueuedPacket[], now: number): void {
+    const first = numbered[0]!.seq;
+    if (out.sentSeq === undefined || seqAfter(first, out.sentSeq)) {
+      out.rewriter.rewind(first);
+      return;
+    }
+    out.rewriter.reset();
+    for (const p of numbered) this.send(out, p.seq, p.timestamp, false, EMPTY_PADDING, now, FILL_CLUSTER);
+  }
+
   /** Sender reports of every m-line that sent lately: lip sync for the client, round trips for the server. */
   private senderReports(now: number): void {
     const transport = this.transport;
@@ -403,7 +442,8 @@ export class Downlink implements DownTrackLink {
 
   /** Padding trains that show whether a larger layer, or a paused video, would fit now (rtp/probe-schedule.ts). */
   private probe(now: number): void {
-    const due = this.probes.due(now);
+    const pendingId = this.probes.pendingId;
+    const due = this.probes.due(now, pendingId !== undefined && this.estimator.probeResult(pendingId) !== undefined);
     if (due) {
       const result = this.estimator.probeResult(due.id);
       if (result !== undefined) this.estimator.applyProbe(result);
@@ -411,24 +451,28 @@ export class Downlink implements DownTrackLink {
       this.allocate();
       return;
     }
+    // the first probe does not wait for the pacer: its queue is what the probe is to relieve
+    const first = this.probes.first;
     if (!this.probes.mayStart(now) || this.estimator.delaySignal === 'overuse' || this.estimator.loss > PROBE_MAX_LOSS
-      || !this.pacer.idle) return;
-    // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
+      || (!first && !this.pacer.idle)) return;
+    // what the next step up needs: a paused video's smallest layer, the next layer of one below its
+    // wish, or the layer of one forwarded though it does not fit (it pauses unless the estimate grows)
     let need = 0;
     let carrier: DownTrack | undefined;
     for (const out of this.tracks.values()) {
       const layers = out.layers;
       if (out.kind !== 'video' || !layers) continue;
+      if (out.rewriter.hasSent && out.lastMarker) carrier = out;
       const rates = layers.rates(now);
+      if (out.hold.holding && !out.paused) need = Math.max(need, rates[out.target] ?? 0);
       const top = ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target });
       const next = out.paused ? 0 : out.target + 1;
       if (next > top || next >= rates.length || (rates[next] ?? 0) <= 0) continue;
       const step = (rates[next] ?? 0) - (out.paused ? 0 : (rates[out.target] ?? 0));
       if (step > need) need = step;
-      if (out.rewriter.hasSent && out.lastMarker) carrier = out;
     }
-    if (need <= 0 || !carrier) return;
-    const count = probeTrainPackets(this.estimator.bps, need);
+    if ((need <= 0 && !first) || !carrier) return;
+    const count = probeTrainPackets(this.estimator.bps, need, first);
     const id = this.probes.start(now, this.estimator.bps);
     const padding = Buffer.alloc(PADDING_BYTES);
     padding[PADDING_BYTES - 1] = PADDING_BYTES;
