@@ -65,6 +65,20 @@ describe('pacer', () => {
     assert.equal(pacer.idle, true);
   });
 
+  it('admits an item at once only while nothing waits and the budget allows, as enqueue would send it', () => {
+    // 1.6 Mbit/s: 1000 bytes a 5 ms interval
+    const { pacer, sent, tick } = pacerAt(1_600_000);
+    assert.equal(pacer.admit(1000), true, 'an idle pacer lets one interval\'s worth out');
+    assert.equal(pacer.admit(1000), false, 'the budget is spent');
+    pacer.enqueue(1, 1000);
+    assert.equal(sent.length, 0, 'queued behind the admitted one');
+    tick(5);
+    assert.equal(pacer.admit(1000), false, 'the drain spent what the interval allowed');
+    assert.deepEqual(sent.map((s) => s.item), [1]);
+    tick(5);
+    assert.equal(pacer.admit(1000), true);
+  });
+
   it('tells beforehand whether an item would overflow, and gives everything back on demand', () => {
     const { pacer, sent, dropped } = pacerAt(80_000);
     assert.equal(pacer.fits(50_000), true, 'an empty queue takes anything');

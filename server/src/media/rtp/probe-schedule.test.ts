@@ -52,6 +52,7 @@ describe('probe schedule', () => {
     const packet = PADDING_BYTES + OVERHEAD_BYTES;
     // nothing needed yet: three times the estimate; a need above that: up to six times
     assert.equal(probeTrainPackets(300_000, 0, true), Math.ceil((900_000 / 8) * 0.12 / packet));
-    assert.equal(probeTrainPackets(300_000, 2_000_000, true), Math.ceil((1_800_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(300_000, 660_000, true), Math.ceil((1_200_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(100_000, 2_000_000, true), Math.ceil((600_000 / 8) * 0.12 / packet));
   });
 });

@@ -2,6 +2,7 @@ import type { MediaKind } from '@rtc/protocol';
 import { RtcpSenderInfo, RtcpSrPacket, type RTCRtpTransceiver } from 'werift';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import type { DownTrack as StreamDownTrack, RtpAccount } from '../room/member.ts';
+import type { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { Stream } from '../room/stream.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
@@ -94,6 +95,8 @@ export class DownTrack implements StreamDownTrack {
   readonly hold = new PauseHold();
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
+  /** The header bytes of its packets, built at the first send after each negotiation. */
+  header: HeaderBytes | undefined;
   /** The highest sequence number that went out on the m-line (media or padding); undefined before the first. */
   sentSeq: number | undefined;
   private readonly keyAskedMs: number[] = [];

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import type { RTCDtlsTransport, RTCRtpTransceiver, RtpHeader } from 'werift';
+import { RtpPacket, type RTCDtlsTransport, type RTCRtpTransceiver } from 'werift';
 import { vp8Payload } from '../../main/client/media/loopback-peer.ts';
 import { MediaStats } from '../../metrics/media-stats.ts';
 import type { StreamLayers } from '../rtp/layers.ts';
@@ -33,23 +33,27 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
   const recorder = new TwccRecorder(1);
   let linkFreeAt = 0;
   let linkLost = 0;
+  /** The link's far end: what the server sent, in the clear (the fake SRTP session only joins header and payload). */
+  const receive = (data: Buffer): Promise<void> => {
+    const { header, payload } = RtpPacket.deSerialize(data);
+    const bytes = payload.length + 58;
+    sent.push({ ssrc: header.ssrc, seq: header.sequenceNumber, padding: header.padding, bytes, sentMs: now });
+    // the link: a queue drained at linkBps; what does not fit is lost
+    const start = Math.max(now, linkFreeAt);
+    if ((start - now) * (options.linkBps / 8000) + bytes > options.queueBytes) {
+      linkLost += 1;
+      return Promise.resolve();
+    }
+    linkFreeAt = start + (bytes * 8000) / options.linkBps;
+    const twcc = header.extensions.find((e) => e.id === TWCC_ID);
+    if (twcc) recorder.record(twcc.payload.readUInt16BE(0), (linkFreeAt + 1) * 1000);
+    return Promise.resolve();
+  };
   const transport = {
     state: 'connected',
     transportSequenceNumber: 0,
-    sendRtp: (payload: Buffer, header: RtpHeader): Promise<void> => {
-      const bytes = payload.length + 58;
-      sent.push({ ssrc: header.ssrc, seq: header.sequenceNumber, padding: header.padding, bytes, sentMs: now });
-      // the link: a queue drained at linkBps; what does not fit is lost
-      const start = Math.max(now, linkFreeAt);
-      if ((start - now) * (options.linkBps / 8000) + bytes > options.queueBytes) {
-        linkLost += 1;
-        return Promise.resolve();
-      }
-      linkFreeAt = start + (bytes * 8000) / options.linkBps;
-      const twcc = header.extensions.find((e) => e.id === TWCC_ID);
-      if (twcc) recorder.record(twcc.payload.readUInt16BE(0), (linkFreeAt + 1) * 1000);
-      return Promise.resolve();
-    },
+    srtp: { encrypt: (payload: Buffer, header: { serialize(size: number): Buffer; serializeSize: number }) => Buffer.concat([header.serialize(header.serializeSize), payload]) },
+    iceTransport: { connection: { nominated: { remoteAddr: ['127.0.0.1', 9], protocol: { sendData: receive } } } },
     sendRtcp: (): Promise<void> => Promise.resolve(),
   } as unknown as RTCDtlsTransport;
   const layers = {

@@ -1,6 +1,6 @@
 import type { MediaKind } from '@rtc/protocol';
 import {
-  GenericNack, RtcpRrPacket, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader,
+  GenericNack, RtcpRrPacket, RtcpSrPacket, RtcpTransportLayerFeedback,
   type RTCDtlsTransport, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
@@ -10,11 +10,13 @@ import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
 import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
-import { PLAYOUT_DELAY_MAX_UNITS, playoutDelay, playoutFloorMs } from '../rtp/playout-delay.ts';
+import { playoutFloorMs } from '../rtp/playout-delay.ts';
+import { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { RtpAccount } from '../room/member.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import { snapshotOf, type DownlinkSnapshot } from './downlink-snapshot.ts';
 import { DownTrack, type DownTrackLink, type ReceiverReport, type VideoBounds } from './down-track.ts';
+import { RtpRoute } from './rtp-route.ts';
 
 export type { DownlinkSnapshot, VideoBounds };
 
@@ -94,6 +96,7 @@ export class Downlink implements DownTrackLink {
   private readonly tracks = new Map<number, DownTrack>();
   private readonly bySsrc = new Map<number, DownTrack>();
   private transport: RTCDtlsTransport | undefined;
+  private readonly route = new RtpRoute();
   /** The peer connection is up (its state, apart from the transport's). */
   private connected = false;
   private tokens = 0;
@@ -167,6 +170,7 @@ export class Downlink implements DownTrackLink {
         track = new DownTrack(e.streamId, e.kind, e.transceiver, this, this.account);
         added.push(track);
       }
+      track.header = undefined; // the answer may have changed the extension ids or the codec
       next.set(e.streamId, track);
     }
     for (const [id, track] of this.tracks) if (next.get(id) !== track) track.detach();
@@ -254,7 +258,10 @@ export class Downlink implements DownTrackLink {
   }
 
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void {
-    this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, payload.length + OVERHEAD_BYTES);
+    const bytes = payload.length + OVERHEAD_BYTES;
+    // what the pacer lets out at once goes without a queue entry
+    if (!charged && this.pacer.admit(bytes)) this.send(track, seq, timestamp, marker, payload, this.clock());
+    else this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, bytes);
   }
 
   makeRoom(bytes: number): void {
@@ -287,25 +294,18 @@ export class Downlink implements DownTrackLink {
     const sender = out.transceiver.sender;
     const codec = sender.codec;
     if (!codec) return;
-    const header = new RtpHeader({ ssrc: sender.ssrc, payloadType: codec.payloadType, sequenceNumber: seq, timestamp, marker });
-    let twccSeq: number | undefined;
-    if (this.ids.mid !== undefined && out.transceiver.mid !== undefined) {
-      header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
-    }
+    out.header ??= new HeaderBytes(sender.ssrc, codec.payloadType, this.ids, out.transceiver.mid);
+    let playoutUnits: number | undefined;
     if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
       // docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets
       const floor = playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
-      if (floor > 0) header.extensions.push({ id: this.ids.playoutDelay, payload: playoutDelay(Math.ceil(floor / 10), PLAYOUT_DELAY_MAX_UNITS) });
+      if (floor > 0) playoutUnits = Math.ceil(floor / 10);
     }
+    let twccSeq: number | undefined;
     if (this.ids.twcc !== undefined) {
       twccSeq = (transport.transportSequenceNumber + 1) & 0xffff;
       transport.transportSequenceNumber = twccSeq;
-      const b = Buffer.alloc(2);
-      b.writeUInt16BE(twccSeq);
-      header.extensions.push({ id: this.ids.twcc, payload: b });
     }
-    header.extension = header.extensions.length > 0;
-    if (probe !== 0) header.padding = true;
     const size = payload.length + OVERHEAD_BYTES;
     if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
@@ -315,7 +315,7 @@ export class Downlink implements DownTrackLink {
     out.lastTimestamp = timestamp;
     out.lastSentMs = now;
     this.stats.webrtcOut.add(out.kindCode, payload.length);
-    void transport.sendRtp(payload, header);
+    this.route.send(transport, payload, out.header.write(seq, timestamp, marker, probe !== 0, twccSeq ?? 0, playoutUnits));
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
   }
 
