@@ -19,6 +19,10 @@ const FIRST_PROBE_MAX_FACTOR = 6;
 export const PROBE_MAX_LOSS = 0.1;
 /** Padding bytes of one probe packet (the most one RTP padding length byte can say). */
 export const PADDING_BYTES = 255;
+/** An RTP payload of padding only, its length byte alone (it fills numbers of packets the pacer dropped). */
+export const EMPTY_PADDING = Buffer.from([1]);
+/** The probe cluster such filling padding is counted in (never read as a probe). */
+export const FILL_CLUSTER = -1;
 /** Packets of one probe train, at most. */
 const PROBE_MAX_PACKETS = 80;
 

@@ -9,7 +9,7 @@ import { LossWindow } from '../rtp/loss-window.ts';
 import { PauseHold } from '../rtp/pause-hold.ts';
 import { cumulativeLost } from '../rtp/receive-stats.ts';
 import { ReportedLoss } from '../rtp/reported-loss.ts';
-import { StreamRewriter } from '../rtp/rewriter.ts';
+import { StreamRewriter, seqAfter } from '../rtp/rewriter.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
 
 /** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
@@ -191,6 +191,33 @@ export class DownTrack implements StreamDownTrack {
   restart(): void {
     this.rewriter.reset();
     if (this.kind === 'video' && !this.paused) this.current = -1;
+  }
+
+  /**
+   * The pacer dropped what waited of it, `numbered` its media packets' sequence numbers in order: the
+   * video pauses whole and starts again at a key frame, numbered on from the last packet that left, so
+   * the dropped packets leave no gap of sequence numbers (a NACK could not fill it, and the decoder
+   * would wait for it). True when a probe numbered after them went out first: their numbers are
+   * spent, and the caller sends them as empty padding.
+   */
+  dropped(numbered: readonly number[], nowMs: number): boolean {
+    const first = numbered[0];
+    const spent = first !== undefined && this.sentSeq !== undefined && !seqAfter(first, this.sentSeq);
+    // with nothing of its own dropped, what the publisher sends until the key frame is skipped: a new source too
+    if (first !== undefined && !spent) this.rewriter.rewind(first);
+    else this.rewriter.reset();
+    this.current = -1;
+    if (this.target >= 0) this.askKeyFrame(this.target, nowMs);
+    return spent;
+  }
+
+  /** A packet went out on its m-line; `numbered` unless it was a retransmission (its number went out before). */
+  onSent(seq: number, timestamp: number, payloadBytes: number, nowMs: number, numbered: boolean): void {
+    if (numbered && (this.sentSeq === undefined || seqAfter(seq, this.sentSeq))) this.sentSeq = seq;
+    this.packetCount = (this.packetCount + 1) >>> 0;
+    this.octetCount = (this.octetCount + payloadBytes) >>> 0;
+    this.lastTimestamp = timestamp;
+    this.lastSentMs = nowMs;
   }
 
   /** Keeps a packet that went out, for retransmission. */

@@ -5,11 +5,10 @@ import {
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
 import { CompactTwcc } from '../rtp/twcc-compact.ts';
-import { seqAfter } from '../rtp/rewriter.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
 import { playoutFloorMs } from '../rtp/playout-delay.ts';
 import { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { RtpAccount } from '../room/member.ts';
@@ -59,11 +58,6 @@ export interface ExtensionIds {
   readonly playoutDelay: number | undefined;
 }
 
-/** An RTP payload of padding only, its length byte alone. */
-const EMPTY_PADDING = Buffer.from([1]);
-/** The probe cluster padding that fills dropped packets' numbers is counted in (never read as a probe). */
-const FILL_CLUSTER = -1;
-
 /** The client's link counts as lossy this long after its last NACK. */
 const LOSSY_MEMORY_MS = 10_000;
 
@@ -77,7 +71,6 @@ interface QueuedPacket {
   readonly charged: boolean;
 }
 
-/**
 /**
  * The sending half of a session's peer connection (docs/protocol/media.md, "Bandwidth"): it numbers
  * every packet for transport-wide feedback, estimates the client's downlink from that feedback, shares
@@ -309,50 +302,20 @@ export class Downlink implements DownTrackLink {
     const size = payload.length + OVERHEAD_BYTES;
     if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
-    if (!charged && (out.sentSeq === undefined || seqAfter(seq, out.sentSeq))) out.sentSeq = seq;
-    out.packetCount = (out.packetCount + 1) >>> 0;
-    out.octetCount = (out.octetCount + payload.length) >>> 0;
-    out.lastTimestamp = timestamp;
-    out.lastSentMs = now;
+    out.onSent(seq, timestamp, payload.length, now, !charged);
     this.stats.webrtcOut.add(out.kindCode, payload.length);
     this.route.send(transport, payload, out.header.write(seq, timestamp, marker, probe !== 0, twccSeq ?? 0, playoutUnits));
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
   }
 
-  /**
-   * The pacer's queue held more than the downlink can carry soon: its video pauses whole and starts
-   * again at a key frame, numbered on from the last packet that left, so the dropped packets leave
-   * no gap of sequence numbers (a NACK could not fill it, and the decoder would wait for it).
-   */
+  /** The pacer's queue held more than the downlink can carry soon: its videos start again at key frames (DownTrack.dropped). */
   private overflow(dropped: readonly QueuedPacket[]): void {
     const now = this.clock();
-    const media = new Map<DownTrack, QueuedPacket[]>();
-    for (const p of dropped) {
-      if (p.charged) continue;
-      const list = media.get(p.out);
-      if (list) list.push(p);
-      else media.set(p.out, [p]);
-    }
     for (const out of new Set(dropped.map((p) => p.out))) {
-      const numbered = media.get(out);
-      if (numbered) this.releaseNumbers(out, numbered, now);
-      out.current = -1;
-      if (out.target >= 0) out.askKeyFrame(out.target, now);
+      const media = dropped.filter((p) => p.out === out && !p.charged);
+      if (!out.dropped(media.map((p) => p.seq), now)) continue;
+      for (const p of media) this.send(out, p.seq, p.timestamp, false, EMPTY_PADDING, now, FILL_CLUSTER);
     }
-  }
-
-  /**
-   * Sequence numbers given to packets that never left: taken back when nothing numbered after them
-   * went out, else sent as empty padding packets (a probe numbered after them went out first).
-   */
-  private releaseNumbers(out: DownTrack, numbered: readonly QueuedPacket[], now: number): void {
-    const first = numbered[0]!.seq;
-    if (out.sentSeq === undefined || seqAfter(first, out.sentSeq)) {
-      out.rewriter.rewind(first);
-      return;
-    }
-    out.rewriter.reset();
-    for (const p of numbered) this.send(out, p.seq, p.timestamp, false, EMPTY_PADDING, now, FILL_CLUSTER);
   }
 
   /** Sender reports of every m-line that sent lately: lip sync for the client, round trips for the server. */
