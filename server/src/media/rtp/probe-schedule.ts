@@ -36,8 +36,9 @@ export interface PendingProbe {
 
 /**
  * When a downlink probes with padding (docs/protocol/media.md, "Bandwidth"): one train at a time,
- * read as soon as enough of it came back, at the latest PROBE_SETTLE_MS after it left; the next one PROBE_MIN_INTERVAL_MS later when the estimate grew
- * by it, else after an interval that doubles up to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
+ * read as soon as enough of it came back, at the latest PROBE_SETTLE_MS after it left; the next one
+ * PROBE_MIN_INTERVAL_MS later when the estimate grew by it, else after an interval that doubles up
+ * to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
  */
 export class ProbeSchedule {
   private nextMs = 0;
