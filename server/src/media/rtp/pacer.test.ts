@@ -64,4 +64,31 @@ describe('pacer', () => {
     pacer.close();
     assert.equal(pacer.idle, true);
   });
+
+  it('admits an item at once only while nothing waits and the budget allows, as enqueue would send it', () => {
+    // 1.6 Mbit/s: 1000 bytes a 5 ms interval
+    const { pacer, sent, tick } = pacerAt(1_600_000);
+    assert.equal(pacer.admit(1000), true, 'an idle pacer lets one interval\'s worth out');
+    assert.equal(pacer.admit(1000), false, 'the budget is spent');
+    pacer.enqueue(1, 1000);
+    assert.equal(sent.length, 0, 'queued behind the admitted one');
+    tick(5);
+    assert.equal(pacer.admit(1000), false, 'the drain spent what the interval allowed');
+    assert.deepEqual(sent.map((s) => s.item), [1]);
+    tick(5);
+    assert.equal(pacer.admit(1000), true);
+  });
+
+  it('tells beforehand whether an item would overflow, and gives everything back on demand', () => {
+    const { pacer, sent, dropped } = pacerAt(80_000);
+    assert.equal(pacer.fits(50_000), true, 'an empty queue takes anything');
+    for (let i = 0; i < 8; i++) pacer.enqueue(i, 1000);
+    assert.equal(pacer.fits(1000), false);
+    assert.deepEqual(dropped, []);
+    pacer.overflow();
+    assert.deepEqual(dropped, [[1, 2, 3, 4, 5, 6, 7]]);
+    assert.deepEqual(sent.map((s) => s.item), [0]);
+    assert.equal(pacer.idle, true);
+    assert.equal(pacer.fits(1000), true);
+  });
 });

@@ -48,20 +48,41 @@ export class Pacer<T> {
     return this.head >= this.queue.length;
   }
 
+  /** Whether an item of `bytes` queued now would leave within `maxQueueMs` (an empty queue takes anything). */
+  fits(bytes: number): boolean {
+    return this.queuedBytes === 0 || ((this.queuedBytes + bytes) * 8 * 1000) / this.options.rateBps() <= this.options.maxQueueMs;
+  }
+
+  /**
+   * Whether an item of `bytes` may leave at once, as `enqueue` would send it: nothing waits and the
+   * budget allows it. When true the budget is charged and the caller sends the item itself (no
+   * queue entry for the common case of a pacer that keeps up).
+   */
+  admit(bytes: number): boolean {
+    if (!this.idle || this.stop !== undefined) return false;
+    this.refill();
+    if (this.budget <= 0) return false;
+    this.budget -= bytes;
+    return true;
+  }
+
   /** Queues an item of `bytes` (what it costs the link) behind the others. */
   enqueue(item: T, bytes: number): void {
-    const { rateBps, maxQueueMs, intervalMs, now } = this.options;
-    if (this.queuedBytes > 0 && ((this.queuedBytes + bytes) * 8 * 1000) / rateBps() > maxQueueMs) this.overflow();
+    if (!this.fits(bytes)) this.overflow();
     this.queue.push({ item, bytes });
     this.queuedBytes += bytes;
     if (this.stop !== undefined) return;
-    // idle: what the time since the last send allows, at most one interval's worth at once
-    const at = now();
-    const step = rateBps() / 8 / 1000;
-    this.budget = Math.min(this.budget + step * Math.max(at - this.lastMs, 0), step * intervalMs);
-    this.lastMs = at;
+    this.refill();
     this.drain();
-    if (!this.idle) this.stop = (this.options.every ?? everyInterval)(intervalMs, () => this.drain());
+    if (!this.idle) this.stop = (this.options.every ?? everyInterval)(this.options.intervalMs, () => this.drain());
+  }
+
+  /** Idle: what the time since the last send allows, at most one interval's worth at once. */
+  private refill(): void {
+    const at = this.options.now();
+    const step = this.options.rateBps() / 8 / 1000;
+    this.budget = Math.min(this.budget + step * Math.max(at - this.lastMs, 0), step * this.options.intervalMs);
+    this.lastMs = at;
   }
 
   /** Drops what waits, without sending it or telling anyone. */
@@ -101,7 +122,8 @@ export class Pacer<T> {
     }
   }
 
-  private overflow(): void {
+  /** Gives back everything queued to `onOverflow` (as when the bound is passed), and starts empty. */
+  overflow(): void {
     const dropped: T[] = [];
     for (let i = this.head; i < this.queue.length; i++) dropped.push(this.queue[i]!.item);
     this.queue = [];

@@ -28,6 +28,11 @@ export class PauseHold {
   /** Since when the smallest layer has not fitted while it was forwarded; undefined while it fits. */
   private unfitSinceMs: number | undefined;
 
+  /** Whether it is forwarded though its smallest layer does not fit (a probe may show that it does). */
+  get holding(): boolean {
+    return this.unfitSinceMs !== undefined;
+  }
+
   /** The layer to forward: the allocation's, or the smallest one while the hold lasts. */
   target(input: HoldInput, nowMs: number): number {
     if (input.target >= 0 || input.hidden || input.paused || input.lowest < 0) {

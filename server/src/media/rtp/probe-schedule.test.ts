@@ -39,4 +39,20 @@ describe('probe schedule', () => {
     assert.equal(probeTrainPackets(300_000, 1_000_000), Math.ceil((600_000 / 8) * 0.12 / packet));
     assert.equal(probeTrainPackets(20_000_000, 20_000_000), 80);
   });
+
+  it('reads a train as soon as it came back, and sizes the first one at three to six times the estimate', () => {
+    const schedule = new ProbeSchedule();
+    assert.equal(schedule.first, true);
+    const id = schedule.start(0, 300_000);
+    assert.equal(schedule.first, false);
+    assert.equal(schedule.pendingId, id);
+    assert.equal(schedule.due(50), undefined, 'not settled, not back');
+    assert.equal(schedule.due(50, true)?.id, id, 'back: read at once');
+    assert.equal(schedule.pendingId, undefined);
+    const packet = PADDING_BYTES + OVERHEAD_BYTES;
+    // nothing needed yet: three times the estimate; a need above that: up to six times
+    assert.equal(probeTrainPackets(300_000, 0, true), Math.ceil((900_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(300_000, 660_000, true), Math.ceil((1_200_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(100_000, 2_000_000, true), Math.ceil((600_000 / 8) * 0.12 / packet));
+  });
 });

@@ -8,10 +8,21 @@ const PROBE_SETTLE_MS = 600;
 const PROBE_TRAIN_MS = 120;
 /** A probe train goes at most this multiple of the estimate. */
 const PROBE_MAX_FACTOR = 2;
+/**
+ * The first train, as soon as a video has gone out, goes at this multiple of the estimate (up to
+ * FIRST_PROBE_MAX_FACTOR when the videos need more), as libwebrtc probes at 3x and 6x its start
+ * rate: on a clean link the estimate reaches a camera's rate before its first frames fill the pacer.
+ */
+const FIRST_PROBE_FACTOR = 3;
+const FIRST_PROBE_MAX_FACTOR = 6;
 /** No probe while the client's link loses more than this (fraction). */
 export const PROBE_MAX_LOSS = 0.1;
 /** Padding bytes of one probe packet (the most one RTP padding length byte can say). */
 export const PADDING_BYTES = 255;
+/** An RTP payload of padding only, its length byte alone (it fills numbers of packets the pacer dropped). */
+export const EMPTY_PADDING = Buffer.from([1]);
+/** The probe cluster such filling padding is counted in (never read as a probe). */
+export const FILL_CLUSTER = -1;
 /** Packets of one probe train, at most. */
 const PROBE_MAX_PACKETS = 80;
 
@@ -25,8 +36,9 @@ export interface PendingProbe {
 
 /**
  * When a downlink probes with padding (docs/protocol/media.md, "Bandwidth"): one train at a time,
- * read PROBE_SETTLE_MS after it left; the next one PROBE_MIN_INTERVAL_MS later when the estimate grew
- * by it, else after an interval that doubles up to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
+ * read as soon as enough of it came back, at the latest PROBE_SETTLE_MS after it left; the next one
+ * PROBE_MIN_INTERVAL_MS later when the estimate grew by it, else after an interval that doubles up
+ * to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
  */
 export class ProbeSchedule {
   private nextMs = 0;
@@ -34,10 +46,23 @@ export class ProbeSchedule {
   private lastId = 0;
   private pending: PendingProbe | undefined;
 
-  /** The probe whose outcome is due at `nowMs`, taken off the schedule (call `settle` with it). */
-  due(nowMs: number): PendingProbe | undefined {
+  /** Whether no train left yet: the first one goes without waiting for anything to need it. */
+  get first(): boolean {
+    return this.lastId === 0;
+  }
+
+  /** The pending probe's id, if a train is out. */
+  get pendingId(): number | undefined {
+    return this.pending?.id;
+  }
+
+  /**
+   * The probe whose outcome is due at `nowMs`, taken off the schedule (call `settle` with it): once
+   * `cameBack` (enough of its train was acknowledged), else once it had PROBE_SETTLE_MS to.
+   */
+  due(nowMs: number, cameBack = false): PendingProbe | undefined {
     const pending = this.pending;
-    if (!pending || nowMs < pending.readAtMs) return undefined;
+    if (!pending || (nowMs < pending.readAtMs && !cameBack)) return undefined;
     this.pending = undefined;
     return pending;
   }
@@ -65,10 +90,13 @@ export class ProbeSchedule {
 /**
  * The padding packets of a train that tests whether `needBps` more fits: the estimate plus the step
  * and a quarter, at most PROBE_MAX_FACTOR times the estimate (a step the estimate cannot double into
- * is reached by growing, not by one probe), for PROBE_TRAIN_MS.
+ * is reached by growing, not by one probe), for PROBE_TRAIN_MS. The `first` train goes at
+ * FIRST_PROBE_FACTOR times the estimate at least, and up to FIRST_PROBE_MAX_FACTOR times.
  */
-export function probeTrainPackets(estimateBps: number, needBps: number): number {
-  const target = Math.min((estimateBps + needBps) * 1.25, estimateBps * PROBE_MAX_FACTOR);
+export function probeTrainPackets(estimateBps: number, needBps: number, first = false): number {
+  const target = first
+    ? Math.min(Math.max((estimateBps + needBps) * 1.25, estimateBps * FIRST_PROBE_FACTOR), estimateBps * FIRST_PROBE_MAX_FACTOR)
+    : Math.min((estimateBps + needBps) * 1.25, estimateBps * PROBE_MAX_FACTOR);
   const bytes = (target / 8) * (PROBE_TRAIN_MS / 1000);
   return Math.min(Math.ceil(bytes / (PADDING_BYTES + OVERHEAD_BYTES)), PROBE_MAX_PACKETS);
 }

@@ -117,4 +117,15 @@ export class StreamRewriter {
   reset(): void {
     this.source = undefined;
   }
+
+  /**
+   * The packets numbered from `seq` on never left (a send queue dropped them, and nothing numbered
+   * after them went out): the source is forgotten as by `reset`, and numbering goes on from `seq`,
+   * so the subscriber sees no gap it would ask again for in vain.
+   */
+  rewind(seq: number): void {
+    if (!this.started) return;
+    this.source = undefined;
+    this.lastSeq = (seq - 1) & 0xffff;
+  }
 }

@@ -30,6 +30,7 @@ function fakeLink(): FakeLink {
       link.budget -= bytes;
       return true;
     },
+    makeRoom: () => undefined,
     rttMs: () => 100,
     layerTold: (_id: number, layer: number, width: number, height: number) => link.told.push([layer, width, height]),
   };

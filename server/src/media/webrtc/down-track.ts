@@ -2,13 +2,14 @@ import type { MediaKind } from '@rtc/protocol';
 import { RtcpSenderInfo, RtcpSrPacket, type RTCRtpTransceiver } from 'werift';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import type { DownTrack as StreamDownTrack, RtpAccount } from '../room/member.ts';
+import type { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { Stream } from '../room/stream.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
 import { PauseHold } from '../rtp/pause-hold.ts';
 import { cumulativeLost } from '../rtp/receive-stats.ts';
 import { ReportedLoss } from '../rtp/reported-loss.ts';
-import { StreamRewriter } from '../rtp/rewriter.ts';
+import { StreamRewriter, seqAfter } from '../rtp/rewriter.ts';
 import { rewriteVp8 } from '../rtp/vp8.ts';
 
 /** Sent packets kept per m-line for retransmission (about 1.5 s of 720p video). */
@@ -53,6 +54,11 @@ export interface DownTrackLink {
   sendAudio(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, nowMs: number): void;
   /** Video and retransmissions: through the pacer; `charged` when already taken from the budget. */
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void;
+  /**
+   * Video of `bytes` is about to be numbered: when it would wait in the pacer too long, what waits is
+   * dropped whole first (its videos start again at key frames), before this packet takes a number.
+   */
+  makeRoom(bytes: number): void;
   /** Takes a retransmission's bytes from the send budget; false while it holds less than its floor. */
   takeRetransmitBudget(bytes: number): boolean;
   /** The round trip to use for this track's retransmissions (ms). */
@@ -89,6 +95,10 @@ export class DownTrack implements StreamDownTrack {
   readonly hold = new PauseHold();
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
+  /** The header bytes of its packets, built at the first send after each negotiation. */
+  header: HeaderBytes | undefined;
+  /** The highest sequence number that went out on the m-line (media or padding); undefined before the first. */
+  sentSeq: number | undefined;
   private readonly keyAskedMs: number[] = [];
   // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
   packetCount = 0;
@@ -141,6 +151,7 @@ export class DownTrack implements StreamDownTrack {
       return this.sent(packet, now);
     }
     if (this.paused || this.target < 0) return false;
+    link.makeRoom(packet.payload.length + OVERHEAD_BYTES);
     let switching = false;
     if (packet.layer !== this.current) {
       if (packet.layer !== this.target) return false;
@@ -180,6 +191,33 @@ export class DownTrack implements StreamDownTrack {
   restart(): void {
     this.rewriter.reset();
     if (this.kind === 'video' && !this.paused) this.current = -1;
+  }
+
+  /**
+   * The pacer dropped what waited of it, `numbered` its media packets' sequence numbers in order: the
+   * video pauses whole and starts again at a key frame, numbered on from the last packet that left, so
+   * the dropped packets leave no gap of sequence numbers (a NACK could not fill it, and the decoder
+   * would wait for it). True when a probe numbered after them went out first: their numbers are
+   * spent, and the caller sends them as empty padding.
+   */
+  dropped(numbered: readonly number[], nowMs: number): boolean {
+    const first = numbered[0];
+    const spent = first !== undefined && this.sentSeq !== undefined && !seqAfter(first, this.sentSeq);
+    // with nothing of its own dropped, what the publisher sends until the key frame is skipped: a new source too
+    if (first !== undefined && !spent) this.rewriter.rewind(first);
+    else this.rewriter.reset();
+    this.current = -1;
+    if (this.target >= 0) this.askKeyFrame(this.target, nowMs);
+    return spent;
+  }
+
+  /** A packet went out on its m-line; `numbered` unless it was a retransmission (its number went out before). */
+  onSent(seq: number, timestamp: number, payloadBytes: number, nowMs: number, numbered: boolean): void {
+    if (numbered && (this.sentSeq === undefined || seqAfter(seq, this.sentSeq))) this.sentSeq = seq;
+    this.packetCount = (this.packetCount + 1) >>> 0;
+    this.octetCount = (this.octetCount + payloadBytes) >>> 0;
+    this.lastTimestamp = timestamp;
+    this.lastSentMs = nowMs;
   }
 
   /** Keeps a packet that went out, for retransmission. */

@@ -1,6 +1,6 @@
 import type { MediaKind } from '@rtc/protocol';
 import {
-  GenericNack, RtcpRrPacket, RtcpSrPacket, RtcpTransportLayerFeedback, RtpHeader,
+  GenericNack, RtcpRrPacket, RtcpSrPacket, RtcpTransportLayerFeedback,
   type RTCDtlsTransport, type RTCRtpTransceiver, type RtcpPacket,
 } from 'werift';
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
@@ -8,12 +8,14 @@ import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
-import { PLAYOUT_DELAY_MAX_UNITS, playoutDelay, playoutFloorMs } from '../rtp/playout-delay.ts';
+import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { playoutFloorMs } from '../rtp/playout-delay.ts';
+import { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { RtpAccount } from '../room/member.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 import { snapshotOf, type DownlinkSnapshot } from './downlink-snapshot.ts';
 import { DownTrack, type DownTrackLink, type ReceiverReport, type VideoBounds } from './down-track.ts';
+import { RtpRoute } from './rtp-route.ts';
 
 export type { DownlinkSnapshot, VideoBounds };
 
@@ -70,7 +72,6 @@ interface QueuedPacket {
 }
 
 /**
-/**
  * The sending half of a session's peer connection (docs/protocol/media.md, "Bandwidth"): it numbers
  * every packet for transport-wide feedback, estimates the client's downlink from that feedback, shares
  * the estimate out (audio first, then a simulcast layer per video that fits, else the video pauses),
@@ -88,6 +89,7 @@ export class Downlink implements DownTrackLink {
   private readonly tracks = new Map<number, DownTrack>();
   private readonly bySsrc = new Map<number, DownTrack>();
   private transport: RTCDtlsTransport | undefined;
+  private readonly route = new RtpRoute();
   /** The peer connection is up (its state, apart from the transport's). */
   private connected = false;
   private tokens = 0;
@@ -161,6 +163,7 @@ export class Downlink implements DownTrackLink {
         track = new DownTrack(e.streamId, e.kind, e.transceiver, this, this.account);
         added.push(track);
       }
+      track.header = undefined; // the answer may have changed the extension ids or the codec
       next.set(e.streamId, track);
     }
     for (const [id, track] of this.tracks) if (next.get(id) !== track) track.detach();
@@ -248,7 +251,14 @@ export class Downlink implements DownTrackLink {
   }
 
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void {
-    this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, payload.length + OVERHEAD_BYTES);
+    const bytes = payload.length + OVERHEAD_BYTES;
+    // what the pacer lets out at once goes without a queue entry
+    if (!charged && this.pacer.admit(bytes)) this.send(track, seq, timestamp, marker, payload, this.clock());
+    else this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, bytes);
+  }
+
+  makeRoom(bytes: number): void {
+    if (!this.pacer.fits(bytes)) this.pacer.overflow();
   }
 
   takeRetransmitBudget(bytes: number): boolean {
@@ -277,45 +287,37 @@ export class Downlink implements DownTrackLink {
     const sender = out.transceiver.sender;
     const codec = sender.codec;
     if (!codec) return;
-    const header = new RtpHeader({ ssrc: sender.ssrc, payloadType: codec.payloadType, sequenceNumber: seq, timestamp, marker });
-    let twccSeq: number | undefined;
-    if (this.ids.mid !== undefined && out.transceiver.mid !== undefined) {
-      header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
-    }
+    out.header ??= new HeaderBytes(sender.ssrc, codec.payloadType, this.ids, out.transceiver.mid);
+    let playoutUnits: number | undefined;
     if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
       // docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets
       const floor = playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
-      if (floor > 0) header.extensions.push({ id: this.ids.playoutDelay, payload: playoutDelay(Math.ceil(floor / 10), PLAYOUT_DELAY_MAX_UNITS) });
+      if (floor > 0) playoutUnits = Math.ceil(floor / 10);
     }
+    let twccSeq: number | undefined;
     if (this.ids.twcc !== undefined) {
       twccSeq = (transport.transportSequenceNumber + 1) & 0xffff;
       transport.transportSequenceNumber = twccSeq;
-      const b = Buffer.alloc(2);
-      b.writeUInt16BE(twccSeq);
-      header.extensions.push({ id: this.ids.twcc, payload: b });
     }
-    header.extension = header.extensions.length > 0;
-    if (probe !== 0) header.padding = true;
     const size = payload.length + OVERHEAD_BYTES;
     if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
-    out.packetCount = (out.packetCount + 1) >>> 0;
-    out.octetCount = (out.octetCount + payload.length) >>> 0;
-    out.lastTimestamp = timestamp;
-    out.lastSentMs = now;
+    out.onSent(seq, timestamp, payload.length, now, !charged);
     this.stats.webrtcOut.add(out.kindCode, payload.length);
-    void transport.sendRtp(payload, header);
+    this.route.send(transport, payload, out.header.write(seq, timestamp, marker, probe !== 0, twccSeq ?? 0, playoutUnits));
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
   }
 
-  /** The pacer's queue held more than the downlink can carry soon: its video starts again at key frames. */
+  /** The pacer's queue held more than the downlink can carry soon: its videos start again at key frames (DownTrack.dropped). */
   private overflow(dropped: readonly QueuedPacket[]): void {
     const now = this.clock();
     for (const out of new Set(dropped.map((p) => p.out))) {
-      out.current = -1;
-      if (out.target >= 0) out.askKeyFrame(out.target, now);
+      const media = dropped.filter((p) => p.out === out && !p.charged);
+      if (!out.dropped(media.map((p) => p.seq), now)) continue;
+      for (const p of media) this.send(out, p.seq, p.timestamp, false, EMPTY_PADDING, now, FILL_CLUSTER);
     }
   }
+
   /** Sender reports of every m-line that sent lately: lip sync for the client, round trips for the server. */
   private senderReports(now: number): void {
     const transport = this.transport;
@@ -403,7 +405,8 @@ export class Downlink implements DownTrackLink {
 
   /** Padding trains that show whether a larger layer, or a paused video, would fit now (rtp/probe-schedule.ts). */
   private probe(now: number): void {
-    const due = this.probes.due(now);
+    const pendingId = this.probes.pendingId;
+    const due = this.probes.due(now, pendingId !== undefined && this.estimator.probeResult(pendingId) !== undefined);
     if (due) {
       const result = this.estimator.probeResult(due.id);
       if (result !== undefined) this.estimator.applyProbe(result);
@@ -411,24 +414,28 @@ export class Downlink implements DownTrackLink {
       this.allocate();
       return;
     }
+    // the first probe does not wait for the pacer: its queue is what the probe is to relieve
+    const first = this.probes.first;
     if (!this.probes.mayStart(now) || this.estimator.delaySignal === 'overuse' || this.estimator.loss > PROBE_MAX_LOSS
-      || !this.pacer.idle) return;
-    // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
+      || (!first && !this.pacer.idle)) return;
+    // what the next step up needs: a paused video's smallest layer, the next layer of one below its
+    // wish, or the layer of one forwarded though it does not fit (it pauses unless the estimate grows)
     let need = 0;
     let carrier: DownTrack | undefined;
     for (const out of this.tracks.values()) {
       const layers = out.layers;
       if (out.kind !== 'video' || !layers) continue;
+      if (out.rewriter.hasSent && out.lastMarker) carrier = out;
       const rates = layers.rates(now);
+      if (out.hold.holding && !out.paused) need = Math.max(need, rates[out.target] ?? 0);
       const top = ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target });
       const next = out.paused ? 0 : out.target + 1;
       if (next > top || next >= rates.length || (rates[next] ?? 0) <= 0) continue;
       const step = (rates[next] ?? 0) - (out.paused ? 0 : (rates[out.target] ?? 0));
       if (step > need) need = step;
-      if (out.rewriter.hasSent && out.lastMarker) carrier = out;
     }
-    if (need <= 0 || !carrier) return;
-    const count = probeTrainPackets(this.estimator.bps, need);
+    if ((need <= 0 && !first) || !carrier) return;
+    const count = probeTrainPackets(this.estimator.bps, need, first);
     const id = this.probes.start(now, this.estimator.bps);
     const padding = Buffer.alloc(PADDING_BYTES);
     padding[PADDING_BYTES - 1] = PADDING_BYTES;

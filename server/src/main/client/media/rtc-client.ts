@@ -226,7 +226,7 @@ export class RtcClient {
     return this.entry('recv', streamId).lastSeq;
   }
 
-  /** Payloads received so far on the receive m-line of a stream. */
+  /** Payloads received so far on the receive m-line of a stream (padding-only packets left out). */
   received(streamId: number): Buffer[] {
     return this.entry('recv', streamId).received;
   }
@@ -236,7 +236,7 @@ export class RtcClient {
     return this.entry('recv', streamId).seqs;
   }
 
-  /** Packets received so far on the receive m-line of a stream (kept or not). */
+  /** Media packets received so far on the receive m-line of a stream (kept or not; padding-only packets left out). */
   receivedCount(streamId: number): number {
     return this.entry('recv', streamId).count;
   }
@@ -329,12 +329,14 @@ export class RtcClient {
         remote.onReceiveRtp.subscribe((packet) => {
           entry.remoteSsrc = packet.header.ssrc;
           entry.lastSeq = packet.header.sequenceNumber;
+          this.onRtp?.(spec.streamId, packet);
+          // padding alone (the server probing the path) carries no media: kept and counted are media packets
+          if (packet.payload.length === 0 && packet.header.padding) return;
           entry.count += 1;
           if (this.keepPayloads) {
             entry.received.push(Buffer.from(packet.payload));
             entry.seqs.push(packet.header.sequenceNumber);
           }
-          this.onRtp?.(spec.streamId, packet);
         });
       });
     } else {

@@ -1,0 +1,143 @@
+/**
+ * A call's start through a subscriber's downlink (docs/protocol/media.md, "Downlink" and "Pauses"):
+ * a single-layer video is forwarded whole or paused whole, never thinned by dropped packets, and on
+ * a clean link a 1 Mbit/s camera goes through from its first frame while the estimate still starts
+ * at 300 kbit/s. The clock and the timers are the test's; the subscriber is a link of a given rate
+ * (a queue that drains at it, drop-tail) that returns transport-wide feedback every 50 ms.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { RtpPacket, type RTCDtlsTransport, type RTCRtpTransceiver } from 'werift';
+import { vp8Payload } from '../../main/client/media/loopback-peer.ts';
+import { MediaStats } from '../../metrics/media-stats.ts';
+import type { StreamLayers } from '../rtp/layers.ts';
+import { TwccRecorder } from '../rtp/twcc-feedback.ts';
+import { parseVp8 } from '../rtp/vp8.ts';
+import type { Stream } from '../room/stream.ts';
+import type { DownTrack } from './down-track.ts';
+import { Downlink } from './downlink.ts';
+import { parseCheckedRtcp } from './input-guard.ts';
+
+const TWCC_ID = 3;
+const PACKET_BYTES = 1000;
+const FEEDBACK_MS = 50;
+
+interface Sent { readonly ssrc: number; readonly seq: number; readonly padding: boolean; readonly bytes: number; readonly sentMs: number }
+
+/** A subscriber of `videos` single-layer videos of `videoBps` each, behind a link of `linkBps` holding at most `queueBytes`. */
+function call(options: { videos: number; videoBps: number; linkBps: number; queueBytes: number }) {
+  let now = 10_000;
+  const sent: Sent[] = [];
+  const paused: number[] = [];
+  const keyAsked = new Set<number>();
+  const recorder = new TwccRecorder(1);
+  let linkFreeAt = 0;
+  let linkLost = 0;
+  /** The link's far end: what the server sent, in the clear (the fake SRTP session only joins header and payload). */
+  const receive = (data: Buffer): Promise<void> => {
+    const { header, payload } = RtpPacket.deSerialize(data);
+    const bytes = payload.length + 58;
+    sent.push({ ssrc: header.ssrc, seq: header.sequenceNumber, padding: header.padding, bytes, sentMs: now });
+    // the link: a queue drained at linkBps; what does not fit is lost
+    const start = Math.max(now, linkFreeAt);
+    if ((start - now) * (options.linkBps / 8000) + bytes > options.queueBytes) {
+      linkLost += 1;
+      return Promise.resolve();
+    }
+    linkFreeAt = start + (bytes * 8000) / options.linkBps;
+    const twcc = header.extensions.find((e) => e.id === TWCC_ID);
+    if (twcc) recorder.record(twcc.payload.readUInt16BE(0), (linkFreeAt + 1) * 1000);
+    return Promise.resolve();
+  };
+  const transport = {
+    state: 'connected',
+    transportSequenceNumber: 0,
+    srtp: { encrypt: (payload: Buffer, header: { serialize(size: number): Buffer; serializeSize: number }) => Buffer.concat([header.serialize(header.serializeSize), payload]) },
+    iceTransport: { connection: { nominated: { remoteAddr: ['127.0.0.1', 9], protocol: { sendData: receive } } } },
+    sendRtcp: (): Promise<void> => Promise.resolve(),
+  } as unknown as RTCDtlsTransport;
+  const layers = {
+    rates: () => [options.videoBps],
+    sizes: () => [{ width: 1280, height: 720 }],
+    get: () => ({ width: 1280, height: 720 }),
+    recoveryMs: () => 0,
+    frameRates: () => [30],
+  } as unknown as StreamLayers;
+  const events = {
+    paused: (id: number) => paused.push(id), resumed: () => undefined, layer: () => undefined, report: () => undefined,
+    // the published stream that feeds the track: its layers, and the key frames asked of its publisher
+    attach: (id: number, track: DownTrack) => {
+      track.stream = { layers, askKeyFrame: () => keyAsked.add(id), detach: () => undefined } as unknown as Stream;
+    },
+  };
+  const downlink = new Downlink(events, { rtpIn: () => undefined, rtpOut: () => undefined }, () => now, new MediaStats());
+  downlink.attach(transport);
+  downlink.setConnected(true);
+  const streams = Array.from({ length: options.videos }, (_, i) => i + 1);
+  const transceiver = (id: number): RTCRtpTransceiver => ({ mid: String(id), sender: { ssrc: 1000 + id, codec: { payloadType: 96 } } }) as unknown as RTCRtpTransceiver;
+  downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceiver(id) })), {
+    mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
+  });
+  /** Runs the publishers for `ms`: 30 frames/s each, key frames first and when asked. */
+  const run = (ms: number): void => {
+    const perFrame = Math.max(1, Math.round(options.videoBps / 8 / 30 / PACKET_BYTES));
+    const seqs = new Map<number, number>();
+    const needKey = new Set(streams);
+    for (const end = now + ms; now < end;) {
+      for (const id of streams) {
+        if (keyAsked.delete(id)) needKey.add(id);
+        const key = needKey.delete(id);
+        for (let k = 0; k < perFrame; k += 1) {
+          const payload = vp8Payload(PACKET_BYTES, key && k === 0);
+          const seq = ((seqs.get(id) ?? 0) + 1) & 0xffff;
+          seqs.set(id, seq);
+          downlink.track(id)!.forward({
+            layer: 0, ssrc: 500 + id, seq, timestamp: now * 90, marker: k === perFrame - 1, payload, vp8: parseVp8(payload),
+          });
+        }
+      }
+      for (let t = 0; t < 33; t += 1) {
+        now += 1;
+        mock.timers.tick(1);
+        if (now % FEEDBACK_MS === 0) for (const fb of recorder.build(1)) for (const p of parseCheckedRtcp(fb.serialize())) downlink.onRtcp(p);
+      }
+    }
+  };
+  /** Sequence numbers between an m-line's first and last that never went out (a gap no NACK can fill). */
+  const skipped = (): number => {
+    let gaps = 0;
+    const bySsrc = new Map<number, number[]>();
+    for (const s of sent) bySsrc.set(s.ssrc, [...(bySsrc.get(s.ssrc) ?? []), s.seq]);
+    for (const seqs of bySsrc.values()) {
+      // fewer than 65536 packets from a start near 0: no wrap
+      gaps += Math.max(...seqs) - Math.min(...seqs) + 1 - new Set(seqs).size;
+    }
+    return gaps;
+  };
+  return { downlink, sent, paused, run, skipped, linkLost: () => linkLost };
+}
+
+describe('a call\'s start through the downlink', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setInterval'] }));
+  afterEach(() => mock.timers.reset());
+
+  it('carries two single-layer 1 Mbit/s cameras whole on a clean link from their first frames', () => {
+    const c = call({ videos: 2, videoBps: 1_000_000, linkBps: 100_000_000, queueBytes: 1_000_000 });
+    c.run(3_000);
+    assert.deepEqual(c.paused, []);
+    assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
+    // every packet the publishers sent went out (90 frames of 4 packets each, per camera), none dropped
+    const media = c.sent.filter((s) => !s.padding).length;
+    assert.ok(media >= 2 * 88 * 4, `sent ${media} media packets`);
+    assert.ok(c.downlink.estimateBps >= 2_200_000, `estimate ${c.downlink.estimateBps}`);
+    c.downlink.close();
+  });
+
+  it('pauses single-layer videos whole on a link that cannot carry them, never skipping a sequence number', () => {
+    const c = call({ videos: 2, videoBps: 1_000_000, linkBps: 600_000, queueBytes: 30_000 });
+    c.run(5_000);
+    assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
+    assert.ok(c.paused.length >= 1, 'a video that does not fit pauses');
+    c.downlink.close();
+  });
+});
