@@ -8,14 +8,14 @@ import type { TokenResponse } from '@rtc/protocol';
 import { connect, type MediaSession } from '../../sdk/app/src/index.ts';
 import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 import { collectFrames, text, until } from '../helpers/media-session.ts';
 
 describe('media over wss when TLS is configured', () => {
   let dir: string;
   let ca: Buffer;
-  let server: RunningServer;
+  let server: ServedPlatform;
   let auth: string;
 
   /** `ws` trusting the test's self-signed certificate (what a browser does with a real one). */
@@ -37,7 +37,7 @@ describe('media over wss when TLS is configured', () => {
     dir = mkdtempSync(join(tmpdir(), 'rtc-media-tls-'));
     const { certFile, keyFile } = makeCertificate(dir);
     ca = readFileSync(certFile);
-    server = await startServer({ roles: ['api', 'token', 'media'], env: { RTC_TLS_CERT_FILE: certFile, RTC_TLS_KEY_FILE: keyFile } });
+    server = await serveInProcess({ roles: ['api', 'token', 'media'], env: { RTC_TLS_CERT_FILE: certFile, RTC_TLS_KEY_FILE: keyFile } });
     const login = newLogin();
     const reg = await request(`${server.api}/v1/auth/register`, { body: login, ca });
     const session = bearer(reg.json<SessionBody>().access_token);

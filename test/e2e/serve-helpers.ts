@@ -6,13 +6,24 @@ import { ROOT } from '../helpers/root.ts';
 export { TOKEN_BODY, issue, jwksOf, useTempDirs, verifyGrant } from '../helpers/grant-checks.ts';
 
 export const CLI = join(ROOT, 'server/src/main/cli.ts');
+/** The installed command: it runs the build (dist/). */
+export const BIN = join(ROOT, 'bin/rtc.mjs');
 
 export interface CliResult { code: number | null; stdout: string; stderr: string }
 
 /** Runs the `rtc` command to its end with only the given environment (and `input` on its standard input). */
 export function runCli(args: readonly string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+  return runProcess(['--import', 'tsx', CLI, ...args], env, input);
+}
+
+/** Runs bin/rtc.mjs, the command as installed, like runCli. */
+export function runBin(args: readonly string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+  return runProcess([BIN, ...args], env, input);
+}
+
+function runProcess(nodeArgs: readonly string[], env: Record<string, string>, input: string | undefined): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, nodeArgs, {
       cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     if (input !== undefined) child.stdin?.end(input);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
@@ -9,7 +11,8 @@ import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { ROOT, startServer, type RunningServer } from '../helpers/platform.ts';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus.ts';
-import { CLI, runCli, TOKEN_BODY, useTempDirs } from './serve-helpers.ts';
+import { freeTcpPort } from '../helpers/ports.ts';
+import { CLI, runBin, runCli, TOKEN_BODY, useTempDirs } from './serve-helpers.ts';
 
 describe('rtc serve: role lines, configuration errors and shutdown', () => {
   const tempDir = useTempDirs();
@@ -113,6 +116,17 @@ describe('rtc serve: role lines, configuration errors and shutdown', () => {
     }
   });
 
+
+  // every other client command's test runs the command in the test process (runRtc): this is the entry point as installed
+  it('bin/rtc.mjs prints the version and ends a client command with its exit code, the password read from standard input', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const printed = await runBin(['--version'], {});
+    assert.deepEqual(printed, { code: 0, stdout: `${version}\n`, stderr: '' });
+    const port = await freeTcpPort();
+    const home = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
+    const login = await runBin(['login', '--url', `http://127.0.0.1:${port}`, '--email', 'someone@example.com'], home, 'password\n');
+    assert.deepEqual(login, { code: 1, stdout: '', stderr: `rtc: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n` });
+  });
 
   it('refuses `rtc keys rotate` on a data directory without keys (exit code 1)', async () => {
     const dir = tempDir();

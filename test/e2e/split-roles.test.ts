@@ -7,7 +7,7 @@ import type { MediaSession } from '../../sdk/app/src/index.ts';
 import type { SignalingClient } from '../../sdk/app/src/signaling.ts';
 import { bearer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { joinRoom } from '../helpers/signaling.ts';
 import { TokenIssuer, join, nextEvent } from '../helpers/media-session.ts';
 
@@ -15,18 +15,19 @@ const GENEROUS_LIMITS = { RTC_APP_RATE_LIMIT_PER_MINUTE: '100000', RTC_ADDRESS_R
 
 // The embedded deployment with its roles in separate processes on one data directory: events
 // (revocations, archives, credential changes) cross from the process that answered to the one that holds
-// the session.
-describe('roles in separate processes on one data directory', () => {
+// the session. Both platforms are served in this process, each with its own connection to the store's
+// file and its own bus (server/src/bus/sqlite.ts): events cross through the file, as between processes.
+describe('roles in separate platforms on one data directory', () => {
   const dataDir = mkdtempSync(joinPath(tmpdir(), 'rtc-split-'));
-  let media: RunningServer;
-  let api: RunningServer;
+  let media: ServedPlatform;
+  let api: ServedPlatform;
   let issuer: TokenIssuer;
   const sessions: MediaSession[] = [];
   const signalingClients: SignalingClient[] = [];
 
   before(async () => {
-    media = await startServer({ dataDir, roles: ['media', 'signaling'], env: GENEROUS_LIMITS });
-    api = await startServer({
+    media = await serveInProcess({ dataDir, roles: ['media', 'signaling'], env: GENEROUS_LIMITS });
+    api = await serveInProcess({
       dataDir, roles: ['api', 'token'], env: {
         ...GENEROUS_LIMITS, RTC_MEDIA_PUBLIC_PORT: new URL(media.urls['media']!).port, RTC_SIGNALING_PUBLIC_URL: media.urls['signaling']!,
       },
@@ -40,7 +41,7 @@ describe('roles in separate processes on one data directory', () => {
     await Promise.all([api?.stop(), media?.stop()]);
   });
 
-  it('a revoke answered by the api process closes the session held by the media process (4003)', async () => {
+  it('a revoke answered by the api platform closes the session held by the media platform (4003)', async () => {
     const token = await issuer.issue({ room_id: 'split-room', user_id: 'carol', role: 'speaker' });
     const bystanderToken = await issuer.issue({ room_id: 'split-room', user_id: 'dave', role: 'speaker' });
     const carol = await join(token);
@@ -56,7 +57,7 @@ describe('roles in separate processes on one data directory', () => {
     assert.equal(dave.state, 'connected', 'the other participant stays');
   });
 
-  it('an archive answered by the api process ends the project\'s sessions held by the other process (4003, revoked)', async () => {
+  it('an archive answered by the api platform ends the project\'s sessions held by the other platform (4003, revoked)', async () => {
     const archiving = await TokenIssuer.create(() => api.api);
     const bystanderToken = await issuer.issue({ room_id: 'split-archive', user_id: 'frank', role: 'speaker' });
     const frank = await join(bystanderToken);

@@ -6,19 +6,19 @@ import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import { bearer, newLogin, type SessionBody } from '../helpers/customer.ts';
 import { basic, request } from '../helpers/http.ts';
-import { startServer, type RunningServer } from '../helpers/platform.ts';
+import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
 import { makeCertificate } from '../helpers/tls.ts';
 
 describe('HTTPS with RTC_TLS_CERT_FILE and RTC_TLS_KEY_FILE', () => {
   let dir: string;
   let ca: Buffer;
-  let server: RunningServer;
+  let server: ServedPlatform;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rtc-tls-'));
     const { certFile, keyFile } = makeCertificate(dir);
     ca = readFileSync(certFile);
-    server = await startServer({ env: { RTC_TLS_CERT_FILE: certFile, RTC_TLS_KEY_FILE: keyFile } });
+    server = await serveInProcess({ env: { RTC_TLS_CERT_FILE: certFile, RTC_TLS_KEY_FILE: keyFile } });
   });
   after(async () => {
     await server.stop();

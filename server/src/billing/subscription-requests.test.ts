@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../config.ts';
-import { runRtc } from '../main/rtc-command.ts';
 import { runSubscriptionsCommand } from '../main/subscriptions-command.ts';
 import { createCustomer, type Customer } from '../../../test/helpers/customer.ts';
 import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { runRtcInProcess, type RtcResult } from '../../../test/helpers/rtc-inproc.ts';
 
 interface SubscriptionRequest {
   id: string; project_id: string; plan: string; quote_id: string | null; note: string | null;
@@ -49,15 +49,8 @@ describe('billing subscription requests: states and transitions', () => {
   }
 
   /** The `rtc` command line as an operator types it, run in this process with its output captured. */
-  async function rtc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    const code = await runRtc(args, {
-      env: { RTC_DATA_DIR: server.dataDir },
-      stdout: (text) => { stdout += text; },
-      stderr: (text) => { stderr += text; },
-    });
-    return { code, stdout, stderr };
+  function rtc(...args: string[]): Promise<RtcResult> {
+    return runRtcInProcess(args, { RTC_DATA_DIR: server.dataDir });
   }
 
   before(async () => {

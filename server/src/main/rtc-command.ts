@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { CLIENT_COMMANDS, CLIENT_NOTES, CLIENT_USAGE, type ClientIO } from './client/commands.ts';
+import type { InterruptSignal } from './client/common.ts';
 import { CommandError } from './client/http.ts';
 import { readPassword } from './client/password.ts';
 
@@ -86,11 +88,19 @@ function version(): string {
   return 'unknown';
 }
 
-/** Where `rtc` writes and what environment it reads: the process's own in `cli.ts`. */
+/** Where `rtc` reads and writes, the signals it hears and how it ends at once: the process's own in `cli.ts`. */
 export interface RtcIO {
   readonly env: NodeJS.ProcessEnv;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** Standard input: the password of `rtc login` when it is not a terminal. */
+  readonly stdin: Readable & { readonly isTTY?: boolean };
+  /** Standard error is a terminal: `rtc load-test` draws its progress in place. */
+  readonly stderrIsTTY: boolean;
+  /** Calls `handler` on SIGINT and SIGTERM until the returned function is called. */
+  readonly onSignal: (handler: (signal: InterruptSignal) => void) => () => void;
+  /** Ends at once with this code (a second signal, a shutdown past its grace period). */
+  readonly exit: (code: number) => void;
 }
 
 const OPERATOR_COMMANDS = new Set(['serve', 'keys', 'subscriptions']);
@@ -109,21 +119,21 @@ async function serve(io: RtcIO): Promise<void> {
     const force = setTimeout(() => {
       logger.warn('grace period over: exiting with requests still open');
       logger.flush();
-      process.exit(1);
+      io.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
     running.close().then(
       () => {
         logger.info('stopped');
-        logger.flush(() => process.exit(0));
+        logger.flush(() => io.exit(0));
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
-        logger.flush(() => process.exit(1));
+        logger.flush(() => io.exit(1));
       },
     );
   };
-  const stop = (signal: string): void => {
+  const stop = (signal: InterruptSignal | 'disconnect'): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -131,8 +141,7 @@ async function serve(io: RtcIO): Promise<void> {
     if (platform) shutDown(platform);
   };
   // before the start: a signal that follows the role lines at once must find its handler
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  io.onSignal(stop);
   // a worker whose rtc serve is gone (killed) drains and exits rather than serve unsupervised
   if (workerIndex !== undefined) process.on('disconnect', () => stop('disconnect'));
   platform = await startPlatform(config, logger, (line) => io.stdout(`${line}\n`));
@@ -190,8 +199,11 @@ function clientIO(io: RtcIO): ClientIO {
     env: io.env,
     out: (line) => io.stdout(`${line}\n`),
     err: (line) => io.stderr(`${line}\n`),
-    readPassword,
+    readPassword: (prompt) => readPassword(prompt, io),
     nowSec: () => Math.floor(Date.now() / 1000),
+    progress: { tty: io.stderrIsTTY, write: io.stderr },
+    onSignal: io.onSignal,
+    exit: io.exit,
   };
 }
 

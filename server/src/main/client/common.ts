@@ -12,7 +12,15 @@ export interface ClientIO {
   /** The password: asked on the terminal without echo, or read from standard input. */
   readonly readPassword: (prompt: string) => Promise<string>;
   readonly nowSec: () => number;
+  /** Standard error as it is, for progress drawn in place (`tty`: it is a terminal). */
+  readonly progress: { readonly tty: boolean; readonly write: (text: string) => void };
+  /** Calls `handler` on SIGINT and SIGTERM until the returned function is called. */
+  readonly onSignal: (handler: (signal: InterruptSignal) => void) => () => void;
+  /** Ends the command at once with this code, without waiting for anything. */
+  readonly exit: (code: number) => void;
 }
+
+export type InterruptSignal = 'SIGINT' | 'SIGTERM';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 export type Values = Record<string, string | boolean | undefined>;

@@ -10,7 +10,7 @@ import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import type { PeerConfig } from 'werift';
 import { parseVp8 } from '../../media/rtp/vp8.ts';
 import { viaAppClient } from './app-client.ts';
-import type { ClientIO } from './common.ts';
+import type { ClientIO, InterruptSignal } from './common.ts';
 import { ApiResponseError, UsageError } from './http.ts';
 import {
   SequenceTracker, newCounters, parseBitrate, recordKeyFrame, parseDurationMs, progressLine, snapshot, summarize, summaryLines,
@@ -153,7 +153,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   ];
 
   let stopping = false;
-  let interrupted: NodeJS.Signals | undefined;
+  let interrupted: InterruptSignal | undefined;
   let leaving = false;
   let fatal: ApiResponseError | undefined;
   let wake: () => void = () => undefined;
@@ -164,14 +164,12 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
     stopping = true;
     wake();
   };
-  const onSignal = (signal: NodeJS.Signals): void => {
+  const offSignal = io.onSignal((signal) => {
     // a second signal does not wait for the sessions to leave
-    if (interrupted !== undefined) process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    if (interrupted !== undefined) io.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     interrupted = signal;
     stop();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  });
 
   const ttl = Math.ceil(settings.durationMs / 1000) + JOIN_TIMEOUT_MS / 1000 + 60;
   const tokenRequest = (p: Participant): TokenRequest => {
@@ -294,7 +292,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   };
 
   // progress on standard error: in place on a terminal, a line every few seconds otherwise
-  const tty = process.stderr.isTTY === true;
+  const { tty } = io.progress;
   let last = { at: performance.now(), out: 0, in: 0 };
   const total = (role: LoadRole): number => participants.reduce((sum, p) => sum + (p.role === role ? p.counters.bytes : 0), 0);
   const report = (): void => {
@@ -308,7 +306,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
       outBps: seconds > 0 ? ((out - last.out) * 8) / seconds : 0, inBps: seconds > 0 ? ((inBytes - last.in) * 8) / seconds : 0,
     });
     last = { at: now, out, in: inBytes };
-    process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+    io.progress.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
   };
   const progress = setInterval(report, tty ? 1000 : 5000);
 
@@ -397,13 +395,12 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   leaving = true;
   clearInterval(sendTick);
   clearInterval(progress);
-  if (tty) process.stderr.write('\r\x1b[2K');
+  if (tty) io.progress.write('\r\x1b[2K');
   else report();
   // joins still in flight after an interruption leave when they end (attempt), the others now
   await Promise.all(participants.filter((p) => p.joinMs !== undefined).map(leave));
   await Promise.all(workers);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  offSignal();
   if (fatal) throw fatal;
 
   const summary = summarize({

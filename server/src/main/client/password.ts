@@ -1,30 +1,38 @@
+import type { Readable } from 'node:stream';
 import { CommandError } from './http.ts';
 
+/** Where a password comes from: standard input (a terminal or not) and standard error for the prompt. */
+export interface PasswordSource {
+  readonly stdin: Readable & { readonly isTTY?: boolean };
+  readonly stderr: (text: string) => void;
+}
+
 /** Reads a password: on a terminal without echo, otherwise the first line of standard input. */
-export async function readPassword(prompt: string): Promise<string> {
-  const input = process.stdin;
-  if (!input.isTTY) {
+export async function readPassword(prompt: string, source: PasswordSource): Promise<string> {
+  const input = source.stdin;
+  if (input.isTTY !== true) {
     const chunks: Buffer[] = [];
-    for await (const chunk of input) chunks.push(chunk as Buffer);
+    for await (const chunk of input) chunks.push(Buffer.from(chunk as Buffer | string));
     return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '');
   }
-  process.stderr.write(prompt);
-  input.setRawMode(true);
-  input.resume();
+  const terminal = input as NodeJS.ReadStream;
+  source.stderr(prompt);
+  terminal.setRawMode(true);
+  terminal.resume();
   try {
     return await new Promise<string>((resolve, reject) => {
       let typed = '';
       const onData = (chunk: Buffer): void => {
         for (const ch of chunk.toString('utf8')) {
           if (ch === '\r' || ch === '\n' || ch === '\u0004') {
-            input.off('data', onData);
-            process.stderr.write('\n');
+            terminal.off('data', onData);
+            source.stderr('\n');
             resolve(typed);
             return;
           }
           if (ch === '\u0003') {
-            input.off('data', onData);
-            process.stderr.write('\n');
+            terminal.off('data', onData);
+            source.stderr('\n');
             reject(new CommandError('interrupted', 130));
             return;
           }
@@ -32,10 +40,10 @@ export async function readPassword(prompt: string): Promise<string> {
           else typed += ch;
         }
       };
-      input.on('data', onData);
+      terminal.on('data', onData);
     });
   } finally {
-    input.setRawMode(false);
-    input.pause();
+    terminal.setRawMode(false);
+    terminal.pause();
   }
 }

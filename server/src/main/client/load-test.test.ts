@@ -1,12 +1,10 @@
-/** `rtc load-test` run as a real process against a live platform: synthetic WebRTC publishers and subscribers. */
+/** `rtc load-test` run in this process against a live platform: synthetic WebRTC publishers and subscribers. */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import type { LoadSummary } from '../../server/src/main/client/load-test-report.ts';
-import { ROOT } from '../helpers/root.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { TokenIssuer } from '../helpers/media-session.ts';
-import { CLI, runCli } from './serve-helpers.ts';
+import type { LoadSummary } from './load-test-report.ts';
+import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { TokenIssuer } from '../../../../test/helpers/media-session.ts';
+import { runRtcInProcess, startRtc } from '../../../../test/helpers/rtc-inproc.ts';
 
 describe('rtc load-test against a live platform', () => {
   let server: ServedPlatform;
@@ -22,7 +20,7 @@ describe('rtc load-test against a live platform', () => {
   });
 
   it('joins every publisher and subscriber, and reports what the subscribers received', async () => {
-    const res = await runCli([
+    const res = await runRtcInProcess([
       'load-test', '--url', server.token, '--room', 'load-room', '--publishers', '2', '--subscribers', '2', '--duration', '3s',
       '--video-bitrate', '100k', '--json',
     ], env);
@@ -60,7 +58,7 @@ describe('rtc load-test against a live platform', () => {
   });
 
   it('sends simulcast layers and prints a table without --json', async () => {
-    const res = await runCli([
+    const res = await runRtcInProcess([
       'load-test', '--url', server.token, '--subscribers', '1', '--publishers', '1', '--duration', '2s', '--audio', 'off', '--simulcast',
       '--video-bitrate', '300k',
     ], env);
@@ -78,42 +76,31 @@ describe('rtc load-test against a live platform', () => {
 
   it('refuses a wrong App Secret with the API\'s error, exit 1, and never prints the secret', async () => {
     const secret = `sk_${'B'.repeat(43)}`;
-    const res = await runCli(['load-test', '--url', server.token, '--publishers', '2', '--subscribers', '2', '--duration', '2s', '--json'], {
+    const res = await runRtcInProcess(['load-test', '--url', server.token, '--publishers', '2', '--subscribers', '2', '--duration', '2s', '--json'], {
       RTC_APP_ID: env['RTC_APP_ID']!, RTC_APP_SECRET: secret,
     });
     assert.equal(res.code, 1);
     assert.match(res.stderr, /^rtc: invalid_credentials: /m);
     assert.ok(!res.stdout.includes(secret) && !res.stderr.includes(secret), 'the secret is never printed');
-    const flag = await runCli(['load-test', '--url', server.token, '--app-id', env['RTC_APP_ID']!, '--app-secret', secret, '--duration', '2s'], {});
+    const flag = await runRtcInProcess(['load-test', '--url', server.token, '--app-id', env['RTC_APP_ID']!, '--app-secret', secret, '--duration', '2s'], {});
     assert.equal(flag.code, 1);
     assert.ok(!flag.stdout.includes(secret) && !flag.stderr.includes(secret), 'the secret is never printed');
   });
 
   it('leaves every session on SIGTERM and prints the summary so far', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'load-test', '--url', server.token, '--room', 'load-stop',
-      '--publishers', '1', '--subscribers', '1', '--duration', '5m', '--video-bitrate', '100k', '--json'], {
-      cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const run = startRtc(['load-test', '--url', server.token, '--room', 'load-stop',
+      '--publishers', '1', '--subscribers', '1', '--duration', '5m', '--video-bitrate', '100k', '--json'], env);
     // the first progress line that shows both joined
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (c: Buffer) => {
-        stderr += c.toString('utf8');
-        if (/^joined 2\/2 /m.test(stderr)) resolve();
-      });
-      void exited.then(() => reject(new Error(`exited before both joined: ${stderr}`)));
-    });
-    child.kill('SIGTERM');
-    assert.equal(await exited, 143, stderr);
+    await run.stderrMatches(/^joined 2\/2 /m);
+    run.signal('SIGTERM');
+    const { code, stdout, stderr } = await run.result;
+    assert.equal(code, 143, stderr);
     const s = JSON.parse(stdout) as LoadSummary;
     assert.equal(s.interrupted, true);
     assert.equal(s.subscribers.joined, 1);
     assert.deepEqual(s.dropped, []);
     // every session left: the room is gone
-    const shown = await runCli(['rooms', 'show', 'load-stop', '--url', server.token], env);
+    const shown = await runRtcInProcess(['rooms', 'show', 'load-stop', '--url', server.token], env);
     assert.equal(shown.code, 1, shown.stdout);
     assert.match(shown.stderr, /not_found/);
   });

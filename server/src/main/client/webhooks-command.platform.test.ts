@@ -1,14 +1,15 @@
 /**
- * `rtc webhooks` run as real processes against the platform served in the test process, delivering to a real HTTPS receiver
+ * `rtc webhooks` run in this process (runRtc) against the platform served in the test process, delivering to a real HTTPS receiver
  * (self-signed, trusted through RTC_WEBHOOK_CA_FILE) that verifies every delivery with the server SDK.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newLogin } from '../helpers/customer.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { makeCertificate } from '../helpers/tls.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { runCli, useTempDirs, type CliResult } from './serve-helpers.ts';
+import { newLogin } from '../../../../test/helpers/customer.ts';
+import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { makeCertificate } from '../../../../test/helpers/tls.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/helpers/webhook-receiver.ts';
+import { useTempDirs } from '../../../../test/helpers/grant-checks.ts';
+import { runRtcInProcess, type RtcResult } from '../../../../test/helpers/rtc-inproc.ts';
 
 interface WebhookJson { id: string; url: string; enabled: boolean; event_types: string[]; description: string; secret?: string }
 interface DeliveryJson { id: string; event_id: string; event_type: string; status: string; attempts: number; last_status_code: number | null }
@@ -23,8 +24,8 @@ describe('rtc webhooks against a running platform and a real HTTPS receiver', ()
   const otherOutputs: string[] = [];
   const secrets: string[] = [];
 
-  const rtc = async (...args: string[]): Promise<CliResult> => {
-    const res = await runCli(args, env);
+  const rtc = async (...args: string[]): Promise<RtcResult> => {
+    const res = await runRtcInProcess(args, env);
     if (!(args[0] === 'webhooks' && args[1] === 'create')) otherOutputs.push(res.stdout, res.stderr);
     return res;
   };
@@ -44,7 +45,7 @@ describe('rtc webhooks against a running platform and a real HTTPS receiver', ()
     });
     env = { XDG_CONFIG_HOME: tempDir(), HOME: tempDir() };
     const { email, password } = newLogin();
-    const login = await runCli(['login', '--url', server.api, '--email', email, '--register'], env, `${password}\n`);
+    const login = await runRtcInProcess(['login', '--url', server.api, '--email', email, '--register'], env, `${password}\n`);
     assert.equal(login.code, 0, login.stderr);
     project = (JSON.parse(await ok('projects', 'create', '--name', 'webhooks', '--json')) as { id: string }).id;
   });

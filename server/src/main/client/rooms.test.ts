@@ -1,10 +1,10 @@
-/** `rtc rooms` run as real processes against the room service API of a running platform with live media sessions. */
+/** `rtc rooms` run in this process (runRtc) against the room service API of a running platform with live media sessions. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { MediaSession } from '../../sdk/app/src/index.ts';
-import { serveInProcess, type ServedPlatform } from '../helpers/serve-inproc.ts';
-import { join, nextEvent, TokenIssuer } from '../helpers/media-session.ts';
-import { runCli } from './serve-helpers.ts';
+import type { MediaSession } from '../../../../sdk/app/src/index.ts';
+import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
+import { join, nextEvent, TokenIssuer } from '../../../../test/helpers/media-session.ts';
+import { runRtcInProcess } from '../../../../test/helpers/rtc-inproc.ts';
 
 interface RoomJson {
   room_id: string;
@@ -28,7 +28,7 @@ describe('rtc rooms against live media sessions', () => {
     await server.stop();
   });
 
-  const rtc = (...args: string[]): ReturnType<typeof runCli> => runCli([...args, '--url', server.token], env);
+  const rtc = (...args: string[]): ReturnType<typeof runRtcInProcess> => runRtcInProcess([...args, '--url', server.token], env);
 
   it('lists and shows the live rooms, removes a participant and ends a room', async () => {
     const empty = await rtc('rooms', 'list');
@@ -116,7 +116,7 @@ describe('rtc rooms against live media sessions', () => {
   });
 
   it('refuses a wrong App Secret in the API\'s words', async () => {
-    const res = await runCli(['rooms', 'list', '--url', server.token], { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: `sk_${'A'.repeat(43)}` });
+    const res = await runRtcInProcess(['rooms', 'list', '--url', server.token], { RTC_APP_ID: issuer.customer.appId, RTC_APP_SECRET: `sk_${'A'.repeat(43)}` });
     assert.equal(res.code, 1);
     assert.match(res.stderr, /invalid_credentials/);
   });
