@@ -196,7 +196,10 @@ describe('a cluster on PostgreSQL and Redis Sentinel, while Redis fails over or 
     assert.equal((await closed).code, 4003);
     assert.ok(performance.now() - answeredAt < 1000);
 
-    // the limits of one App ID count on the promoted master across both nodes
+    // the limits of one App ID count on the promoted master across both nodes, once every sentinel
+    // has announced it (each announcement may drop the nodes' connections once more)
+    await group.agreed();
+    await Promise.all([a, b].map(readyAgain));
     const own = await createCustomer(a);
     const extra = 100;
     const results = await pool(APP_LIMIT + extra, 16, (i) => issue(i % 2 === 0 ? a : b, 'limit-room', own));

@@ -126,6 +126,8 @@ export interface RedisSentinelGroup {
    * sync, and a new failover would start at once (twice the failover timeout since the last).
    */
   settled(): Promise<void>;
+  /** Resolves once every sentinel names the same master (each has announced it). */
+  agreed(): Promise<void>;
   /** SIGKILLs the master the sentinels name now; resolves with its port. */
   killMaster(): Promise<number>;
   /** Resolves with the new master's port once the sentinels name one other than `oldPort`. */
@@ -260,6 +262,9 @@ export async function startRedisSentinels(options: SentinelGroupOptions = {}): P
         }
         return Date.now() - lastFailoverAt >= 2 * failoverTimeoutMs + 200 ? true : undefined;
       });
+    },
+    async agreed() {
+      await until('agreed on a master', async () => (new Set(await Promise.all(sentinels.map(named))).size === 1 ? true : undefined));
     },
     async killMaster() {
       const port = await group.masterPort();
