@@ -90,6 +90,8 @@ export class DownTrack implements StreamDownTrack {
   bounds: VideoBounds = { maxWidth: null, maxHeight: null, maxLayer: null };
   lastMarker = true;
   private readonly keyAskedMs: number[] = [];
+  /** Key frames asked for since the last snapshot (debug log). */
+  private keyFrameAsks = 0;
   // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
   packetCount = 0;
   octetCount = 0;
@@ -222,7 +224,15 @@ export class DownTrack implements StreamDownTrack {
     if (!this.link.transportUp) return;
     if (nowMs - (this.keyAskedMs[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_INTERVAL_MS) return;
     this.keyAskedMs[layer] = nowMs;
+    this.keyFrameAsks += 1;
     this.stream?.askKeyFrame(layer, nowMs);
+  }
+
+  /** The key frames asked for since the last call (the downlink's snapshot). */
+  takeKeyFrameAsks(): number {
+    const asks = this.keyFrameAsks;
+    this.keyFrameAsks = 0;
+    return asks;
   }
 
   /** Its sender report, if it sent lately (RFC 3550 6.4.1): lip sync for the client, the round trip for the server. */

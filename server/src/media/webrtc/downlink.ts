@@ -36,7 +36,7 @@ const PACE_INTERVAL_MS = 5;
 /** Video waiting longer than this at the pacing rate is dropped, and its streams start again at a key frame. */
 const MAX_PACE_QUEUE_MS = 700;
 /** How often the downlink's state goes to the debug log. */
-const SNAPSHOT_INTERVAL_MS = 2_000;
+const SNAPSHOT_INTERVAL_MS = 1_000;
 
 /** What the downlink tells its session. */
 export interface DownlinkEvents {
@@ -283,8 +283,7 @@ export class Downlink implements DownTrackLink {
       header.extensions.push({ id: this.ids.mid, payload: Buffer.from(out.transceiver.mid) });
     }
     if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
-      // docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets
-      const floor = playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
+      const floor = this.playoutFloor(out, now);
       if (floor > 0) header.extensions.push({ id: this.ids.playoutDelay, payload: playoutDelay(Math.ceil(floor / 10), PLAYOUT_DELAY_MAX_UNITS) });
     }
     if (this.ids.twcc !== undefined) {
@@ -306,6 +305,11 @@ export class Downlink implements DownTrackLink {
     this.stats.webrtcOut.add(out.kindCode, payload.length);
     void transport.sendRtp(payload, header);
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
+  }
+
+  /** docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets. */
+  private playoutFloor(out: DownTrack, now: number): number {
+    return playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
   }
 
   /** The pacer's queue held more than the downlink can carry soon: its video starts again at key frames. */
@@ -396,7 +400,7 @@ export class Downlink implements DownTrackLink {
     }
     if (now - this.lastSnapshotMs >= SNAPSHOT_INTERVAL_MS) {
       this.lastSnapshotMs = now;
-      this.events.report(snapshotOf(this.estimator, this.audioBps, this.rtt, this.tracks.values(), now));
+      this.events.report(snapshotOf(this.estimator, this.audioBps, this.rtt, this.tracks.values(), now, (track) => this.playoutFloor(track, now)));
     }
     this.probe(now);
   }
