@@ -49,9 +49,9 @@ export class ProbeSchedule {
     this.nextMs = nowMs + this.intervalMs;
   }
 
-  /** Whether a train may leave now: none pending, and its interval over. */
-  mayStart(nowMs: number): boolean {
-    return this.pending === undefined && nowMs >= this.nextMs;
+  /** Whether a train may leave now: none pending, and its interval over unless it is `urgent` (a probe back after a drop). */
+  mayStart(nowMs: number, urgent = false): boolean {
+    return this.pending === undefined && (urgent || nowMs >= this.nextMs);
   }
 
   /** A train leaves now at an estimate of `estimateBps`: its id, which the estimator's sent packets carry. */
@@ -63,12 +63,18 @@ export class ProbeSchedule {
 }
 
 /**
- * The padding packets of a train that tests whether `needBps` more fits: the estimate plus the step
+ * The rate a train stands for when it tests whether `needBps` more fits: the estimate plus the step
  * and a quarter, at most PROBE_MAX_FACTOR times the estimate (a step the estimate cannot double into
- * is reached by growing, not by one probe), for PROBE_TRAIN_MS.
+ * is reached by growing, not by one probe); right after a large drop, at least `recoveryBps`, the
+ * rate to probe back to (rtp/downlink-estimator.ts).
  */
-export function probeTrainPackets(estimateBps: number, needBps: number): number {
-  const target = Math.min((estimateBps + needBps) * 1.25, estimateBps * PROBE_MAX_FACTOR);
+export function probeTargetBps(estimateBps: number, needBps: number, recoveryBps = 0): number {
+  return Math.max(Math.min((estimateBps + needBps) * 1.25, estimateBps * PROBE_MAX_FACTOR), recoveryBps);
+}
+
+/** The padding packets of that train, for PROBE_TRAIN_MS. */
+export function probeTrainPackets(estimateBps: number, needBps: number, recoveryBps = 0): number {
+  const target = probeTargetBps(estimateBps, needBps, recoveryBps);
   const bytes = (target / 8) * (PROBE_TRAIN_MS / 1000);
   return Math.min(Math.ceil(bytes / (PADDING_BYTES + OVERHEAD_BYTES)), PROBE_MAX_PACKETS);
 }

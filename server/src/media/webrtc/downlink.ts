@@ -8,7 +8,8 @@ import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTargetBps, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { RetransmitBudget } from '../rtp/retransmit-budget.ts';
 import { PLAYOUT_DELAY_MAX_UNITS, playoutDelay, playoutFloorMs } from '../rtp/playout-delay.ts';
 import type { RtpAccount } from '../room/member.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
@@ -21,10 +22,6 @@ export type { DownlinkSnapshot, VideoBounds };
 const INITIAL_BPS = 300_000;
 const MIN_BPS = 50_000;
 const MAX_BPS = 20_000_000;
-/** The send budget holds at most this much of the estimate (a key frame burst fits). */
-const BUDGET_MS = 250;
-/** Retransmissions only while the budget holds at least this share of it: media comes first. */
-const RTX_FLOOR = 0.1;
 const TICK_MS = 50;
 const DEFAULT_RTT_MS = 100;
 /** Video and retransmissions leave at this multiple of the estimate: a key frame spreads over time, not into one burst. */
@@ -65,8 +62,6 @@ interface QueuedPacket {
   readonly timestamp: number;
   readonly marker: boolean;
   readonly payload: Buffer;
-  /** A retransmission, charged to the budget when it was queued. */
-  readonly charged: boolean;
 }
 
 /**
@@ -90,10 +85,12 @@ export class Downlink implements DownTrackLink {
   private transport: RTCDtlsTransport | undefined;
   /** The peer connection is up (its state, apart from the transport's). */
   private connected = false;
-  private tokens = 0;
+  private readonly rtxBudget = new RetransmitBudget();
   private lastTickMs: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly probes = new ProbeSchedule();
+  /** The rate the last train stood for: its result is capped there. */
+  private probeTrainBps = 0;
   private audioBytes = 0;
   private audioBps = 0;
   private lastAllocateMs = 0;
@@ -102,7 +99,7 @@ export class Downlink implements DownTrackLink {
   private lastNackMs = Number.NEGATIVE_INFINITY;
   /** Video and retransmissions wait here and leave at PACE_FACTOR x the estimate; audio goes at once. */
   private readonly pacer: Pacer<QueuedPacket> = new Pacer({
-    send: (p) => this.send(p.out, p.seq, p.timestamp, p.marker, p.payload, this.clock(), 0, p.charged),
+    send: (p) => this.send(p.out, p.seq, p.timestamp, p.marker, p.payload, this.clock()),
     rateBps: () => Math.max(this.estimator.bps * PACE_FACTOR, MIN_PACE_BPS),
     onOverflow: (dropped) => this.overflow(dropped),
     maxQueueMs: MAX_PACE_QUEUE_MS,
@@ -247,14 +244,13 @@ export class Downlink implements DownTrackLink {
     this.send(track, seq, timestamp, marker, payload, nowMs);
   }
 
-  pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void {
-    this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, payload.length + OVERHEAD_BYTES);
+  /** Retransmissions were charged to their own allowance when asked for (rtp/retransmit-budget.ts): media and they queue alike. */
+  pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer): void {
+    this.pacer.enqueue({ out: track, seq, timestamp, marker, payload }, payload.length + OVERHEAD_BYTES);
   }
 
   takeRetransmitBudget(bytes: number): boolean {
-    if (this.tokens < (this.estimator.bps / 8) * (BUDGET_MS / 1000) * RTX_FLOOR) return false;
-    this.tokens -= bytes;
-    return true;
+    return this.rtxBudget.allow(bytes);
   }
 
   layerTold(streamId: number, layer: number, width: number, height: number): void {
@@ -271,7 +267,7 @@ export class Downlink implements DownTrackLink {
     return undefined;
   }
 
-  private send(out: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, now: number, probe = 0, charged = false): void {
+  private send(out: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, now: number, probe = 0): void {
     const transport = this.transport;
     if (!transport) return;
     const sender = out.transceiver.sender;
@@ -296,7 +292,6 @@ export class Downlink implements DownTrackLink {
     header.extension = header.extensions.length > 0;
     if (probe !== 0) header.padding = true;
     const size = payload.length + OVERHEAD_BYTES;
-    if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
     out.packetCount = (out.packetCount + 1) >>> 0;
     out.octetCount = (out.octetCount + payload.length) >>> 0;
@@ -388,8 +383,7 @@ export class Downlink implements DownTrackLink {
     const now = this.clock();
     const elapsed = this.lastTickMs === undefined ? TICK_MS : Math.min(now - this.lastTickMs, 500);
     this.lastTickMs = now;
-    const rate = this.estimator.bps / 8;
-    this.tokens = Math.min(this.tokens + (rate * elapsed) / 1000, (rate * BUDGET_MS) / 1000);
+    this.rtxBudget.refill(this.estimator.bps, elapsed);
     // audio's share, measured over the last second
     this.audioBps = this.audioBps * 0.9 + ((this.audioBytes * 8 * 1000) / elapsed) * 0.1;
     this.audioBytes = 0;
@@ -409,14 +403,15 @@ export class Downlink implements DownTrackLink {
   private probe(now: number): void {
     const due = this.probes.due(now);
     if (due) {
-      const result = this.estimator.probeResult(due.id);
+      const result = this.estimator.probeResult(due.id, this.probeTrainBps);
       if (result !== undefined) this.estimator.applyProbe(result);
       this.probes.settle(due, this.estimator.bps, now);
       this.allocate();
       return;
     }
-    if (!this.probes.mayStart(now) || this.estimator.delaySignal === 'overuse' || this.estimator.loss > PROBE_MAX_LOSS
-      || !this.pacer.idle) return;
+    // right after a large drop that no loss explains, a probe goes at once, back towards where the estimate was
+    const recovery = this.estimator.recoveryProbeBps(now);
+    if (!this.probes.mayStart(now, recovery !== undefined) || this.estimator.delaySignal === 'overuse' || this.estimator.loss > PROBE_MAX_LOSS || !this.pacer.idle) return;
     // what the next step up needs: a paused video's smallest layer, or the next layer of one below its wish
     let need = 0;
     let carrier: DownTrack | undefined;
@@ -432,7 +427,8 @@ export class Downlink implements DownTrackLink {
       if (out.rewriter.hasSent && out.lastMarker) carrier = out;
     }
     if (need <= 0 || !carrier) return;
-    const count = probeTrainPackets(this.estimator.bps, need);
+    const count = probeTrainPackets(this.estimator.bps, need, recovery);
+    this.probeTrainBps = probeTargetBps(this.estimator.bps, need, recovery);
     const id = this.probes.start(now, this.estimator.bps);
     const padding = Buffer.alloc(PADDING_BYTES);
     padding[PADDING_BYTES - 1] = PADDING_BYTES;
