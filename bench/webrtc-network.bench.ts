@@ -44,6 +44,12 @@ const FIRST_FRAME_MS = 30_000;
 const RELAY_CHECK_MS = 10_000;
 const TURN_SECRET = 'bench-webrtc-network-turn-secret';
 const DIRECT_IS = 'direct call between the same pages over the same links (no SFU)';
+/**
+ * The targets (docs/operations/benchmarks.md, "webrtc-network"): each subscriber group decodes at
+ * least FPS_TARGET_RATIO of the direct call's frame rate, with no more stalled seconds than it.
+ */
+const FPS_TARGET_RATIO = 0.9;
+const missed: string[] = [];
 /** Where each call's timeline goes (undefined: not written); the media role then logs at debug. */
 const TIMELINE_DIR = process.env['BENCH_NETWORK_TIMELINE'] || undefined;
 
@@ -241,10 +247,14 @@ function printComparison(scenario: Scenario, platform: Outcome, direct: Outcome)
     if (!p || !d) continue;
     const prefix = `${scenario.name}${suffix}`;
     const common = { scenario: scenario.id, baseline_is: DIRECT_IS, window_s: WINDOW_S };
+    const fpsHeld = p.fps >= FPS_TARGET_RATIO * d.fps;
+    const stallHeld = p.stallSeconds <= d.stallSeconds;
+    if (!fpsHeld) missed.push(`${prefix}_fps ${p.fps.toFixed(1)} / ${d.fps.toFixed(1)}`);
+    if (!stallHeld) missed.push(`${prefix}_stall_seconds ${p.stallSeconds.toFixed(0)} / ${d.stallSeconds.toFixed(0)}`);
     printFigure({ bench: BENCH, figure: `${prefix}_fps`, value: p.fps, unit: 'frames/s', baseline: d.fps, ...common,
-      subscribers: p.widths.length });
+      subscribers: p.widths.length, target_ratio: FPS_TARGET_RATIO, meets_target: fpsHeld });
     printFigure({ bench: BENCH, figure: `${prefix}_stall_seconds`, value: p.stallSeconds, unit: 's', baseline: d.stallSeconds, ...common,
-      episodes: p.stallEpisodes, baseline_episodes: d.stallEpisodes });
+      episodes: p.stallEpisodes, baseline_episodes: d.stallEpisodes, target: 'at most the baseline', meets_target: stallHeld });
     printFigure({ bench: BENCH, figure: `${prefix}_audio_concealed`, value: p.concealed, unit: '%', baseline: d.concealed, ...common,
       difference_pp: p.concealed - d.concealed });
     printFigure({ bench: BENCH, figure: `${prefix}_video_rate`, value: p.kbps, unit: 'kbit/s', baseline: d.kbps, ...common });
@@ -335,6 +345,7 @@ async function main(): Promise<void> {
       printComparison(scenario, both.platform, both.direct);
     }
     for (const scenario of scenarios) printFanoutAgainstClean(scenario, outcomes);
+    progress(missed.length === 0 ? 'every target held' : `targets missed: ${missed.join('; ')}`);
   } finally {
     await cleanup();
   }

@@ -141,11 +141,13 @@ export function sentTimeline(samples: readonly StatsSample[], startAt: number, p
       const fps = ((o.framesEncoded ?? 0) - (before?.framesEncoded ?? 0)) / dt;
       const kbps = (((o.bytesSent ?? 0) - (before?.bytesSent ?? 0)) * 8) / dt / 1000;
       return `${o.frameWidth ?? '-'}w ${n0(fps)} fps ${n0(kbps)} kbit/s (target ${n0((o.targetBitrate ?? Number.NaN) / 1000)}, ` +
-        `${o.qualityLimitationReason ?? '-'}, pli ${(o.pliCount ?? 0) - (before?.pliCount ?? 0)})`;
+        `${o.qualityLimitationReason ?? '-'}, pli ${(o.pliCount ?? 0) - (before?.pliCount ?? 0)}, nack ${(o.nackCount ?? 0) - (before?.nackCount ?? 0)}, ` +
+        `reported lost ${o.remoteFractionLost === undefined ? '-' : (o.remoteFractionLost * 100).toFixed(0)} %)`;
     });
     const estimate = cur.pair?.availableOutgoingBitrate;
+    const rtt = cur.pair?.currentRoundTripTime;
     out.push(`${((cur.at - startAt) / 1000).toFixed(1).padStart(6)} s ${page} sent ${encodings.join(' + ')}; ` +
-      `estimate ${estimate === undefined ? '-' : n0(estimate / 1000)} kbit/s`);
+      `estimate ${estimate === undefined ? '-' : n0(estimate / 1000)} kbit/s, rtt ${rtt === undefined ? '-' : n0(rtt * 1000)} ms`);
   }
   return out;
 }

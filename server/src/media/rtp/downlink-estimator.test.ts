@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { allocate } from './allocation.ts';
 import { DownlinkEstimator } from './downlink-estimator.ts';
 
 const options = { minBps: 50_000, maxBps: 20_000_000 };
@@ -91,5 +92,27 @@ describe('downlink estimate on impaired links', () => {
     estimator.onSent(seq, 300, t + 100, 7);
     estimator.probeResult(7, recovery);
     assert.equal(estimator.recoveryProbeBps(t + 200), undefined);
+  });
+
+  it('cuts for loss by half the loss once, however long the feedback took to come', () => {
+    const estimator = new DownlinkEstimator({ initialBps: 250_000, ...options });
+    // a queue overflowed by a key frame: 40 % of a window lost, fed back a second after the last feedback
+    const window = (from: number, at: number): void => {
+      const results = Array.from({ length: 25 }, (_, i) => ({ seq: from + i, receivedAtMs: i % 5 < 2 ? undefined : at - 25 + i }));
+      for (const r of results) estimator.onSent(r.seq, 1_000, at - 100);
+      estimator.onFeedback(results, at);
+    };
+    window(0, 1_000);
+    const before = estimator.bps;
+    window(100, 2_000);
+    assert.ok(estimator.bps >= before * 0.8 * 0.99, `cut from ${before} to ${estimator.bps}`);
+  });
+
+  it('resumes the smallest layer on a link that carries it and the audio with 10 % to spare', () => {
+    // 300 kbit/s: a probe shows about 285 of it; audio takes 68 (with its margin), the layer 175
+    const layers = [175_000, 600_000];
+    const demand = { layers, sizes: [{ width: 320, height: 240 }, { width: 640, height: 480 }], bounds: { maxWidth: null, maxHeight: null, maxLayer: null } };
+    assert.deepEqual(allocate([{ ...demand, current: -1 }], 285_000 - 68_000), [0]);
+    assert.deepEqual(allocate([{ ...demand, current: -1 }], 180_000), [-1], 'not without room to spare');
   });
 });

@@ -6,6 +6,7 @@
  * adaptive threshold), a loss-based part, and what the subscriber really received (the acknowledged
  * rate) as the anchor of every decrease. Clock-injected and timer-free: times are arguments.
  */
+import { ProbeClusters } from './probe-clusters.ts';
 import type { CompactTwcc } from './twcc-compact.ts';
 
 /** Send records kept, indexed by the 16-bit transport sequence number. */
@@ -43,6 +44,8 @@ const LOSS_HIGH = 0.1;
 const LOSS_LOW = 0.02;
 /** Loss is judged over at least this many packets. */
 const LOSS_MIN_PACKETS = 20;
+/** The loss-based part cuts at most once in this long, by half the loss (libwebrtc: 300 ms and a round trip). */
+const LOSS_CUT_INTERVAL_MS = 400;
 /**
  * A delay-based cut to under this fraction of the estimate, without the loss that marks a link
  * really full, is worth a probe back to RECOVERY_FRACTION of where it was, within RECOVERY_MS (as
@@ -111,11 +114,11 @@ export class DownlinkEstimator {
   private lossLost = 0;
   private lossTotal = 0;
   private lossFraction = 0;
+  private lastLossCutMs = Number.NEGATIVE_INFINITY;
   /** The estimate before a large delay-based drop, and when it dropped; undefined once probed or too old. */
   private beforeDrop: { bps: number; atMs: number } | undefined;
   // probe clusters: what each sent, and what of it arrived
-  private readonly probes = new Map<number, { sentBytes: number; firstSentMs: number; lastSentMs: number; packets: number;
-    recvBytes: number; firstRecvMs: number; lastRecvMs: number; recvPackets: number; lastRecvSize: number }>();
+  private readonly probes = new ProbeClusters();
 
   constructor(options: EstimatorOptions) {
     this.options = options;
@@ -166,17 +169,7 @@ export class DownlinkEstimator {
     this.sentBytes[i] = bytes;
     this.sentProbe[i] = probe;
     this.countSent(i, probe === 0);
-    if (probe !== 0) {
-      let cluster = this.probes.get(probe);
-      if (!cluster) {
-        cluster = { sentBytes: 0, firstSentMs: nowMs, lastSentMs: nowMs, packets: 0, recvBytes: 0, firstRecvMs: 0, lastRecvMs: 0, recvPackets: 0, lastRecvSize: 0 };
-        this.probes.set(probe, cluster);
-        if (this.probes.size > 4) this.probes.delete(this.probes.keys().next().value!);
-      }
-      cluster.sentBytes += bytes;
-      cluster.lastSentMs = nowMs;
-      cluster.packets += 1;
-    }
+    if (probe !== 0) this.probes.sent(probe, bytes, nowMs);
   }
 
   /** Applies one feedback message; returns the new estimate. */
@@ -197,7 +190,7 @@ export class DownlinkEstimator {
       const size = this.sentBytes[i]!;
       this.sentAt[i] = 0;
       this.onArrival(sentMs, result.receivedAtMs, size, nowMs);
-      if (probe !== 0) this.probeArrival(probe, size, result.receivedAtMs);
+      if (probe !== 0) this.probes.arrived(probe, size, result.receivedAtMs);
     }
     if (this.lossTotal >= LOSS_MIN_PACKETS) {
       this.lossFraction = this.lossLost / this.lossTotal;
@@ -249,23 +242,14 @@ export class DownlinkEstimator {
   }
 
   /**
-   * What a probe cluster showed: when the subscriber received it at the rate it was sent, the path
-   * carries that rate, and the estimate may jump there rather than climb. Undefined until enough of it came back.
-   */
-  /**
-   * A train leaves at once (the bottleneck spreads it): on a path with none it also arrives at once,
-   * which shows nothing beyond the rate the train stood for, `trainBps`; the result is capped there.
-   * Reading the result of a probe sent after a drop ends the probing back (recoveryProbeBps), whatever it shows.
+   * What a probe cluster showed (probe-clusters.ts): the estimate may jump there rather than climb.
+   * Undefined until enough of it came back. Reading the result of a probe sent after a drop ends the
+   * probing back (recoveryProbeBps), whatever it shows.
    */
   probeResult(probe: number, trainBps: number): number | undefined {
-    const c = this.probes.get(probe);
-    if (c && this.beforeDrop && c.firstSentMs >= this.beforeDrop.atMs) this.beforeDrop = undefined;
-    if (!c || c.recvPackets < Math.max(5, c.packets * 0.8)) return undefined;
-    const sendSpan = Math.max(c.lastSentMs - c.firstSentMs, 1);
-    const recvSpan = Math.max(c.lastRecvMs - c.firstRecvMs, 1);
-    const sendBps = ((c.sentBytes - c.lastRecvSize) * 8 * 1000) / sendSpan;
-    const recvBps = ((c.recvBytes - c.lastRecvSize) * 8 * 1000) / recvSpan;
-    return Math.min(sendBps, recvBps, trainBps);
+    const firstSentMs = this.probes.firstSentMs(probe);
+    if (firstSentMs !== undefined && this.beforeDrop && firstSentMs >= this.beforeDrop.atMs) this.beforeDrop = undefined;
+    return this.probes.result(probe, trainBps);
   }
 
   /** Takes a probe's result into the estimate (the caller decides when the probe is over). */
@@ -283,16 +267,6 @@ export class DownlinkEstimator {
     if (!drop || nowMs - drop.atMs > RECOVERY_MS || this.lossFraction > LOSS_HIGH) return undefined;
     const bps = drop.bps * RECOVERY_FRACTION;
     return bps > this.estimate ? bps : undefined;
-  }
-
-  private probeArrival(probe: number, size: number, arrivalMs: number): void {
-    const c = this.probes.get(probe);
-    if (!c) return;
-    if (c.recvPackets === 0) c.firstRecvMs = arrivalMs;
-    c.recvPackets += 1;
-    c.recvBytes += size;
-    c.lastRecvMs = Math.max(c.lastRecvMs, arrivalMs);
-    c.lastRecvSize = size;
   }
 
   private onArrival(sentMs: number, arrivalMs: number, size: number, nowMs: number): void {
@@ -397,9 +371,11 @@ export class DownlinkEstimator {
       // an estimate far above what is sent is untested: keep it within reach of the acknowledged rate
       if (acked > 0) next = Math.min(next, Math.max(this.estimate, 1.5 * acked + 10_000));
     }
-    if (this.lossFraction > LOSS_HIGH) {
-      next = Math.min(next, this.estimate * (1 - 0.5 * this.lossFraction) ** Math.max(elapsedS * 5, 1));
-      this.lossFraction = LOSS_LOW; // one cut per judged window
+    // one cut per judged window, and no more often than LOSS_CUT_INTERVAL_MS however late the feedback came
+    if (this.lossFraction > LOSS_HIGH && nowMs - this.lastLossCutMs >= LOSS_CUT_INTERVAL_MS) {
+      next = Math.min(next, this.estimate * (1 - 0.5 * this.lossFraction));
+      this.lastLossCutMs = nowMs;
+      this.lossFraction = LOSS_LOW;
     }
     this.estimate = this.clamp(next);
   }
