@@ -39,4 +39,25 @@ describe('probe schedule', () => {
     assert.equal(probeTrainPackets(300_000, 1_000_000), Math.ceil((600_000 / 8) * 0.12 / packet));
     assert.equal(probeTrainPackets(20_000_000, 20_000_000), 80);
   });
+
+  it('probes within 2 s of a video pausing for bandwidth, whatever the backoff', () => {
+    const schedule = new ProbeSchedule();
+    let now = 0;
+    // a larger layer waits on a link that cannot carry it: four trains find nothing, the next is 16 s off
+    for (let i = 0; i < 4; i++) {
+      schedule.start(now, 1_000_000);
+      now += 600;
+      schedule.settle(schedule.due(now)!, 1_000_000, now);
+      while (!schedule.mayStart(now)) now += 100;
+    }
+    schedule.start(now, 1_000_000);
+    now += 600;
+    schedule.settle(schedule.due(now)!, 1_000_000, now);
+    assert.equal(schedule.mayStart(now + 15_000), false);
+    // the smallest layer then pauses: the next train leaves within 2 s, not 16
+    schedule.paused(now + 1_000);
+    assert.equal(schedule.mayStart(now + 2_999), false);
+    assert.equal(schedule.mayStart(now + 3_000), true);
+  });
 });
+

@@ -26,7 +26,9 @@ export interface PendingProbe {
 /**
  * When a downlink probes with padding (docs/protocol/media.md, "Bandwidth"): one train at a time,
  * read PROBE_SETTLE_MS after it left; the next one PROBE_MIN_INTERVAL_MS later when the estimate grew
- * by it, else after an interval that doubles up to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
+ * by it, else after an interval that doubles up to PROBE_MAX_INTERVAL_MS; and within
+ * PROBE_MIN_INTERVAL_MS of a video pausing for bandwidth, whatever the backoff, since a paused video
+ * resumes only once a probe shows room for it while only its audio flows. The clock is the caller's.
  */
 export class ProbeSchedule {
   private nextMs = 0;
@@ -47,6 +49,12 @@ export class ProbeSchedule {
     const grew = estimateBps > probe.before * 1.05;
     this.intervalMs = grew ? PROBE_MIN_INTERVAL_MS : Math.min(this.intervalMs * 2, PROBE_MAX_INTERVAL_MS);
     this.nextMs = nowMs + this.intervalMs;
+  }
+
+  /** A video paused for bandwidth at `nowMs`. */
+  paused(nowMs: number): void {
+    this.intervalMs = PROBE_MIN_INTERVAL_MS;
+    this.nextMs = Math.min(this.nextMs, nowMs + PROBE_MIN_INTERVAL_MS);
   }
 
   /** Whether a train may leave now: none pending, and its interval over unless it is `urgent` (a probe back after a drop). */

@@ -361,6 +361,7 @@ export class Downlink implements DownTrackLink {
           // a tile the client hid is not a pause it needs telling about
           if (!hidden && requested.layers.some((r) => r > 0)) {
             this.stats.bandwidthPauses += 1;
+            this.probes.paused(now);
             this.events.paused(out.streamId);
           }
         }
