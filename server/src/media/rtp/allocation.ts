@@ -29,7 +29,7 @@ const RESUME_MARGIN = 0.9;
  * pause costs a key frame and a visible stop. A link that really cannot carry it loses packets,
  * and the loss part of the estimate then takes it lower than this.
  */
-const KEEP_MARGIN = 1.25;
+export const KEEP_MARGIN = 1.25;
 
 /** The layer each video gets, -1 for paused. */
 export function allocate(demands: readonly VideoDemand[], availableBps: number): number[] {

@@ -6,7 +6,7 @@ import {
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
 import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
-import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
+import { allocate, ceiling, KEEP_MARGIN, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
 import { PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTargetBps, probeTrainPackets } from '../rtp/probe-schedule.ts';
 import { RetransmitBudget } from '../rtp/retransmit-budget.ts';
@@ -351,7 +351,8 @@ export class Downlink implements DownTrackLink {
       const requested = demands[i]!;
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
       const lowest = requested.layers.findIndex((r) => r > 0);
-      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss }, now);
+      const keepable = lowest >= 0 && requested.layers[lowest]! <= available * KEEP_MARGIN;
+      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
       const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
