@@ -88,8 +88,11 @@ describe('downlink estimate on impaired links', () => {
     const recovery = estimator.recoveryProbeBps(t);
     assert.ok(recovery !== undefined && Math.abs(recovery - before * 0.85) < 1, `probe back to ${recovery} after ${before}`);
     assert.equal(estimator.recoveryProbeBps(t + 5_001), undefined, 'too old to tell');
-    // once a probe sent after the drop has been read, whatever it showed, no more
+    // asking whether a train sent after the drop came back, to read it early, does not end it
     estimator.onSent(seq, 300, t + 100, 7);
+    assert.equal(estimator.probeCameBack(7), false);
+    assert.equal(estimator.recoveryProbeBps(t + 150), recovery, 'still probing back while the train is out');
+    // once a probe sent after the drop has been read, whatever it showed, no more
     estimator.probeResult(7, recovery);
     assert.equal(estimator.recoveryProbeBps(t + 200), undefined);
   });
