@@ -191,6 +191,7 @@ export class Room {
       const message = stream.keyMessage();
       // subscribers first: they must hold the new key before the publisher uses it
       for (const member of stream.subscribers) member.sendControl(message);
+      for (const relay of stream.relayed) relay.sendKey();
       stream.publisher.sendControl(message);
     });
   }
