@@ -125,7 +125,26 @@ export type BusEvent =
   | {
     readonly type: 'stream.muted'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly streamId: number; readonly muted: boolean;
+  }
+  /**
+   * The streams a media node originates in a room, whole, at each change (an empty list included) and
+   * in answer to a node it had not heard from: how the room's other nodes learn what to relay
+   * (docs/protocol/relay.md).
+   */
+  | {
+    readonly type: 'media.streams'; readonly projectId: string; readonly roomId: string; readonly node: string; readonly url: string;
+    readonly streams: readonly OriginStream[];
   };
+
+/** A stream as its origin node announces it to the room's other nodes. */
+export interface OriginStream {
+  readonly streamId: number;
+  readonly kind: 'audio' | 'video';
+  /** Its simulcast layers (1: one layer, and audio). */
+  readonly layers: number;
+  readonly participantId: string;
+  readonly userId: string;
+}
 
 /** Fan-out of platform events to every process (revocations reach every media server). */
 export interface EventBus {

@@ -26,12 +26,14 @@ export class RelayConsumer implements StreamRelay {
   private wanted = new Set<number>();
   private readonly history = new Map<number, (Buffer | undefined)[]>();
   private readonly now: () => number;
+  private readonly onEnd: (() => void) | undefined;
   /** Packets sent, and NACK misses answered from the history. */
   sent = 0;
   resent = 0;
 
-  constructor(track: number, stream: Stream, sink: RelayConsumerSink, layers: readonly number[], now: () => number) {
+  constructor(track: number, stream: Stream, sink: RelayConsumerSink, layers: readonly number[], now: () => number, onEnd?: () => void) {
     this.track = track;
+    this.onEnd = onEnd;
     this.stream = stream;
     this.sink = sink;
     this.now = now;
@@ -91,5 +93,6 @@ export class RelayConsumer implements StreamRelay {
     this.wanted.clear();
     this.history.clear();
     this.sink.endStream(this.track);
+    this.onEnd?.();
   }
 }

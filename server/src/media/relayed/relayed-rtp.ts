@@ -9,13 +9,14 @@ import { parseVp8 } from '../rtp/vp8.ts';
 
 const HEADER_BYTES = 12;
 /** Payload types of relayed packets; the receiving node reads the kind from its subscription, not from these. */
-const PAYLOAD_TYPE: Record<MediaKind, number> = { audio: 111, video: 96 };
+const AUDIO_PAYLOAD_TYPE = 111;
+const VIDEO_PAYLOAD_TYPE = 96;
 
 /** One forwarded packet as the bytes of a relay datagram's RTP packet. */
 export function packRelayedRtp(kind: MediaKind, packet: ForwardedRtp): Buffer {
   const out = Buffer.allocUnsafe(HEADER_BYTES + packet.payload.length);
   out[0] = 0x80;
-  out[1] = (packet.marker ? 0x80 : 0) | PAYLOAD_TYPE[kind];
+  out[1] = (packet.marker ? 0x80 : 0) | (kind === 'audio' ? AUDIO_PAYLOAD_TYPE : VIDEO_PAYLOAD_TYPE);
   out.writeUInt16BE(packet.seq & 0xffff, 2);
   out.writeUInt32BE(packet.timestamp >>> 0, 4);
   out.writeUInt32BE(packet.ssrc >>> 0, 8);

@@ -43,6 +43,8 @@ export class Stream {
   readonly source: StreamSource;
   /** Members that receive it (both transports); change it through subscribe and unsubscribe. */
   readonly subscribers = new Set<Member>();
+  /** The origin node of a stream fed here by a relay (its `host:port`); undefined for one published on this node. */
+  relayedFrom: string | undefined;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
