@@ -49,6 +49,7 @@ const busEventSchema = z.discriminatedUnion('type', [
       streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video']), layers: z.number().int().min(1).max(8),
       participantId: id, userId: z.string().min(1).max(512),
     })).max(1024),
+    ask: z.boolean(),
   }),
 ]) satisfies z.ZodType<BusEvent>;
 

@@ -127,13 +127,13 @@ export type BusEvent =
     readonly streamId: number; readonly muted: boolean;
   }
   /**
-   * The streams a media node originates in a room, whole, at each change (an empty list included) and
-   * in answer to a node it had not heard from: how the room's other nodes learn what to relay
-   * (docs/protocol/relay.md).
+   * The streams a media node originates in a room, whole, at each change (an empty list included):
+   * how the room's other nodes learn what to relay (docs/protocol/relay.md). `ask`: sent at a join,
+   * the other nodes holding the room answer with theirs.
    */
   | {
     readonly type: 'media.streams'; readonly projectId: string; readonly roomId: string; readonly node: string; readonly url: string;
-    readonly streams: readonly OriginStream[];
+    readonly streams: readonly OriginStream[]; readonly ask: boolean;
   };
 
 /** A stream as its origin node announces it to the room's other nodes. */

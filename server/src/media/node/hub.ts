@@ -237,7 +237,7 @@ export class MediaHub implements SessionHost {
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
     this.recorder.joined(session, grant, room, firstOfRoom);
-    this.relay?.roomChanged(room.projectId, room.roomId);
+    this.relay?.roomChanged(room.projectId, room.roomId, true);
   }
 
   renewed(session: Session): void {

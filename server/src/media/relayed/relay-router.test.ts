@@ -113,7 +113,7 @@ describe('relays between two media nodes', () => {
     const s2 = member('s2', t2);
     roomB.add(s1);
     roomB.add(s2);
-    b.router.roomChanged('pr_1', 'hall');
+    b.router.roomChanged('pr_1', 'hall', true);
 
     // B opens a link to A, subscribes, gets the key and shows the stream to its members
     await until(() => roomB.streams.has(1));

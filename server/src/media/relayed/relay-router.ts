@@ -57,19 +57,23 @@ export class RelayRouter {
       onRefused: (reason, address) => options.logger.warn({ reason, address }, 'media: a relay link was refused'),
     });
     this.unsubscribe = options.bus.subscribe((event) => {
-      if (event.type === 'media.streams' && event.node !== this.nodeId) this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
+      if (event.type !== 'media.streams' || event.node === this.nodeId) return;
+      this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
+      // a node a member just joined asks what the others originate in the room
+      if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
     });
     this.timer = setInterval(() => this.tick(), RELAY_TICK_MS);
     this.timer.unref();
   }
 
   /**
-   * A room of this node changed: a member joined or left, or what it publishes changed. Tells the
-   * other nodes what it originates there, and relays what the others do while it has members.
+   * A room of this node changed: a member joined (`ask`: the other nodes answer with what they
+   * originate there) or left, or what it publishes changed. Tells the other nodes what it originates
+   * there, and relays what the others do while it has members.
    */
-  roomChanged(projectId: string, roomId: string): void {
+  roomChanged(projectId: string, roomId: string, ask = false): void {
     if (this.closed) return;
-    this.announce(projectId, roomId);
+    this.announce(projectId, roomId, ask);
     this.sync(projectId, roomId);
   }
 
@@ -87,13 +91,13 @@ export class RelayRouter {
     this.server.close();
   }
 
-  private announce(projectId: string, roomId: string): void {
+  private announce(projectId: string, roomId: string, ask: boolean): void {
     const room = this.o.room(projectId, roomId);
     // audio and video cross over RTP; a stream of WebSocket frames does not (yet)
     const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live || s.kind === 'data' ? [] : [{
       streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId,
     }]) : [];
-    this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams })
+    this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
   }
 
@@ -101,12 +105,9 @@ export class RelayRouter {
     const key = roomKey(projectId, roomId);
     let nodes = this.directory.get(key);
     if (!nodes) this.directory.set(key, nodes = new Map());
-    const known = nodes.has(node);
     if (streams.length === 0) nodes.delete(node);
     else nodes.set(node, { url, streams: [...streams] });
     if (nodes.size === 0) this.directory.delete(key);
-    // a node that had not been heard from in this room learns what this one originates
-    if (!known && this.o.room(projectId, roomId)) this.announce(projectId, roomId);
     this.sync(projectId, roomId);
   }
 
