@@ -85,6 +85,9 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
     const endpoint = await RelayEndpoint.open({
       nodeId: `${node.host}:${node.port}`, credentials: relayCredentialsOf(config.media.relay, deps.keys), host: config.host,
       port: config.media.relay.port, onError: (err) => logger.debug({ err }, 'media: a relay datagram could not be sent'),
+    }).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      throw new Error(`media role: UDP port ${config.media.relay.port} is in use; set RTC_MEDIA_RELAY_PORT`);
     });
     relay = new RelayRouter({
       endpoint, url: `${config.tls ? 'wss' : 'ws'}://${node.host}:${node.port}`, bus: deps.bus, logger,

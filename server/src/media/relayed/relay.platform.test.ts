@@ -6,6 +6,7 @@
  * stream's key, and its picture loss indications reach the publisher on A.
  */
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { TokenIssuer } from '../../../../test/helpers/media-session.ts';
 import { MEDIA_TEST_ENV, serveMedia } from '../../../../test/helpers/media-platform.ts';
@@ -66,6 +67,20 @@ describe('a room across two media nodes', () => {
       }, 'a key-frame request of B at the publisher on A');
     } finally {
       clearInterval(pumping);
+    }
+  });
+});
+
+describe('the relay\'s UDP port', () => {
+  it('names the variable to change when the port is taken', { timeout: 60_000 }, async () => {
+    const taken = createSocket('udp4');
+    await new Promise<void>((resolve) => taken.bind(0, '127.0.0.1', resolve));
+    const port = taken.address().port;
+    try {
+      await assert.rejects(serveInProcess({ roles: ['media'], env: { ...MEDIA_TEST_ENV, RTC_MEDIA_RELAY_PORT: String(port) } }),
+        { message: `media role: UDP port ${port} is in use; set RTC_MEDIA_RELAY_PORT` });
+    } finally {
+      taken.close();
     }
   });
 });
