@@ -171,5 +171,17 @@ describe('relays between two media nodes', () => {
     await until(() => !roomB.streams.has(1));
     assert.ok(s1.control.some((m) => m.type === 'stream_removed' && m.stream_id === 1));
     assert.equal(t1.stream, undefined);
+
+    // an audio stream crosses too; once B has nobody in the room, B unsubscribes and A stops feeding it
+    const audio = roomA.publish(publisher, 3, 'audio');
+    assert.ok(audio.ok);
+    a.router.roomChanged('pr_1', 'hall');
+    await until(() => roomB.streams.has(3));
+    assert.equal(audio.stream.relayed.length, 1);
+    roomB.remove(s1);
+    roomB.remove(s2);
+    b.rooms.delete('hall');
+    b.router.roomChanged('pr_1', 'hall');
+    await until(() => audio.stream.relayed.length === 0);
   });
 });
