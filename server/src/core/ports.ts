@@ -144,6 +144,8 @@ export interface OriginStream {
   readonly layers: number;
   readonly participantId: string;
   readonly userId: string;
+  /** Muted by the customer's server (docs/reference/room-api.md, "Muting a stream"). */
+  readonly muted: boolean;
 }
 
 /** Fan-out of platform events to every process (revocations reach every media server). */

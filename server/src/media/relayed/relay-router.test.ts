@@ -142,6 +142,7 @@ describe('relays between two media nodes', () => {
 
     assert.deepEqual(asks.slice(before), [[1, 0]], 'one request reached the publisher');
 
+
     // a packet lost between the nodes (its datagram dropped at A's socket) is asked of A, which sends it again from its relay's history
     const endpointA = a.router.endpoint;
     const send = endpointA.send.bind(endpointA);
@@ -165,6 +166,15 @@ describe('relays between two media nodes', () => {
     assert.deepEqual(asks.slice(before), [[1, 0]], 'still one key-frame request');
     assert.ok(onWire.length >= 4);
     for (const datagram of onWire) assert.equal(datagram.indexOf(vp8.subarray(2)), -1, 'the relay seals what it carries');
+
+    // muted by the customer's server at the origin: B's members are told, as of a stream of B
+    roomA.setMuted(stream, true);
+    a.router.roomChanged('pr_1', 'hall');
+    await until(() => relayed.muted);
+    assert.ok(s1.control.some((m) => m.type === 'stream_muted' && m.stream_id === 1 && m.muted));
+    roomA.setMuted(stream, false);
+    a.router.roomChanged('pr_1', 'hall');
+    await until(() => !relayed.muted);
 
     // the stream ends at its origin: gone at B too
     roomA.removeStream(stream, false);

@@ -95,7 +95,7 @@ export class RelayRouter {
     const room = this.o.room(projectId, roomId);
     // audio and video cross over RTP; a stream of WebSocket frames does not (yet)
     const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live || s.kind === 'data' ? [] : [{
-      streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId,
+      streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
     }]) : [];
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
@@ -127,14 +127,18 @@ export class RelayRouter {
     for (const [node, { url, streams }] of wanted) {
       const peer = this.peerOf(node, url);
       for (const s of streams) {
+        const relayed = room.streams.get(s.streamId);
+        // its members are told of a mute or unmute at the origin as of one here
+        if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
         const has = [...peer.feeds.values()].some((f) => f.key === key && f.feed.stream.id === s.streamId);
-        if (has || room.streams.has(s.streamId)) continue;
+        if (has || relayed) continue;
         const track = peer.nextTrack++;
         const feed = new RelayFeed({
           track, ref: { project_id: projectId, room_id: roomId, stream_id: s.streamId }, kind: s.kind, layerCount: s.layers,
           publisher: { participantId: s.participantId, userId: s.userId }, link: peer.link, now: this.o.now,
         });
         feed.stream.relayedFrom = node;
+        feed.stream.muted = s.muted;
         peer.feeds.set(track, { key, feed });
         feed.refresh();
       }
