@@ -154,15 +154,16 @@ function expectKind(p: CallPage, kind: CallPage['kind'], what: string): void {
 
 /**
  * Joins the room of `token` (which must carry `turn`) relay-only, with the token's TURN URIs
- * replaced by the page's link, and samples the session's statistics.
+ * replaced by the page's link, and samples the session's statistics. Gives the session's participant id.
  */
-export async function joinPlatform(p: CallPage, token: TokenResponse): Promise<void> {
+export async function joinPlatform(p: CallPage, token: TokenResponse): Promise<string> {
   expectKind(p, 'platform', 'joinPlatform');
   if (!token.turn) throw new TypeError('joinPlatform needs a token issued with turn: true');
   const viaLink: TokenResponse = { ...token, turn: { ...token.turn, uris: [p.link.turnUri] } };
   const joined = await p.page.evaluate(([t]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, { iceTransportPolicy: 'relay' }), [viaLink] as const);
   if (!joined.webrtc) throw new Error(`${p.name}: the session has no WebRTC`);
   await p.page.evaluate(`globalThis.callQuality.watch(${JSON.stringify(SESSION_SOURCE)}, () => globalThis.rtc.state.session.getStats())`);
+  return joined.participantId;
 }
 
 /** Publishes the fake camera and microphone through the platform (the grant's first stream ids unless given). */
@@ -216,7 +217,7 @@ export function samplesOf(p: CallPage, source: string, since = 0): Promise<Stats
 }
 
 /** The source a page receives on: the platform session, or the direct call from `from` (the first one when not named). */
-async function receivingSource(p: CallPage, from?: CallPage): Promise<string> {
+export async function receivingSource(p: CallPage, from?: CallPage): Promise<string> {
   if (p.kind === 'platform') return SESSION_SOURCE;
   if (from) return peerFrom(from);
   const source = (await sourcesOf(p)).find((s) => s.startsWith('from:'));

@@ -43,6 +43,14 @@ const busEventSchema = z.discriminatedUnion('type', [
     type: z.literal('stream.muted'), projectId: id, roomId: z.string().min(1).max(512), participantId: id,
     streamId: z.number().int().positive(), muted: z.boolean(),
   }),
+  z.strictObject({
+    type: z.literal('media.streams'), projectId: id, roomId: z.string().min(1).max(512), node: id, url: z.string().regex(/^wss?:\/\/[^\s/]+$/).max(300),
+    streams: z.array(z.strictObject({
+      streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video']), layers: z.number().int().min(1).max(8),
+      participantId: id, userId: z.string().min(1).max(512), muted: z.boolean(),
+    })).max(1024),
+    ask: z.boolean(),
+  }),
 ]) satisfies z.ZodType<BusEvent>;
 
 // a new kind of event must be added here too, or every other process would drop it

@@ -125,7 +125,28 @@ export type BusEvent =
   | {
     readonly type: 'stream.muted'; readonly projectId: string; readonly roomId: string; readonly participantId: string;
     readonly streamId: number; readonly muted: boolean;
+  }
+  /**
+   * The streams a media node originates in a room, whole, at each change (an empty list included):
+   * how the room's other nodes learn what to relay (docs/protocol/relay.md). `ask`: sent at a join,
+   * the other nodes holding the room answer with theirs.
+   */
+  | {
+    readonly type: 'media.streams'; readonly projectId: string; readonly roomId: string; readonly node: string; readonly url: string;
+    readonly streams: readonly OriginStream[]; readonly ask: boolean;
   };
+
+/** A stream as its origin node announces it to the room's other nodes. */
+export interface OriginStream {
+  readonly streamId: number;
+  readonly kind: 'audio' | 'video';
+  /** Its simulcast layers (1: one layer, and audio). */
+  readonly layers: number;
+  readonly participantId: string;
+  readonly userId: string;
+  /** Muted by the customer's server (docs/reference/room-api.md, "Muting a stream"). */
+  readonly muted: boolean;
+}
 
 /** Fan-out of platform events to every process (revocations reach every media server). */
 export interface EventBus {

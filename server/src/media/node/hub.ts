@@ -18,6 +18,7 @@ import { applyRoomCommand } from './room-commands.ts';
 import { MediaStats } from '../../metrics/media-stats.ts';
 import type { LiveCounts } from '../../metrics/metrics.ts';
 import type { RtcOptions } from '../webrtc/options.ts';
+import type { RelayRouter } from '../relayed/relay-router.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
@@ -77,6 +78,8 @@ export class MediaHub implements SessionHost {
   /** What the node records of its sessions and rooms in the store and as webhook events. */
   private readonly recorder: Recorder;
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
+  /** Relays of this node's rooms to and from the other media nodes (media/relayed/relay-router.ts). */
+  private relay: RelayRouter | undefined;
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -210,6 +213,16 @@ export class MediaHub implements SessionHost {
     }
   }
 
+  /** The relays of this node's rooms: told of each join, leave and publication change from now on. */
+  attachRelay(relay: RelayRouter): void {
+    this.relay = relay;
+  }
+
+  /** The room open on this node, if any. */
+  openRoom(projectId: string, roomId: string): Room | undefined {
+    return this.rooms.get(roomKey(projectId, roomId));
+  }
+
   dropIfEmpty(room: Room): void {
     if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
   }
@@ -224,6 +237,7 @@ export class MediaHub implements SessionHost {
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
     this.recorder.joined(session, grant, room, firstOfRoom);
+    this.relay?.roomChanged(room.projectId, room.roomId, true);
   }
 
   renewed(session: Session): void {
@@ -254,6 +268,7 @@ export class MediaHub implements SessionHost {
       }
     }
     this.recorder.left(session, room, lastOfRoom && !keep);
+    this.relay?.roomChanged(room.projectId, room.roomId);
   }
 
   /** The empty_timeout of a room nobody joined again ran out: it finishes. */
@@ -270,6 +285,7 @@ export class MediaHub implements SessionHost {
     const session = this.participants.get(stream.publisher.participantId);
     if (!session) return;
     this.recorder.publicationsChanged(session, stream, event);
+    this.relay?.roomChanged(session.projectId, session.roomId);
   }
 
   forget(session: Session): void {

@@ -7,6 +7,8 @@ import { MediaHub, type MediaHubOptions } from './hub.ts';
 import { pollsStore, STORE_POLL_MS } from '../../grant-guard/guard.ts';
 import type { RoleStarter } from '../../role.ts';
 import { placementUserKey, type NodeLoad } from '../../core/media-placement.ts';
+import { RelayEndpoint, relayCredentialsOf } from '../relay/index.ts';
+import { RelayRouter } from '../relayed/relay-router.ts';
 
 /**
  * The media role of `rtc serve` (docs/operations/configuration.md): a WebSocket SFU at `/v1/media`
@@ -39,7 +41,12 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
     exempt: config.trustProxy.length > 0 ? createAddressSet(config.trustProxy) : undefined,
   });
   server.on('request', answerPlainRequest);
-  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
+  // the relay path of the other media nodes (docs/protocol/relay.md), once this node knows its id; the media path otherwise
+  let relay: RelayRouter | undefined;
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+    if (relay?.server.handleUpgrade(req, socket, head)) return;
+    hub.handleUpgrade(req, socket, head);
+  });
   server.on('clientError', (_err, socket) => socket.destroy());
 
   let withdraw: (() => Promise<void>) | undefined;
@@ -48,7 +55,9 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
     // node's liveness in Redis as they place a room, so the apps' fresh tokens name another node
     // (docs/operations/scale-out.md, "Drain and failure of a media node")
     await withdraw?.();
+    await relay?.close();
     await hub.close();
+    await relay?.endpoint.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
@@ -72,6 +81,19 @@ export const startMediaRole: RoleStarter<MediaHubOptions['store']> = async ({ co
   const node = { host: config.media.publicHost, port: config.media.publicPort ?? address.port };
   try {
     await hub.startPresence(`${node.host}:${node.port}`);
+    // the relay's UDP socket on the media host (RTC_MEDIA_RELAY_PORT; docs/operations/configuration.md)
+    const endpoint = await RelayEndpoint.open({
+      nodeId: `${node.host}:${node.port}`, credentials: relayCredentialsOf(config.media.relay, deps.keys), host: config.host,
+      port: config.media.relay.port, onError: (err) => logger.debug({ err }, 'media: a relay datagram could not be sent'),
+    }).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      throw new Error(`media role: UDP port ${config.media.relay.port} is in use; set RTC_MEDIA_RELAY_PORT`);
+    });
+    relay = new RelayRouter({
+      endpoint, url: `${config.tls ? 'wss' : 'ws'}://${node.host}:${node.port}`, bus: deps.bus, logger,
+      now: () => deps.clock.nowMs(), room: (projectId, roomId) => hub.openRoom(projectId, roomId),
+    });
+    hub.attachRelay(relay);
   } catch (err) {
     await close();
     throw err;

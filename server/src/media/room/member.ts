@@ -51,4 +51,6 @@ export interface DownTrack {
   restart(): void;
   /** The loss its client last reported (fraction, 0 when unknown). */
   readonly reportedLoss: number;
+  /** The simulcast layer its allocation targets (-1: paused); a relay asks its origin for what these need. */
+  readonly target?: number;
 }

@@ -113,6 +113,19 @@ export class Room {
   }
 
   /**
+   * A stream published on another media node of the room, fed here by a relay once its key
+   * arrived (media/relayed/relay-feed.ts): the members allowed to are subscribed and every member is
+   * told, as for a stream published here; its origin records it, this node does not.
+   */
+  addRelayed(stream: Stream): boolean {
+    if (this.streams.has(stream.id) || !stream.live) return false;
+    for (const member of this.members.values()) if (member.canSubscribe(stream.id)) stream.subscribe(member);
+    this.streams.set(stream.id, stream);
+    for (const member of this.members.values()) member.sendControl({ type: 'stream_added', stream: stream.describe(member) });
+    return true;
+  }
+
+  /**
    * Mutes or unmutes a stream for the customer's server: while muted none of its media is forwarded
    * (room/forwarding.ts, Stream.forwardRtp). Every member, its publisher too, is told with `stream_muted`;
    * an unmuted video asks its publisher for a key frame, so that subscribers show it at once.
@@ -155,7 +168,8 @@ export class Room {
     for (const other of this.members.values()) {
       if (other !== stream.publisher || notifyPublisher) other.sendControl(removed);
     }
-    this.listener?.unpublished(stream);
+    // a relayed stream is recorded by its origin
+    if (stream.relayedFrom === undefined) this.listener?.unpublished(stream);
   }
 
   /** After a member's permissions changed (renewal, room service API): its publications and subscriptions follow the new grant. */
@@ -191,6 +205,7 @@ export class Room {
       const message = stream.keyMessage();
       // subscribers first: they must hold the new key before the publisher uses it
       for (const member of stream.subscribers) member.sendControl(message);
+      for (const relay of stream.relayed) relay.sendKey();
       stream.publisher.sendControl(message);
     });
   }

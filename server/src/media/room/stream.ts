@@ -15,6 +15,18 @@ interface KeyGeneration {
 const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
 
 /**
+ * A relay of the stream to another media node (media/relayed/relay-consumer.ts): fed every packet
+ * before the down tracks, it sends on the layers that node asked for.
+ */
+export interface StreamRelay {
+  forward(packet: ForwardedRtp): boolean;
+  /** The stream's key changed: the other node must hold it before the publisher uses it. */
+  sendKey(): void;
+  /** The stream ended. */
+  end(): void;
+}
+
+/**
  * One published stream and its fan-out. Its key is the stream key: the publisher seals frames under
  * it, the server authenticates each frame once and forwards the same bytes to every subscriber, who
  * received the key inside its own sealed session. The key rotates when a subscriber loses access.
@@ -31,6 +43,8 @@ export class Stream {
   readonly source: StreamSource;
   /** Members that receive it (both transports); change it through subscribe and unsubscribe. */
   readonly subscribers = new Set<Member>();
+  /** The origin node of a stream fed here by a relay (its `host:port`); undefined for one published on this node. */
+  relayedFrom: string | undefined;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
@@ -47,6 +61,8 @@ export class Stream {
   private readonly trackOf = new Map<Member, DownTrack>();
   /** The same tracks, as an array the packet path walks without allocating. */
   private tracks: DownTrack[] = [];
+  /** Relays to other media nodes of the room, fed beside the down tracks. */
+  private relays: StreamRelay[] = [];
   private readonly layersChanged: ((stream: Stream) => void) | undefined;
 
   constructor(id: number, kind: MediaKind, publisher: Member, source: StreamSource = 'unknown', layersChanged?: (stream: Stream) => void) {
@@ -126,9 +142,31 @@ export class Stream {
     this.tracks = [...this.trackOf.values()];
   }
 
-  /** Unpublished: no subscriber, no down track any more. */
+  /** Another media node receives the stream through `relay` from now on. */
+  addRelay(relay: StreamRelay): void {
+    if (this.live && !this.relays.includes(relay)) this.relays = [...this.relays, relay];
+  }
+
+  removeRelay(relay: StreamRelay): void {
+    this.relays = this.relays.filter((r) => r !== relay);
+  }
+
+  /** The layer each attached down track targets (-1 or none: paused or not allocated yet, counted as the lowest). */
+  downTargets(): number[] {
+    return this.tracks.map((t) => t.target ?? 0);
+  }
+
+  /** The relays it feeds (each remote node's subscription). */
+  get relayed(): readonly StreamRelay[] {
+    return this.relays;
+  }
+
+  /** Unpublished: no subscriber, no down track, no relay any more (each relay's node is told). */
   end(): void {
     this.live = false;
+    const relays = this.relays;
+    this.relays = [];
+    for (const relay of relays) relay.end();
     this.subscribers.clear();
     for (const track of this.tracks) track.stream = undefined;
     this.trackOf.clear();
@@ -145,8 +183,10 @@ export class Stream {
     this.publisher.account.rtpIn(this.id, this.kind, packet, layers, nowMs);
     if (packet.recoveredAfterMs !== undefined) layers?.onRecovered(packet.recoveredAfterMs, nowMs);
     if (this.muted) return 0;
-    const tracks = this.tracks;
     let sent = 0;
+    const relays = this.relays;
+    for (let i = 0; i < relays.length; i += 1) if (relays[i]!.forward(packet)) sent += 1;
+    const tracks = this.tracks;
     for (let i = 0; i < tracks.length; i += 1) if (tracks[i]!.forward(packet)) sent += 1;
     return sent;
   }

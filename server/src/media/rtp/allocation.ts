@@ -3,7 +3,7 @@
  * "Bandwidth"). Audio is taken off the estimate before this runs. Every video first gets its smallest
  * layer, in order, while they fit; what cannot get even that is paused. What is left raises videos one
  * layer at a time, up to the largest layer the subscriber's bounds allow. Going above the layer a video
- * has now needs 10 % to spare, resuming a paused one 20 %, and a forwarded video keeps its smallest
+ * has now needs 10 % to spare, resuming a paused one 10 %, and a forwarded video keeps its smallest
  * layer until that layer needs a quarter more than is left, so that a video does not flap at the edge.
  */
 
@@ -16,15 +16,20 @@ export interface VideoDemand {
 }
 
 const UPGRADE_MARGIN = 0.9;
-/** A paused video resumes only when its smallest layer fits with this much to spare. */
-const RESUME_MARGIN = 0.8;
+/**
+ * A paused video resumes only when its smallest layer fits with this much to spare. While paused,
+ * only a probe raises the estimate, and a probe shows at most what the link carries: on a link the
+ * smallest layer and the audio fill to 80 % (300 kbit/s for 170 and 60), 20 % to spare was never
+ * shown, and the video stayed paused for good.
+ */
+const RESUME_MARGIN = 0.9;
 /**
  * A video that is forwarded keeps its smallest layer while that layer needs at most this much more
  * than is left: the estimate dips for a moment after each step up (a key frame's queue), and a
  * pause costs a key frame and a visible stop. A link that really cannot carry it loses packets,
  * and the loss part of the estimate then takes it lower than this.
  */
-const KEEP_MARGIN = 1.25;
+export const KEEP_MARGIN = 1.25;
 
 /** The layer each video gets, -1 for paused. */
 export function allocate(demands: readonly VideoDemand[], availableBps: number): number[] {

@@ -6,12 +6,19 @@
  * adaptive threshold), a loss-based part, and what the subscriber really received (the acknowledged
  * rate) as the anchor of every decrease. Clock-injected and timer-free: times are arguments.
  */
+import { ProbeClusters } from './probe-clusters.ts';
 import type { CompactTwcc } from './twcc-compact.ts';
 
 /** Send records kept, indexed by the 16-bit transport sequence number. */
 const HISTORY = 1 << 16;
-/** Packets sent within this many ms form one group for the delay trend (a burst leaves the sender at once). */
+/**
+ * Packets sent within this many ms form one group for the delay trend (a burst leaves the sender at
+ * once); so do packets that arrive within this many ms of the group's last and sooner than their send
+ * times would have them: held behind a late one on the way (jitter), they come out together.
+ */
 const BURST_MS = 5;
+/** A group of packets arriving together spans at most this long. */
+const MAX_BURST_MS = 100;
 /** Groups in the trend's linear regression. */
 const TREND_WINDOW = 20;
 const TREND_SMOOTHING = 0.9;
@@ -19,7 +26,10 @@ const TREND_GAIN = 4;
 const INITIAL_THRESHOLD_MS = 12.5;
 const THRESHOLD_UP = 0.0087;
 const THRESHOLD_DOWN = 0.039;
-/** Overuse must last this long before the rate is cut. */
+/**
+ * Overuse must last this long (in the send times of the groups that show it), over at least two
+ * groups, with the trend still rising, before the rate is cut: jitter alone makes single groups look late.
+ */
 const OVERUSE_MS = 10;
 /** Window of the acknowledged rate. */
 const ACKED_WINDOW_MS = 500;
@@ -34,6 +44,17 @@ const LOSS_HIGH = 0.1;
 const LOSS_LOW = 0.02;
 /** Loss is judged over at least this many packets. */
 const LOSS_MIN_PACKETS = 20;
+/** The loss-based part cuts at most once in this long, by half the loss (libwebrtc: 300 ms and a round trip). */
+const LOSS_CUT_INTERVAL_MS = 400;
+/**
+ * A delay-based cut to under this fraction of the estimate, without the loss that marks a link
+ * really full, is worth a probe back to RECOVERY_FRACTION of where it was, within RECOVERY_MS (as
+ * libwebrtc probes after a large drop while application-limited): jitter makes a path look queued
+ * for a moment, and climbing back at 8 % a second would leave a video paused for seconds.
+ */
+const LARGE_DROP = 0.66;
+const RECOVERY_FRACTION = 0.85;
+const RECOVERY_MS = 5_000;
 
 export interface EstimatorOptions {
   readonly initialBps: number;
@@ -67,13 +88,17 @@ export class DownlinkEstimator {
   private estimate: number;
   private lastUpdateMs: number | undefined;
   private signal: DelaySignal = 'normal';
-  private overuseSinceMs: number | undefined;
+  /** Send time spanned by the groups over the threshold in a row (-1: none), their count, and the last trend. */
+  private overuseMs = -1;
+  private overuseCount = 0;
+  private prevSlope = 0;
   private threshold = INITIAL_THRESHOLD_MS;
   private lastThresholdMs: number | undefined;
   // the current burst group: its last send and arrival time
   private groupSendMs: number | undefined;
   private groupFirstSendMs = 0;
   private groupArrivalMs = 0;
+  private groupFirstArrivalMs = 0;
   private prevGroupSendMs: number | undefined;
   private prevGroupArrivalMs = 0;
   private accumulatedDelay = 0;
@@ -89,9 +114,11 @@ export class DownlinkEstimator {
   private lossLost = 0;
   private lossTotal = 0;
   private lossFraction = 0;
+  private lastLossCutMs = Number.NEGATIVE_INFINITY;
+  /** The estimate before a large delay-based drop, and when it dropped; undefined once probed or too old. */
+  private beforeDrop: { bps: number; atMs: number } | undefined;
   // probe clusters: what each sent, and what of it arrived
-  private readonly probes = new Map<number, { sentBytes: number; firstSentMs: number; lastSentMs: number; packets: number;
-    recvBytes: number; firstRecvMs: number; lastRecvMs: number; recvPackets: number; lastRecvSize: number }>();
+  private readonly probes = new ProbeClusters();
 
   constructor(options: EstimatorOptions) {
     this.options = options;
@@ -142,17 +169,7 @@ export class DownlinkEstimator {
     this.sentBytes[i] = bytes;
     this.sentProbe[i] = probe;
     this.countSent(i, probe === 0);
-    if (probe !== 0) {
-      let cluster = this.probes.get(probe);
-      if (!cluster) {
-        cluster = { sentBytes: 0, firstSentMs: nowMs, lastSentMs: nowMs, packets: 0, recvBytes: 0, firstRecvMs: 0, lastRecvMs: 0, recvPackets: 0, lastRecvSize: 0 };
-        this.probes.set(probe, cluster);
-        if (this.probes.size > 4) this.probes.delete(this.probes.keys().next().value!);
-      }
-      cluster.sentBytes += bytes;
-      cluster.lastSentMs = nowMs;
-      cluster.packets += 1;
-    }
+    if (probe !== 0) this.probes.sent(probe, bytes, nowMs);
   }
 
   /** Applies one feedback message; returns the new estimate. */
@@ -173,7 +190,7 @@ export class DownlinkEstimator {
       const size = this.sentBytes[i]!;
       this.sentAt[i] = 0;
       this.onArrival(sentMs, result.receivedAtMs, size, nowMs);
-      if (probe !== 0) this.probeArrival(probe, size, result.receivedAtMs);
+      if (probe !== 0) this.probes.arrived(probe, size, result.receivedAtMs);
     }
     if (this.lossTotal >= LOSS_MIN_PACKETS) {
       this.lossFraction = this.lossLost / this.lossTotal;
@@ -225,17 +242,19 @@ export class DownlinkEstimator {
   }
 
   /**
-   * What a probe cluster showed: when the subscriber received it at the rate it was sent, the path
-   * carries that rate, and the estimate may jump there rather than climb. Undefined until enough of it came back.
+   * What a probe cluster showed (probe-clusters.ts): the estimate may jump there rather than climb.
+   * Undefined until enough of it came back. Reading the result of a probe sent after a drop ends the
+   * probing back (recoveryProbeBps), whatever it shows.
    */
-  probeResult(probe: number): number | undefined {
-    const c = this.probes.get(probe);
-    if (!c || c.recvPackets < Math.max(5, c.packets * 0.8)) return undefined;
-    const sendSpan = Math.max(c.lastSentMs - c.firstSentMs, 1);
-    const recvSpan = Math.max(c.lastRecvMs - c.firstRecvMs, 1);
-    const sendBps = ((c.sentBytes - c.lastRecvSize) * 8 * 1000) / sendSpan;
-    const recvBps = ((c.recvBytes - c.lastRecvSize) * 8 * 1000) / recvSpan;
-    return Math.min(sendBps, recvBps);
+  probeResult(probe: number, trainBps: number): number | undefined {
+    const firstSentMs = this.probes.firstSentMs(probe);
+    if (firstSentMs !== undefined && this.beforeDrop && firstSentMs >= this.beforeDrop.atMs) this.beforeDrop = undefined;
+    return this.probes.result(probe, trainBps);
+  }
+
+  /** Whether enough of a probe came back for its result to be read now (without reading it). */
+  probeCameBack(probe: number): boolean {
+    return this.probes.cameBack(probe);
   }
 
   /** Takes a probe's result into the estimate (the caller decides when the probe is over). */
@@ -244,14 +263,15 @@ export class DownlinkEstimator {
     this.estimate = this.clamp(Math.max(this.estimate, bps * 0.95));
   }
 
-  private probeArrival(probe: number, size: number, arrivalMs: number): void {
-    const c = this.probes.get(probe);
-    if (!c) return;
-    if (c.recvPackets === 0) c.firstRecvMs = arrivalMs;
-    c.recvPackets += 1;
-    c.recvBytes += size;
-    c.lastRecvMs = Math.max(c.lastRecvMs, arrivalMs);
-    c.lastRecvSize = size;
+  /**
+   * The rate a probe should try now, right after a large delay-based drop (LARGE_DROP) that no heavy
+   * loss explains; undefined otherwise, and once a probe's result was read.
+   */
+  recoveryProbeBps(nowMs: number): number | undefined {
+    const drop = this.beforeDrop;
+    if (!drop || nowMs - drop.atMs > RECOVERY_MS || this.lossFraction > LOSS_HIGH) return undefined;
+    const bps = drop.bps * RECOVERY_FRACTION;
+    return bps > this.estimate ? bps : undefined;
   }
 
   private onArrival(sentMs: number, arrivalMs: number, size: number, nowMs: number): void {
@@ -269,26 +289,36 @@ export class DownlinkEstimator {
       this.groupSendMs = sentMs;
       this.groupFirstSendMs = sentMs;
       this.groupArrivalMs = arrivalMs;
+      this.groupFirstArrivalMs = arrivalMs;
       return;
     }
-    if (sentMs - this.groupFirstSendMs < BURST_MS && sentMs >= this.groupSendMs) {
+    if (sentMs >= this.groupSendMs && (sentMs - this.groupFirstSendMs < BURST_MS || this.arrivedInBurst(sentMs, arrivalMs))) {
       this.groupSendMs = sentMs;
       this.groupArrivalMs = Math.max(this.groupArrivalMs, arrivalMs);
       return;
     }
     if (sentMs < this.groupSendMs) return; // reordered into an older group: leave it out of the trend
     if (this.prevGroupSendMs !== undefined) {
-      const delta = (this.groupArrivalMs - this.prevGroupArrivalMs) - (this.groupSendMs - this.prevGroupSendMs);
-      this.trend(delta, this.groupArrivalMs, nowMs);
+      const sendDelta = this.groupSendMs - this.prevGroupSendMs;
+      this.trend((this.groupArrivalMs - this.prevGroupArrivalMs) - sendDelta, sendDelta, this.groupArrivalMs, nowMs);
     }
     this.prevGroupSendMs = this.groupSendMs;
     this.prevGroupArrivalMs = this.groupArrivalMs;
     this.groupSendMs = sentMs;
     this.groupFirstSendMs = sentMs;
     this.groupArrivalMs = arrivalMs;
+    this.groupFirstArrivalMs = arrivalMs;
   }
 
-  private trend(deltaMs: number, arrivalMs: number, nowMs: number): void {
+  /** A packet that came out of the link together with the group's last (as libwebrtc's inter-arrival burst rule has it). */
+  private arrivedInBurst(sentMs: number, arrivalMs: number): boolean {
+    const arrivalDelta = arrivalMs - this.groupArrivalMs;
+    const sendDelta = sentMs - this.groupSendMs!;
+    if (sendDelta === 0) return true;
+    return arrivalDelta - sendDelta < 0 && arrivalDelta <= BURST_MS && arrivalMs - this.groupFirstArrivalMs < MAX_BURST_MS;
+  }
+
+  private trend(deltaMs: number, sendDeltaMs: number, arrivalMs: number, nowMs: number): void {
     this.deltas = Math.min(this.deltas + 1, 1000);
     this.accumulatedDelay += deltaMs;
     this.smoothedDelay = TREND_SMOOTHING * this.smoothedDelay + (1 - TREND_SMOOTHING) * this.accumulatedDelay;
@@ -302,12 +332,15 @@ export class DownlinkEstimator {
     const slope = linearSlope(this.trendX, this.trendY);
     const modified = Math.min(this.deltas, 60) * slope * TREND_GAIN;
     if (modified > this.threshold) {
-      this.overuseSinceMs ??= nowMs;
-      if (nowMs - this.overuseSinceMs >= OVERUSE_MS) this.signal = 'overuse';
+      this.overuseMs = this.overuseMs < 0 ? sendDeltaMs / 2 : this.overuseMs + sendDeltaMs;
+      this.overuseCount += 1;
+      if (this.overuseMs > OVERUSE_MS && this.overuseCount > 1 && slope >= this.prevSlope) this.signal = 'overuse';
     } else {
-      this.overuseSinceMs = undefined;
+      this.overuseMs = -1;
+      this.overuseCount = 0;
       this.signal = modified < -this.threshold ? 'underuse' : 'normal';
     }
+    this.prevSlope = slope;
     // the threshold follows the trend slowly, so that competing flows do not starve this one
     const elapsed = Math.min(nowMs - (this.lastThresholdMs ?? nowMs), 100);
     this.lastThresholdMs = nowMs;
@@ -326,8 +359,14 @@ export class DownlinkEstimator {
       // cut to what really got through, once per overuse
       const through = Math.max(acked, this.recentAckedBps);
       if (through > 0) next = Math.min(next, DECREASE_FACTOR * through);
+      if (next < this.estimate * LARGE_DROP && this.lossFraction <= LOSS_HIGH) {
+        // the first estimate of a run of drops is the one to probe back to
+        const recent = this.beforeDrop && nowMs - this.beforeDrop.atMs <= RECOVERY_MS;
+        this.beforeDrop = { bps: recent ? this.beforeDrop!.bps : this.estimate, atMs: nowMs };
+      }
       this.signal = 'normal';
-      this.overuseSinceMs = undefined;
+      this.overuseMs = -1;
+      this.overuseCount = 0;
       this.accumulatedDelay = 0;
       this.smoothedDelay = 0;
       this.trendX.length = 0;
@@ -337,9 +376,11 @@ export class DownlinkEstimator {
       // an estimate far above what is sent is untested: keep it within reach of the acknowledged rate
       if (acked > 0) next = Math.min(next, Math.max(this.estimate, 1.5 * acked + 10_000));
     }
-    if (this.lossFraction > LOSS_HIGH) {
-      next = Math.min(next, this.estimate * (1 - 0.5 * this.lossFraction) ** Math.max(elapsedS * 5, 1));
-      this.lossFraction = LOSS_LOW; // one cut per judged window
+    // one cut per judged window, and no more often than LOSS_CUT_INTERVAL_MS however late the feedback came
+    if (this.lossFraction > LOSS_HIGH && nowMs - this.lastLossCutMs >= LOSS_CUT_INTERVAL_MS) {
+      next = Math.min(next, this.estimate * (1 - 0.5 * this.lossFraction));
+      this.lastLossCutMs = nowMs;
+      this.lossFraction = LOSS_LOW;
     }
     this.estimate = this.clamp(next);
   }

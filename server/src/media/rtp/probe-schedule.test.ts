@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PADDING_BYTES, ProbeSchedule, probeTrainPackets } from './probe-schedule.ts';
+import { PADDING_BYTES, ProbeSchedule, probeTargetBps, probeTrainPackets } from './probe-schedule.ts';
 import { OVERHEAD_BYTES } from './layers.ts';
 
 describe('probe schedule', () => {
@@ -34,10 +34,10 @@ describe('probe schedule', () => {
   it('sizes a train by the step it tests, at most twice the estimate and 80 packets', () => {
     const packet = PADDING_BYTES + OVERHEAD_BYTES;
     // (300 + 100) kbit/s x 1.25 for 120 ms
-    assert.equal(probeTrainPackets(300_000, 100_000), Math.ceil((500_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(probeTargetBps(300_000, 100_000)), Math.ceil((500_000 / 8) * 0.12 / packet));
     // capped at twice the estimate
-    assert.equal(probeTrainPackets(300_000, 1_000_000), Math.ceil((600_000 / 8) * 0.12 / packet));
-    assert.equal(probeTrainPackets(20_000_000, 20_000_000), 80);
+    assert.equal(probeTrainPackets(probeTargetBps(300_000, 1_000_000)), Math.ceil((600_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(probeTargetBps(20_000_000, 20_000_000)), 80);
   });
 
   it('reads a train as soon as it came back, and sizes the first one at three to six times the estimate', () => {
@@ -51,8 +51,37 @@ describe('probe schedule', () => {
     assert.equal(schedule.pendingId, undefined);
     const packet = PADDING_BYTES + OVERHEAD_BYTES;
     // nothing needed yet: three times the estimate; a need above that: up to six times
-    assert.equal(probeTrainPackets(300_000, 0, true), Math.ceil((900_000 / 8) * 0.12 / packet));
-    assert.equal(probeTrainPackets(300_000, 660_000, true), Math.ceil((1_200_000 / 8) * 0.12 / packet));
-    assert.equal(probeTrainPackets(100_000, 2_000_000, true), Math.ceil((600_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(probeTargetBps(300_000, 0, { first: true })), Math.ceil((900_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(probeTargetBps(300_000, 660_000, { first: true })), Math.ceil((1_200_000 / 8) * 0.12 / packet));
+    assert.equal(probeTrainPackets(probeTargetBps(100_000, 2_000_000, { first: true })), Math.ceil((600_000 / 8) * 0.12 / packet));
+  });
+
+  it('probes within 2 s of a video pausing for bandwidth, whatever the backoff', () => {
+    const schedule = new ProbeSchedule();
+    let now = 0;
+    // a larger layer waits on a link that cannot carry it: four trains find nothing, the next is 16 s off
+    for (let i = 0; i < 4; i++) {
+      schedule.start(now, 1_000_000);
+      now += 600;
+      schedule.settle(schedule.due(now)!, 1_000_000, now);
+      while (!schedule.mayStart(now)) now += 100;
+    }
+    schedule.start(now, 1_000_000);
+    now += 600;
+    schedule.settle(schedule.due(now)!, 1_000_000, now);
+    assert.equal(schedule.mayStart(now + 15_000), false);
+    // the smallest layer then pauses: the next train leaves within 2 s, not 16
+    schedule.paused(now + 1_000);
+    assert.equal(schedule.mayStart(now + 2_999), false);
+    assert.equal(schedule.mayStart(now + 3_000), true);
+  });
+
+  it('sizes a train and caps its result at one rate: the first at 3x to 6x, one back after a drop at least where it probes back to', () => {
+    assert.equal(probeTargetBps(300_000, 100_000), 500_000);
+    assert.equal(probeTargetBps(300_000, 0, { first: true }), 900_000);
+    assert.equal(probeTargetBps(300_000, 660_000, { first: true }), 1_200_000);
+    assert.equal(probeTargetBps(300_000, 100_000, { recoveryBps: 850_000 }), 850_000);
+    assert.equal(probeTargetBps(300_000, 100_000, { recoveryBps: 400_000 }), 500_000, 'the step asks for more');
+    assert.equal(probeTargetBps(300_000, 0, { first: true, recoveryBps: 1_000_000 }), 1_000_000);
   });
 });

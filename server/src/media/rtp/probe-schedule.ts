@@ -38,7 +38,9 @@ export interface PendingProbe {
  * When a downlink probes with padding (docs/protocol/media.md, "Bandwidth"): one train at a time,
  * read as soon as enough of it came back, at the latest PROBE_SETTLE_MS after it left; the next one
  * PROBE_MIN_INTERVAL_MS later when the estimate grew by it, else after an interval that doubles up
- * to PROBE_MAX_INTERVAL_MS. The clock is the caller's.
+ * to PROBE_MAX_INTERVAL_MS; and within PROBE_MIN_INTERVAL_MS of a video pausing for bandwidth,
+ * whatever the backoff, since a paused video resumes only once a probe shows room for it while only
+ * its audio flows. The clock is the caller's.
  */
 export class ProbeSchedule {
   private nextMs = 0;
@@ -74,9 +76,15 @@ export class ProbeSchedule {
     this.nextMs = nowMs + this.intervalMs;
   }
 
-  /** Whether a train may leave now: none pending, and its interval over. */
-  mayStart(nowMs: number): boolean {
-    return this.pending === undefined && nowMs >= this.nextMs;
+  /** A video paused for bandwidth at `nowMs`. */
+  paused(nowMs: number): void {
+    this.intervalMs = PROBE_MIN_INTERVAL_MS;
+    this.nextMs = Math.min(this.nextMs, nowMs + PROBE_MIN_INTERVAL_MS);
+  }
+
+  /** Whether a train may leave now: none pending, and its interval over unless it is `urgent` (a probe back after a drop). */
+  mayStart(nowMs: number, urgent = false): boolean {
+    return this.pending === undefined && (urgent || nowMs >= this.nextMs);
   }
 
   /** A train leaves now at an estimate of `estimateBps`: its id, which the estimator's sent packets carry. */
@@ -87,16 +95,31 @@ export class ProbeSchedule {
   }
 }
 
+/** What a train is for, besides the step it tests: the subscriber's `first`, or probing back to `recoveryBps`. */
+export interface ProbeKind {
+  readonly first?: boolean;
+  readonly recoveryBps?: number;
+}
+
 /**
- * The padding packets of a train that tests whether `needBps` more fits: the estimate plus the step
+ * The rate a train stands for when it tests whether `needBps` more fits: the estimate plus the step
  * and a quarter, at most PROBE_MAX_FACTOR times the estimate (a step the estimate cannot double into
- * is reached by growing, not by one probe), for PROBE_TRAIN_MS. The `first` train goes at
- * FIRST_PROBE_FACTOR times the estimate at least, and up to FIRST_PROBE_MAX_FACTOR times.
+ * is reached by growing, not by one probe). The `first` train, as soon as a video has gone out, goes
+ * at FIRST_PROBE_FACTOR times the estimate at least, and up to FIRST_PROBE_MAX_FACTOR times; right
+ * after a large drop, a train goes at least at `recoveryBps`, the rate to probe back to
+ * (rtp/downlink-estimator.ts). A train is sized for this rate, and its result is capped there
+ * (rtp/probe-clusters.ts): a train that arrives as it left shows nothing beyond it.
  */
-export function probeTrainPackets(estimateBps: number, needBps: number, first = false): number {
-  const target = first
-    ? Math.min(Math.max((estimateBps + needBps) * 1.25, estimateBps * FIRST_PROBE_FACTOR), estimateBps * FIRST_PROBE_MAX_FACTOR)
-    : Math.min((estimateBps + needBps) * 1.25, estimateBps * PROBE_MAX_FACTOR);
-  const bytes = (target / 8) * (PROBE_TRAIN_MS / 1000);
+export function probeTargetBps(estimateBps: number, needBps: number, kind: ProbeKind = {}): number {
+  const step = (estimateBps + needBps) * 1.25;
+  const target = kind.first
+    ? Math.min(Math.max(step, estimateBps * FIRST_PROBE_FACTOR), estimateBps * FIRST_PROBE_MAX_FACTOR)
+    : Math.min(step, estimateBps * PROBE_MAX_FACTOR);
+  return Math.max(target, kind.recoveryBps ?? 0);
+}
+
+/** The padding packets of a train at `targetBps` (probeTargetBps), for PROBE_TRAIN_MS. */
+export function probeTrainPackets(targetBps: number): number {
+  const bytes = (targetBps / 8) * (PROBE_TRAIN_MS / 1000);
   return Math.min(Math.ceil(bytes / (PADDING_BYTES + OVERHEAD_BYTES)), PROBE_MAX_PACKETS);
 }

@@ -52,14 +52,14 @@ export interface DownTrackLink {
   readonly transportUp: boolean;
   /** Audio: out at once, counted in audio's share of the estimate. */
   sendAudio(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, nowMs: number): void;
-  /** Video and retransmissions: through the pacer; `charged` when already taken from the budget. */
+  /** Video and retransmissions: through the pacer; `charged` for a retransmission, already taken from its allowance. */
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void;
   /**
    * Video of `bytes` is about to be numbered: when it would wait in the pacer too long, what waits is
    * dropped whole first (its videos start again at key frames), before this packet takes a number.
    */
   makeRoom(bytes: number): void;
-  /** Takes a retransmission's bytes from the send budget; false while it holds less than its floor. */
+  /** Takes a retransmission's bytes from its allowance (rtp/retransmit-budget.ts); false while it holds too little. */
   takeRetransmitBudget(bytes: number): boolean;
   /** The round trip to use for this track's retransmissions (ms). */
   rttMs(track: DownTrack): number;
@@ -100,6 +100,8 @@ export class DownTrack implements StreamDownTrack {
   /** The highest sequence number that went out on the m-line (media or padding); undefined before the first. */
   sentSeq: number | undefined;
   private readonly keyAskedMs: number[] = [];
+  /** Key frames asked for since the last snapshot (debug log). */
+  private keyFrameAsks = 0;
   // for sender reports (RFC 3550 6.4.1) and the round trip their receiver reports give back
   packetCount = 0;
   octetCount = 0;
@@ -260,7 +262,15 @@ export class DownTrack implements StreamDownTrack {
     if (!this.link.transportUp) return;
     if (nowMs - (this.keyAskedMs[layer] ?? Number.NEGATIVE_INFINITY) < KEY_FRAME_INTERVAL_MS) return;
     this.keyAskedMs[layer] = nowMs;
+    this.keyFrameAsks += 1;
     this.stream?.askKeyFrame(layer, nowMs);
+  }
+
+  /** The key frames asked for since the last call (the downlink's snapshot). */
+  takeKeyFrameAsks(): number {
+    const asks = this.keyFrameAsks;
+    this.keyFrameAsks = 0;
+    return asks;
   }
 
   /** Its sender report, if it sent lately (RFC 3550 6.4.1): lip sync for the client, the round trip for the server. */

@@ -11,12 +11,16 @@ export interface DownlinkSnapshot {
   readonly audioKbps: number;
   readonly videos: readonly {
     readonly streamId: number; readonly target: number; readonly current: number; readonly layerKbps: readonly number[]; readonly layerFps: readonly number[];
+    readonly paused: boolean;
+    /** Key frames asked for this video since the last snapshot, and the playout floor its packets carry now (ms). */
+    readonly keyFrameAsks: number; readonly playoutFloorMs: number;
   }[];
 }
 
-/** The downlink's state now, for its debug log line. */
+/** The downlink's state now, for its debug log line; `floorOf` gives a video's playout floor now. */
 export function snapshotOf(
   estimator: DownlinkEstimator, audioBps: number, rttMs: number | undefined, tracks: Iterable<DownTrack>, now: number,
+  floorOf: (track: DownTrack) => number,
 ): DownlinkSnapshot {
   const kbps = (bps: number): number => Math.round(bps / 1000);
   return {
@@ -29,6 +33,7 @@ export function snapshotOf(
     videos: [...tracks].filter((o) => o.kind === 'video').map((o) => ({
       streamId: o.streamId, target: o.target, current: o.current, layerKbps: (o.layers?.rates(now) ?? []).map(kbps),
       layerFps: o.layers?.frameRates() ?? [],
+      paused: o.paused, keyFrameAsks: o.takeKeyFrameAsks(), playoutFloorMs: Math.round(floorOf(o)),
     })),
   };
 }

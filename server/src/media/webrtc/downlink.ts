@@ -6,9 +6,10 @@ import {
 import { DownlinkEstimator, feedbackResults } from '../rtp/downlink-estimator.ts';
 import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
-import { allocate, ceiling, type VideoDemand } from '../rtp/allocation.ts';
+import { allocate, ceiling, KEEP_MARGIN, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTargetBps, probeTrainPackets } from '../rtp/probe-schedule.ts';
+import { RetransmitBudget } from '../rtp/retransmit-budget.ts';
 import { playoutFloorMs } from '../rtp/playout-delay.ts';
 import { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { RtpAccount } from '../room/member.ts';
@@ -23,10 +24,6 @@ export type { DownlinkSnapshot, VideoBounds };
 const INITIAL_BPS = 300_000;
 const MIN_BPS = 50_000;
 const MAX_BPS = 20_000_000;
-/** The send budget holds at most this much of the estimate (a key frame burst fits). */
-const BUDGET_MS = 250;
-/** Retransmissions only while the budget holds at least this share of it: media comes first. */
-const RTX_FLOOR = 0.1;
 const TICK_MS = 50;
 const DEFAULT_RTT_MS = 100;
 /** Video and retransmissions leave at this multiple of the estimate: a key frame spreads over time, not into one burst. */
@@ -38,7 +35,7 @@ const PACE_INTERVAL_MS = 5;
 /** Video waiting longer than this at the pacing rate is dropped, and its streams start again at a key frame. */
 const MAX_PACE_QUEUE_MS = 700;
 /** How often the downlink's state goes to the debug log. */
-const SNAPSHOT_INTERVAL_MS = 2_000;
+const SNAPSHOT_INTERVAL_MS = 1_000;
 
 /** What the downlink tells its session. */
 export interface DownlinkEvents {
@@ -67,7 +64,7 @@ interface QueuedPacket {
   readonly timestamp: number;
   readonly marker: boolean;
   readonly payload: Buffer;
-  /** A retransmission, charged to the budget when it was queued. */
+  /** A retransmission, charged to its own allowance when it was asked for (rtp/retransmit-budget.ts). */
   readonly charged: boolean;
 }
 
@@ -92,10 +89,12 @@ export class Downlink implements DownTrackLink {
   private readonly route = new RtpRoute();
   /** The peer connection is up (its state, apart from the transport's). */
   private connected = false;
-  private tokens = 0;
+  private readonly rtxBudget = new RetransmitBudget();
   private lastTickMs: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly probes = new ProbeSchedule();
+  /** The rate the last train stood for: its result is capped there. */
+  private probeTrainBps = 0;
   private audioBytes = 0;
   private audioBps = 0;
   private lastAllocateMs = 0;
@@ -213,10 +212,7 @@ export class Downlink implements DownTrackLink {
     return this.tracks.get(streamId)?.reportedLoss ?? 0;
   }
 
-  /**
-   * The worst loss of the streams it receives (fraction), each over enough packets
-   * (rtp/loss-window.ts); undefined while none has been measured.
-   */
+  /** The worst loss of the streams it receives (fraction), each over enough packets (rtp/loss-window.ts); undefined before any. */
   get worstLoss(): number | undefined {
     let worst: number | undefined;
     for (const track of this.tracks.values()) {
@@ -250,9 +246,9 @@ export class Downlink implements DownTrackLink {
     this.send(track, seq, timestamp, marker, payload, nowMs);
   }
 
+  /** Retransmissions come `charged` to their own allowance (rtp/retransmit-budget.ts) and always queue. */
   pace(track: DownTrack, seq: number, timestamp: number, marker: boolean, payload: Buffer, charged: boolean): void {
-    const bytes = payload.length + OVERHEAD_BYTES;
-    // what the pacer lets out at once goes without a queue entry
+    const bytes = payload.length + OVERHEAD_BYTES; // what the pacer lets out at once goes without a queue entry
     if (!charged && this.pacer.admit(bytes)) this.send(track, seq, timestamp, marker, payload, this.clock());
     else this.pacer.enqueue({ out: track, seq, timestamp, marker, payload, charged }, bytes);
   }
@@ -262,9 +258,7 @@ export class Downlink implements DownTrackLink {
   }
 
   takeRetransmitBudget(bytes: number): boolean {
-    if (this.tokens < (this.estimator.bps / 8) * (BUDGET_MS / 1000) * RTX_FLOOR) return false;
-    this.tokens -= bytes;
-    return true;
+    return this.rtxBudget.allow(bytes);
   }
 
   layerTold(streamId: number, layer: number, width: number, height: number): void {
@@ -290,8 +284,7 @@ export class Downlink implements DownTrackLink {
     out.header ??= new HeaderBytes(sender.ssrc, codec.payloadType, this.ids, out.transceiver.mid);
     let playoutUnits: number | undefined;
     if (this.ids.playoutDelay !== undefined && out.kind === 'video' && probe === 0) {
-      // docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets
-      const floor = playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
+      const floor = this.playoutFloor(out, now);
       if (floor > 0) playoutUnits = Math.ceil(floor / 10);
     }
     let twccSeq: number | undefined;
@@ -300,12 +293,16 @@ export class Downlink implements DownTrackLink {
       transport.transportSequenceNumber = twccSeq;
     }
     const size = payload.length + OVERHEAD_BYTES;
-    if (!charged) this.tokens -= size;
     if (twccSeq !== undefined) this.estimator.onSent(twccSeq, size, now, probe);
     out.onSent(seq, timestamp, payload.length, now, !charged);
     this.stats.webrtcOut.add(out.kindCode, payload.length);
     this.route.send(transport, payload, out.header.write(seq, timestamp, marker, probe !== 0, twccSeq ?? 0, playoutUnits));
     if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
+  }
+
+  /** docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets. */
+  private playoutFloor(out: DownTrack, now: number): number {
+    return playoutFloorMs(out.layers?.recoveryMs(now) ?? 0, now - this.lastNackMs <= LOSSY_MEMORY_MS ? this.rttMs(out) : 0);
   }
 
   /** The pacer's queue held more than the downlink can carry soon: its videos start again at key frames (DownTrack.dropped). */
@@ -354,7 +351,8 @@ export class Downlink implements DownTrackLink {
       const requested = demands[i]!;
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
       const lowest = requested.layers.findIndex((r) => r > 0);
-      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss }, now);
+      const keepable = lowest >= 0 && requested.layers[lowest]! <= available * KEEP_MARGIN;
+      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
       const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
@@ -364,6 +362,7 @@ export class Downlink implements DownTrackLink {
           // a tile the client hid is not a pause it needs telling about
           if (!hidden && requested.layers.some((r) => r > 0)) {
             this.stats.bandwidthPauses += 1;
+            this.probes.paused(now);
             this.events.paused(out.streamId);
           }
         }
@@ -386,8 +385,7 @@ export class Downlink implements DownTrackLink {
     const now = this.clock();
     const elapsed = this.lastTickMs === undefined ? TICK_MS : Math.min(now - this.lastTickMs, 500);
     this.lastTickMs = now;
-    const rate = this.estimator.bps / 8;
-    this.tokens = Math.min(this.tokens + (rate * elapsed) / 1000, (rate * BUDGET_MS) / 1000);
+    this.rtxBudget.refill(this.estimator.bps, elapsed);
     // audio's share, measured over the last second
     this.audioBps = this.audioBps * 0.9 + ((this.audioBytes * 8 * 1000) / elapsed) * 0.1;
     this.audioBytes = 0;
@@ -398,7 +396,7 @@ export class Downlink implements DownTrackLink {
     }
     if (now - this.lastSnapshotMs >= SNAPSHOT_INTERVAL_MS) {
       this.lastSnapshotMs = now;
-      this.events.report(snapshotOf(this.estimator, this.audioBps, this.rtt, this.tracks.values(), now));
+      this.events.report(snapshotOf(this.estimator, this.audioBps, this.rtt, this.tracks.values(), now, (track) => this.playoutFloor(track, now)));
     }
     this.probe(now);
   }
@@ -406,27 +404,31 @@ export class Downlink implements DownTrackLink {
   /** Padding trains that show whether a larger layer, or a paused video, would fit now (rtp/probe-schedule.ts). */
   private probe(now: number): void {
     const pendingId = this.probes.pendingId;
-    const due = this.probes.due(now, pendingId !== undefined && this.estimator.probeResult(pendingId) !== undefined);
+    const due = this.probes.due(now, pendingId !== undefined && this.estimator.probeCameBack(pendingId));
     if (due) {
-      const result = this.estimator.probeResult(due.id);
+      const result = this.estimator.probeResult(due.id, this.probeTrainBps);
       if (result !== undefined) this.estimator.applyProbe(result);
       this.probes.settle(due, this.estimator.bps, now);
       this.allocate();
       return;
     }
-    // the first probe does not wait for the pacer: its queue is what the probe is to relieve
+    // the first probe, and one back right after a large drop, do not wait for the pacer: they relieve its queue
     const first = this.probes.first;
-    if (!this.probes.mayStart(now) || this.estimator.delaySignal === 'overuse' || this.estimator.loss > PROBE_MAX_LOSS
-      || (!first && !this.pacer.idle)) return;
+    const recoveryBps = this.estimator.recoveryProbeBps(now);
+    if (!this.probes.mayStart(now, recoveryBps !== undefined) || this.estimator.delaySignal === 'overuse'
+      || this.estimator.loss > PROBE_MAX_LOSS || (!first && recoveryBps === undefined && !this.pacer.idle)) return;
     // what the next step up needs: a paused video's smallest layer, the next layer of one below its
-    // wish, or the layer of one forwarded though it does not fit (it pauses unless the estimate grows)
+    // wish, the layer of one forwarded though it does not fit (it pauses unless the estimate grows), or
+    // what the videos kept on their layers run over the estimate (a capped first probe leaves that)
     let need = 0;
+    let forwarded = this.audioBps * 1.1 - this.estimator.bps;
     let carrier: DownTrack | undefined;
     for (const out of this.tracks.values()) {
       const layers = out.layers;
       if (out.kind !== 'video' || !layers) continue;
       if (out.rewriter.hasSent && out.lastMarker) carrier = out;
       const rates = layers.rates(now);
+      if (!out.paused) forwarded += rates[out.target] ?? 0;
       if (out.hold.holding && !out.paused) need = Math.max(need, rates[out.target] ?? 0);
       const top = ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target });
       const next = out.paused ? 0 : out.target + 1;
@@ -434,8 +436,10 @@ export class Downlink implements DownTrackLink {
       const step = (rates[next] ?? 0) - (out.paused ? 0 : (rates[out.target] ?? 0));
       if (step > need) need = step;
     }
+    need = Math.max(need, forwarded);
     if ((need <= 0 && !first) || !carrier) return;
-    const count = probeTrainPackets(this.estimator.bps, need, first);
+    this.probeTrainBps = probeTargetBps(this.estimator.bps, need, { first, recoveryBps });
+    const count = probeTrainPackets(this.probeTrainBps);
     const id = this.probes.start(now, this.estimator.bps);
     const padding = Buffer.alloc(PADDING_BYTES);
     padding[PADDING_BYTES - 1] = PADDING_BYTES;
@@ -443,4 +447,3 @@ export class Downlink implements DownTrackLink {
     for (const seq of carrier.rewriter.takePadding(count)) this.send(carrier, seq, ts, false, padding, now, id);
   }
 }
-

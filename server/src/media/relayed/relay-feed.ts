@@ -1,0 +1,168 @@
+/**
+ * The relaying node's end of one stream published on another node (docs/protocol/relay.md): a
+ * Stream of the local room fed by the relay instead of a local uplink, so that its local
+ * subscribers' down tracks work unchanged. It asks the origin for the layers its down tracks need,
+ * passes their key-frame requests on (the stream coalesces them per layer), asks the origin again
+ * only for packets that did not cross (each subscriber's NACKs are answered by its own down track's
+ * history), and takes the stream's key from the origin, delivered to the local subscribers inside
+ * their sealed sessions as for a stream published here.
+ */
+import { REPLAY_WINDOW, ReplayWindow, type MediaKind, type ServerControl } from '@rtc/protocol';
+import type { RelayStreamRef } from '../relay/index.ts';
+import { NackRequester } from '../rtp/nack-requester.ts';
+import type { KeyFrameSource, Member } from '../room/member.ts';
+import { Stream } from '../room/stream.ts';
+import { unpackRelayedRtp } from './relayed-rtp.ts';
+
+/** What a feed asks of the relay link to the origin. */
+export interface RelayFeedLink {
+  subscribe(track: number, stream: RelayStreamRef, layers: readonly number[]): boolean;
+  unsubscribe(track: number): boolean;
+  requestKeyFrame(track: number, layer: number): boolean;
+  sendNackMiss(track: number, layer: number, seqs: readonly number[]): boolean;
+}
+
+/** The publisher as the relaying node knows it: from the origin's announcement. */
+export interface RemotePublisher {
+  readonly participantId: string;
+  readonly userId: string;
+}
+
+export interface RelayFeedOptions {
+  readonly track: number;
+  readonly ref: RelayStreamRef;
+  readonly kind: MediaKind;
+  /** Simulcast layers the origin announced (1 for audio and single-layer video). */
+  readonly layerCount: number;
+  readonly publisher: RemotePublisher;
+  readonly link: RelayFeedLink;
+  readonly now: () => number;
+}
+
+/** Round trip assumed between nodes for NACK retries (ms): nodes of one deployment are close. */
+const RELAY_RTT_MS = 20;
+const NACK_MAX_AGE_MS = 1_000;
+const NACK_MAX_RETRIES = 5;
+
+export class RelayFeed {
+  readonly stream: Stream;
+  private readonly o: RelayFeedOptions;
+  private readonly nacks = new Map<number, NackRequester>();
+  private requested: readonly number[] | undefined;
+  private keyed = false;
+
+  constructor(options: RelayFeedOptions) {
+    this.o = options;
+    const keyFrames: KeyFrameSource = { requestKeyFrame: (_id, layer) => this.requestKeyFrame(layer) };
+    this.stream = new Stream(options.ref.stream_id, options.kind, remoteMember(options.publisher, keyFrames));
+    if (options.kind === 'video') this.stream.setSimulcast(options.layerCount > 1 ? Array.from({ length: options.layerCount }, (_, i) => `r${i}`) : []);
+  }
+
+  /** Whether the origin's key arrived: until then the stream is not shown to local members. */
+  get ready(): boolean {
+    return this.keyed;
+  }
+
+  /** The layers asked of the origin now. */
+  get layers(): readonly number[] {
+    return this.requested ?? [];
+  }
+
+  /**
+   * Asks the origin for the layers the local down tracks need: each one's target (the lowest before
+   * it has one) and, for video, the layer above the highest of them, so that a subscriber whose
+   * estimate grows sees it available and can climb; layers above it do not cross. Sent only when
+   * it changes. Called at the subscription and on each refresh.
+   */
+  refresh(): void {
+    const layers = this.neededLayers();
+    const before = this.requested;
+    if (before && before.length === layers.length && before.every((l, i) => l === layers[i])) return;
+    this.requested = layers;
+    this.o.link.subscribe(this.o.track, this.o.ref, layers);
+  }
+
+  /** An RTP datagram of the track: forwarded to the local down tracks; a gap is asked of the origin. */
+  onRtp(layer: number, data: Uint8Array): void {
+    if (!this.stream.live || layer >= this.o.layerCount) return;
+    const packet = unpackRelayedRtp(this.o.kind, layer, data);
+    if (!packet) return;
+    const nowMs = this.o.now();
+    let retransmitted = false;
+    if (this.o.kind === 'video') {
+      let nack = this.nacks.get(layer);
+      if (!nack) this.nacks.set(layer, nack = new NackRequester({ maxAgeMs: NACK_MAX_AGE_MS, maxRetries: NACK_MAX_RETRIES, reorderDelayMs: 0 }));
+      retransmitted = nack.onPacket(packet.seq, nowMs);
+    }
+    this.stream.forwardRtp(retransmitted ? { ...packet, recoveredAfterMs: this.nacks.get(layer)!.recoveredAfterMs } : packet, nowMs);
+  }
+
+  /** Sends the origin the packets still missing (NACK misses); the owner calls it on a short timer. */
+  flushNacks(): void {
+    const nowMs = this.o.now();
+    for (const [layer, nack] of this.nacks) {
+      const due = nack.due(nowMs, RELAY_RTT_MS);
+      for (let i = 0; i < due.length; i += 512) this.o.link.sendNackMiss(this.o.track, layer, due.slice(i, i + 512));
+      nack.takeGivenUp();
+    }
+  }
+
+  /** The origin's stream key: the local subscribers get it under their session keys, as for a local stream. */
+  onStreamKey(epoch: number, key: Uint8Array): ServerControl | undefined {
+    const current = this.stream.current;
+    this.keyed = true;
+    if (current.epoch === epoch && current.key.equals(key)) return undefined;
+    this.stream.current = { epoch, key: Buffer.from(key), window: new ReplayWindow(REPLAY_WINDOW) };
+    const message = this.stream.keyMessage();
+    for (const member of this.stream.subscribers) member.sendControl(message);
+    return message;
+  }
+
+  /** The link broke: nothing arrives, so the down tracks pause as their layers go stale (a bandwidth pause). */
+  linkDown(): void {
+    this.requested = undefined;
+    this.nacks.clear();
+  }
+
+  /** The link is up again (the link sent the subscription again): the tracks restart on the next key frame. */
+  linkUp(): void {
+    this.refresh();
+    this.stream.restartTracks();
+    if (this.o.kind === 'video') this.requestKeyFrame(-1);
+  }
+
+  /** No local subscriber needs it any more, or the origin ended it. */
+  close(): void {
+    this.o.link.unsubscribe(this.o.track);
+    this.stream.end();
+    this.nacks.clear();
+  }
+
+  private requestKeyFrame(layer: number): void {
+    const layers = layer < 0 ? this.layers : [layer];
+    for (const l of layers) if (this.layers.includes(l)) this.o.link.requestKeyFrame(this.o.track, l);
+  }
+
+  private neededLayers(): number[] {
+    if (this.o.kind === 'audio') return [0];
+    const targets = this.stream.downTargets();
+    if (targets.length === 0) return [];
+    const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.o.layerCount - 1)));
+    const top = Math.max(...needed);
+    if (top + 1 < this.o.layerCount) needed.add(top + 1);
+    return [...needed].sort((a, b) => a - b);
+  }
+}
+
+/** The publisher of a relayed stream: not a member of the local room; it only takes key-frame requests. */
+function remoteMember(publisher: RemotePublisher, keyFrames: KeyFrameSource): Member {
+  return {
+    participantId: publisher.participantId, userId: publisher.userId, role: 'speaker', metadata: '', attributes: {},
+    published: new Map(), keyFrames,
+    account: { rtpIn: () => undefined, rtpOut: () => undefined },
+    canSubscribe: () => false,
+    sendControl: () => undefined,
+    pushMedia: () => undefined,
+    downTrack: () => undefined,
+  };
+}

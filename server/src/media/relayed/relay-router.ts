@@ -1,0 +1,222 @@
+/**
+ * A media node's relays (docs/protocol/relay.md): it tells the room's other nodes, on the bus, which
+ * streams it originates in each room it holds, learns theirs, and for each room with members here
+ * receives every stream of another node over one link to that node, fanned out here by a relay-fed
+ * Stream; the streams it originates are served to the nodes that subscribe over the links they open.
+ * Each node opens its own link to each origin it relays from: a node is one hop from every origin,
+ * never a chain.
+ */
+import type { Logger } from 'pino';
+import type { EventBus, OriginStream } from '../../core/ports.ts';
+import { RelayLink, RelayServer, type RelayChannel, type RelayEndpoint, type RelayHandlers, type SetTimer } from '../relay/index.ts';
+import { roomKey, type Room } from '../room/room.ts';
+import { RelayFeed } from './relay-feed.ts';
+import { RelayOrigin } from './relay-origin.ts';
+
+/** How often each feed asks for the layers its down tracks need and for the packets that did not cross (ms). */
+export const RELAY_TICK_MS = 20;
+
+export interface RelayRouterOptions {
+  readonly endpoint: RelayEndpoint;
+  /** This node's media address, `ws://host:port` (or `wss://`), which the other nodes dial. */
+  readonly url: string;
+  readonly bus: EventBus;
+  readonly logger: Logger;
+  readonly now: () => number;
+  /** The room open on this node, if any. */
+  readonly room: (projectId: string, roomId: string) => Room | undefined;
+  readonly setTimer?: SetTimer | undefined;
+  readonly ca?: Buffer | undefined;
+}
+
+interface Peer {
+  readonly link: RelayLink;
+  readonly feeds: Map<number, { readonly key: string; readonly feed: RelayFeed }>;
+  nextTrack: number;
+}
+
+export class RelayRouter {
+  readonly server: RelayServer;
+  readonly endpoint: RelayEndpoint;
+  private readonly o: RelayRouterOptions;
+  private readonly nodeId: string;
+  private readonly peers = new Map<string, Peer>();
+  /** What each other node originates, by room key and node id. */
+  private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[] }>>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: RelayRouterOptions) {
+    this.o = options;
+    this.endpoint = options.endpoint;
+    this.nodeId = options.endpoint.nodeId;
+    this.server = new RelayServer({
+      endpoint: options.endpoint, setTimer: options.setTimer,
+      onChannel: (channel) => this.accepted(channel),
+      onRefused: (reason, address) => options.logger.warn({ reason, address }, 'media: a relay link was refused'),
+    });
+    this.unsubscribe = options.bus.subscribe((event) => {
+      if (event.type !== 'media.streams' || event.node === this.nodeId) return;
+      this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
+      // a node a member just joined asks what the others originate in the room
+      if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
+    });
+    this.timer = setInterval(() => this.tick(), RELAY_TICK_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * A room of this node changed: a member joined (`ask`: the other nodes answer with what they
+   * originate there) or left, or what it publishes changed. Tells the other nodes what it originates
+   * there, and relays what the others do while it has members.
+   */
+  roomChanged(projectId: string, roomId: string, ask = false): void {
+    if (this.closed) return;
+    this.announce(projectId, roomId, ask);
+    this.sync(projectId, roomId);
+  }
+
+  /** Feeds of this node (for tests and metrics). */
+  get feeds(): RelayFeed[] {
+    return [...this.peers.values()].flatMap((p) => [...p.feeds.values()].map((f) => f.feed));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.unsubscribe();
+    for (const peer of this.peers.values()) peer.link.close();
+    this.peers.clear();
+    this.server.close();
+  }
+
+  private announce(projectId: string, roomId: string, ask: boolean): void {
+    const room = this.o.room(projectId, roomId);
+    // audio and video cross over RTP; a stream of WebSocket frames does not (yet)
+    const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live || s.kind === 'data' ? [] : [{
+      streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
+    }]) : [];
+    this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
+      .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
+  }
+
+  private learned(projectId: string, roomId: string, node: string, url: string, streams: readonly OriginStream[]): void {
+    const key = roomKey(projectId, roomId);
+    let nodes = this.directory.get(key);
+    if (!nodes) this.directory.set(key, nodes = new Map());
+    if (streams.length === 0) nodes.delete(node);
+    else nodes.set(node, { url, streams: [...streams] });
+    if (nodes.size === 0) this.directory.delete(key);
+    this.sync(projectId, roomId);
+  }
+
+  /** Opens the feeds a room with members here needs, and closes those it no longer does. */
+  private sync(projectId: string, roomId: string): void {
+    const key = roomKey(projectId, roomId);
+    const room = this.o.room(projectId, roomId);
+    const wanted = room && room.members.size > 0 ? this.directory.get(key) : undefined;
+    for (const [node, peer] of this.peers) {
+      for (const [track, f] of peer.feeds) {
+        if (f.key !== key) continue;
+        const still = wanted?.get(node)?.streams.some((s) => s.streamId === f.feed.stream.id && s.kind === f.feed.stream.kind);
+        if (!still) this.endFeed(peer, track, room);
+      }
+    }
+    if (!room || !wanted) return;
+    for (const [node, { url, streams }] of wanted) {
+      const peer = this.peerOf(node, url);
+      for (const s of streams) {
+        const relayed = room.streams.get(s.streamId);
+        // its members are told of a mute or unmute at the origin as of one here
+        if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
+        const has = [...peer.feeds.values()].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        if (has || relayed) continue;
+        const track = peer.nextTrack++;
+        const feed = new RelayFeed({
+          track, ref: { project_id: projectId, room_id: roomId, stream_id: s.streamId }, kind: s.kind, layerCount: s.layers,
+          publisher: { participantId: s.participantId, userId: s.userId }, link: peer.link, now: this.o.now,
+        });
+        feed.stream.relayedFrom = node;
+        feed.stream.muted = s.muted;
+        peer.feeds.set(track, { key, feed });
+        feed.refresh();
+      }
+    }
+  }
+
+  private endFeed(peer: Peer, track: number, room: Room | undefined): void {
+    const f = peer.feeds.get(track);
+    if (!f) return;
+    peer.feeds.delete(track);
+    if (room && room.streams.get(f.feed.stream.id) === f.feed.stream) room.removeStream(f.feed.stream, false);
+    f.feed.close();
+  }
+
+  private peerOf(node: string, url: string): Peer {
+    const existing = this.peers.get(node);
+    if (existing) return existing;
+    const feeds = new Map<number, { key: string; feed: RelayFeed }>();
+    const handlers: RelayHandlers = {
+      onRtp: (track, layer, packet) => feeds.get(track)?.feed.onRtp(layer, packet),
+      onStreamKey: (track, epoch, key) => this.keyed(peer, track, epoch, key),
+      onStreamEnd: (track) => {
+        const f = feeds.get(track);
+        if (!f) return;
+        // gone at its origin: forgotten until the origin announces it again
+        const nodes = this.directory.get(f.key)?.get(node);
+        if (nodes) nodes.streams = nodes.streams.filter((s) => s.streamId !== f.feed.stream.id);
+        const ref = f.feed.stream;
+        const room = ref.live ? this.roomOfKey(f.key) : undefined;
+        this.endFeed(peer, track, room);
+      },
+    };
+    const link = new RelayLink({
+      endpoint: this.o.endpoint, url, peerNode: node, handlers, setTimer: this.o.setTimer, ca: this.o.ca,
+      onUp: () => {
+        for (const f of feeds.values()) f.feed.linkUp();
+      },
+      onDown: (reason) => {
+        this.o.logger.warn({ node, reason }, 'media: a relay link broke; its streams pause until it is back');
+        for (const f of feeds.values()) f.feed.linkDown();
+      },
+    });
+    const peer: Peer = { link, feeds, nextTrack: 1 };
+    this.peers.set(node, peer);
+    return peer;
+  }
+
+  private keyed(peer: Peer, track: number, epoch: number, key: Uint8Array): void {
+    const f = peer.feeds.get(track);
+    if (!f) return;
+    const wasReady = f.feed.ready;
+    f.feed.onStreamKey(epoch, key);
+    if (wasReady) return;
+    const room = this.roomOfKey(f.key);
+    if (!room || !room.addRelayed(f.feed.stream)) return;
+    // its down tracks need a key frame to start
+    f.feed.stream.requestKeyFrame(-1);
+  }
+
+  private roomOfKey(key: string): Room | undefined {
+    const [projectId, roomId] = key.split('\u0000') as [string, string];
+    return this.o.room(projectId, roomId);
+  }
+
+  /** A node opened a link to this one: this node serves the streams it originates over it. */
+  private accepted(channel: RelayChannel): void {
+    const origin = new RelayOrigin(channel, (ref) => this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id), this.o.now);
+    channel.handlers = origin.handlers;
+    channel.onClose = () => origin.close();
+  }
+
+  private tick(): void {
+    for (const peer of this.peers.values()) {
+      for (const { feed } of peer.feeds.values()) {
+        if (!feed.ready) continue;
+        feed.refresh();
+        feed.flushNacks();
+      }
+    }
+  }
+}
