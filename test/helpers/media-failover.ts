@@ -22,9 +22,17 @@ export interface FailoverClient {
   readonly stream: LocalStream;
   /** Every `reconnecting` and `reconnected` event, in order. */
   readonly events: ({ type: 'reconnecting' } & MediaSessionEvents['reconnecting'] | { type: 'reconnected' } & MediaSessionEvents['reconnected'])[];
+  /** Every loss of the connection: its close code and error, whether a reconnection followed. */
+  readonly losses: string[];
 }
 
 const decoder = new TextDecoder();
+
+/** A client still waiting, for a failure message: its state and node, losses, and its last attempts' errors. */
+function describe(client: FailoverClient): string {
+  const attempts = client.events.flatMap((e) => (e.type === 'reconnecting' ? [`${e.error.code}${e.moving ? ' moving' : ''}`] : [])).slice(-4);
+  return `${client.user} (${client.session.state} on ${client.session.mediaNode}; losses: ${client.losses.join(', ') || 'none'}; last attempts after: ${attempts.join(', ') || 'none'})`;
+}
 const encoder = new TextEncoder();
 
 /**
@@ -62,10 +70,12 @@ export class FailoverCall {
           const getToken = (): Promise<MediaToken> => options.issue(room, user);
           const session = await connect({ token: await getToken(), getToken, WebSocket, secure: false });
           const events: FailoverClient['events'] = [];
+          const losses: string[] = [];
+          session.on('disconnected', (d) => losses.push(`${d.code} ${d.error.code}${d.willReconnect ? '' : ' (ended)'}`));
           session.on('reconnecting', (e) => events.push({ type: 'reconnecting', ...e }));
           session.on('reconnected', (e) => events.push({ type: 'reconnected', ...e }));
           const stream = await session.publish(i + 1, 'audio');
-          const client = { room, user, session, stream, events };
+          const client = { room, user, session, stream, events, losses };
           clients.push(client);
           const heard = new Map<string, number>();
           made.heard.set(client, heard);
@@ -116,7 +126,7 @@ export class FailoverCall {
       const timer = setTimeout(() => {
         done();
         const waiting = this.clients.filter((c) => !times.has(c));
-        reject(new Error(`media did not flow again within ${timeoutMs} ms for ${waiting.map((c) => `${c.user} (${c.session.state} on ${c.session.mediaNode})`).join(', ')}`));
+        reject(new Error(`media did not flow again within ${timeoutMs} ms for ${waiting.map(describe).join(', ')}`));
       }, timeoutMs);
       const done = (): void => {
         clearTimeout(timer);
