@@ -3,6 +3,7 @@
  * parsed, the counters of each synthetic participant, the summary computed from them and its two
  * forms, a table and JSON. No I/O, no clock: times come in as arguments.
  */
+import { DelayHistogram } from './load-test-delay.ts';
 
 /** `30s`, `2m`, `500ms`, `1h` or a number of seconds; undefined when it is none of them. */
 export function parseDurationMs(text: string): number | undefined {
@@ -65,6 +66,8 @@ export interface ParticipantCounters {
   readonly sequences: Map<string, SequenceTracker>;
   /** Subscribers: the size each key frame received announced, by video stream, in the order they came. */
   readonly keyFrames: Map<number, FrameSize[]>;
+  /** Subscribers: the one-way delay of what they receive over the measurement window (load-test-delay.ts). */
+  readonly delays: DelayHistogram;
 }
 
 export interface FrameSize {
@@ -73,7 +76,7 @@ export interface FrameSize {
 }
 
 export function newCounters(): ParticipantCounters {
-  return { bytes: 0, packets: 0, videoFrames: 0, sequences: new Map(), keyFrames: new Map() };
+  return { bytes: 0, packets: 0, videoFrames: 0, sequences: new Map(), keyFrames: new Map(), delays: new DelayHistogram() };
 }
 
 /** Records a received key frame's size: a new entry only when the size changed (another layer). */
@@ -106,6 +109,9 @@ export interface SubscriberLayers {
 export interface ParticipantResult {
   readonly name: string;
   readonly role: LoadRole;
+  /** The id the media node gave it at its join, and that node (`host:port`, from its token); undefined before it joined. */
+  readonly participantId: string | undefined;
+  readonly node: string | undefined;
   /** From the token request to a connected peer connection; undefined when the join failed. */
   readonly joinMs: number | undefined;
   /** Why the join failed, or why a joined participant was disconnected before the end. */
@@ -150,13 +156,31 @@ export interface LoadSummary {
   readonly publishers: RoleSummary;
   readonly subscribers: RoleSummary & {
     readonly packet_loss_percent: number; readonly packets_lost: number; readonly packets_expected: number;
+    /** Of every subscriber's samples together (see `participants` for each one's). */
+    readonly one_way_delay_ms: { readonly p50: number | null; readonly p99: number | null };
     /** Per joined subscriber: the layer(s) of each video stream it received, from the sizes its key frames announced. */
     readonly received_layers: readonly SubscriberLayers[];
   };
+  /** Each participant: where placement put it and, for a subscriber, the delay and loss of what it received. */
+  readonly participants: readonly ParticipantSummary[];
   readonly failed_joins: readonly { readonly participant: string; readonly role: LoadRole; readonly reason: string }[];
   readonly dropped: readonly { readonly participant: string; readonly role: LoadRole; readonly reason: string }[];
   /** CPU of the load-test process over the whole run; percent of one core. */
   readonly cpu: { readonly user_seconds: number; readonly system_seconds: number; readonly percent: number };
+}
+
+export interface ParticipantSummary {
+  readonly participant: string;
+  /** null when it never joined. */
+  readonly participant_id: string | null;
+  readonly role: LoadRole;
+  /** The media node (`host:port`) its token named; null when it got none. */
+  readonly node: string | null;
+  /** From a publisher's send to this subscriber's receipt, over the measurement window; null for a publisher, or with no sample. */
+  readonly one_way_delay_ms: { readonly p50: number | null; readonly p99: number | null } | null;
+  /** Of every stream received, over the whole run (as `subscribers.packets_expected`); null for a publisher. */
+  readonly packets_expected: number | null;
+  readonly packets_lost: number | null;
 }
 
 /** The nearest-rank percentile of sorted values; null for none. */
@@ -220,18 +244,42 @@ function receivedLayers(results: readonly ParticipantResult[], sent: readonly Se
   }));
 }
 
+/** Packets a participant's received streams say were sent to it, and lost. */
+function lossOf(r: ParticipantResult): { expected: number; lost: number } {
+  let expected = 0;
+  let lost = 0;
+  for (const tracker of r.counters.sequences.values()) {
+    const c = tracker.counts();
+    expected += c.expected;
+    lost += c.lost;
+  }
+  return { expected, lost };
+}
+
+function participantSummary(r: ParticipantResult): ParticipantSummary {
+  const subscriber = r.role === 'subscriber';
+  const loss = lossOf(r);
+  const delays = r.counters.delays;
+  return {
+    participant: r.name, participant_id: r.participantId ?? null, role: r.role, node: r.node ?? null,
+    one_way_delay_ms: subscriber ? { p50: delays.percentile(50), p99: delays.percentile(99) } : null,
+    packets_expected: subscriber ? loss.expected : null,
+    packets_lost: subscriber ? loss.lost : null,
+  };
+}
+
 export function summarize(input: SummaryInput): LoadSummary {
   const { results, before, windowSeconds: seconds } = input;
   const joins = results.flatMap((r) => (r.joinMs === undefined ? [] : [r.joinMs])).sort((a, b) => a - b);
   let expected = 0;
   let lost = 0;
+  const delays = new DelayHistogram();
   for (const r of results) {
     if (r.role !== 'subscriber') continue;
-    for (const tracker of r.counters.sequences.values()) {
-      const c = tracker.counts();
-      expected += c.expected;
-      lost += c.lost;
-    }
+    const loss = lossOf(r);
+    expected += loss.expected;
+    lost += loss.lost;
+    delays.add(r.counters.delays);
   }
   const cpuSeconds = (input.cpu.user + input.cpu.system) / 1e6;
   const videoPublishers = results.filter((r) => r.role === 'publisher' && r.joinMs !== undefined && r.counters.videoFrames > 0).length;
@@ -249,8 +297,10 @@ export function summarize(input: SummaryInput): LoadSummary {
       packets_expected: expected,
       packets_lost: lost,
       packet_loss_percent: expected === 0 ? 0 : round((100 * lost) / expected, 2),
+      one_way_delay_ms: { p50: delays.percentile(50), p99: delays.percentile(99) },
       received_layers: receivedLayers(results, input.layers),
     },
+    participants: results.map(participantSummary),
     failed_joins: results.flatMap((r) => (r.failure === undefined ? [] : [{ participant: r.name, role: r.role, reason: r.failure }])),
     dropped: results.flatMap((r) => (r.dropped === undefined ? [] : [{ participant: r.name, role: r.role, reason: r.dropped }])),
     cpu: {
@@ -286,6 +336,8 @@ export function summaryLines(s: LoadSummary): string[] {
   const lines = [
     `load test of room ${s.room} at ${s.url}: ${s.duration_seconds} s measured${s.interrupted ? ' (interrupted)' : ''}`,
     `join time: p50 ${ms(s.join_ms.p50)}, p95 ${ms(s.join_ms.p95)}, max ${ms(s.join_ms.max)}`,
+    `one-way delay to subscribers: p50 ${ms(s.subscribers.one_way_delay_ms.p50)}, p99 ${ms(s.subscribers.one_way_delay_ms.p99)}`,
+    `media nodes: ${nodesText(s.participants)}`,
     '',
     ...rows.map((r) => `  ${r[0].padEnd(widths[0]!)}  ${r[1].padStart(widths[1]!)}  ${r[2].padStart(widths[2]!)}`),
     '',
@@ -307,6 +359,13 @@ export function summaryLines(s: LoadSummary): string[] {
     for (const [reason, names] of groupByReason(s.dropped)) lines.push(`  ${names.length} × ${reason} (${names.join(', ')})`);
   }
   return lines;
+}
+
+/** The nodes placement gave the participants, each with how many: `127.0.0.1:7880 (4), 127.0.0.1:7881 (2)`. */
+function nodesText(participants: readonly ParticipantSummary[]): string {
+  const counts = new Map<string, number>();
+  for (const p of participants) if (p.node !== null) counts.set(p.node, (counts.get(p.node) ?? 0) + 1);
+  return counts.size === 0 ? '-' : [...counts].map(([node, n]) => `${node} (${n})`).join(', ');
 }
 
 const layerText = (l: ReceivedLayer): string => `${l.rid === null ? '' : `${l.rid} `}${l.width}x${l.height}`;

@@ -52,6 +52,21 @@ describe('rtc load-test against a live platform', () => {
     assert.ok(s.subscribers.packet_loss_percent >= 0 && s.subscribers.packet_loss_percent <= 100);
     assert.ok(s.subscribers.packets_expected >= s.subscribers.packets_lost);
     assert.ok(s.cpu.user_seconds > 0 && s.cpu.percent > 0, JSON.stringify(s.cpu));
+    // each participant: its id and the node placement gave it; a subscriber's delay through the node and its loss
+    const node = new URL(server.urls['media']!).host;
+    assert.deepEqual(s.participants.map((p) => [p.participant, p.role, p.node]),
+      [['pub-0', 'publisher', node], ['pub-1', 'publisher', node], ['sub-0', 'subscriber', node], ['sub-1', 'subscriber', node]]);
+    for (const p of s.participants) {
+      assert.match(p.participant_id ?? '', /^pa_/, JSON.stringify(p));
+      if (p.role === 'publisher') {
+        assert.deepEqual([p.one_way_delay_ms, p.packets_expected, p.packets_lost], [null, null, null]);
+        continue;
+      }
+      const { p50, p99 } = p.one_way_delay_ms!;
+      assert.ok(p50 !== null && p99 !== null && p50 > 0 && p50 <= p99 && p99 < 5000, JSON.stringify(p));
+      assert.ok(p.packets_expected! > 0 && p.packets_lost! <= p.packets_expected!, JSON.stringify(p));
+    }
+    assert.equal(s.participants.reduce((n, p) => n + (p.packets_expected ?? 0), 0), s.subscribers.packets_expected);
 
     // progress went to standard error, one plain line at a time off a terminal
     assert.match(res.stderr, /^joined 4\/4 {2}\d+ s {2}out .+ {2}in .+$/m);

@@ -10,6 +10,7 @@ import type { TokenRequest, TokenResponse } from '@rtc/protocol';
 import type { PeerConfig } from 'werift';
 import { parseVp8 } from '../../media/rtp/vp8.ts';
 import { viaAppClient } from './app-client.ts';
+import { OPUS_STAMP_OFFSET, VP8_FRAME_STAMP_OFFSET, readSendTime } from './load-test-delay.ts';
 import type { ClientIO, InterruptSignal } from './common.ts';
 import { ApiResponseError, UsageError } from './http.ts';
 import {
@@ -94,6 +95,7 @@ interface Participant {
   readonly index: number;
   readonly counters: ParticipantCounters;
   joinMs: number | undefined;
+  node: string | undefined;
   failure: string | undefined;
   dropped: string | undefined;
   client: RtcClient | undefined;
@@ -105,6 +107,12 @@ interface LayerSender {
   readonly layer: VideoLayer;
   readonly source: Vp8FrameSource;
   answeredPlis: number;
+}
+
+/** The id the media node gave a joined participant. */
+function participantIdOf(p: Participant): string | undefined {
+  const id = p.client?.wire.joined['participant_id'];
+  return p.joinMs !== undefined && typeof id === 'string' ? id : undefined;
 }
 
 function reasonOf(err: unknown): string {
@@ -143,11 +151,11 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   const cpuStart = process.cpuUsage();
   const participants: Participant[] = [
     ...Array.from({ length: settings.publishers }, (_, i): Participant => ({
-      name: `pub-${i}`, role: 'publisher', index: i, counters: newCounters(), joinMs: undefined, failure: undefined, dropped: undefined,
+      name: `pub-${i}`, role: 'publisher', index: i, counters: newCounters(), joinMs: undefined, node: undefined, failure: undefined, dropped: undefined,
       client: undefined, stops: [],
     })),
     ...Array.from({ length: settings.subscribers }, (_, i): Participant => ({
-      name: `sub-${i}`, role: 'subscriber', index: i, counters: newCounters(), joinMs: undefined, failure: undefined, dropped: undefined,
+      name: `sub-${i}`, role: 'subscriber', index: i, counters: newCounters(), joinMs: undefined, node: undefined, failure: undefined, dropped: undefined,
       client: undefined, stops: [],
     })),
   ];
@@ -200,6 +208,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
   const joinSteps = async (p: Participant): Promise<void> => {
     const began = performance.now();
     const token = await viaAppClient(client, (c) => c.issue(tokenRequest(p)));
+    p.node = `${token.media.sfu_host}:${token.media.sfu_port}`;
     const keys = await generateDtlsKeys();
     const counters = p.counters;
     const rtc = await RtcClient.join(mediaUrlOf(token, platformUrl), token, {
@@ -213,11 +222,17 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
         if (!tracker) counters.sequences.set(key, (tracker = new SequenceTracker()));
         tracker.record(packet.header.sequenceNumber);
         if (streamId % 2 === 1 && packet.header.marker && packet.payload.length > 0) counters.videoFrames += 1;
-        // the size a received key frame announces tells the layer the server forwards
-        if (p.role === 'subscriber' && streamId % 2 === 1) {
+        if (p.role !== 'subscriber') return;
+        let sentAt: number | undefined;
+        if (streamId % 2 === 0) sentAt = readSendTime(packet.payload, OPUS_STAMP_OFFSET);
+        else {
           const vp8 = parseVp8(packet.payload);
+          // the size a received key frame announces tells the layer the server forwards
           if (vp8?.keyFrame && vp8.width > 0) recordKeyFrame(counters, streamId, { width: vp8.width, height: vp8.height });
+          // a frame's send time is in its first packet
+          if (vp8?.startOfPartition && vp8.partitionIndex === 0) sentAt = readSendTime(packet.payload, vp8.headerBytes + VP8_FRAME_STAMP_OFFSET);
         }
+        if (sentAt !== undefined && !leaving) counters.delays.record(performance.now() - sentAt);
       },
     });
     p.client = rtc;
@@ -333,7 +348,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
         const due = Math.floor(elapsed / AUDIO_PACKET_MS) + 1;
         if (due - state.audioSent > 1000 / AUDIO_PACKET_MS) state.audioSent = due - 1;
         for (; state.audioSent < due; state.audioSent++) {
-          const payload = opusPayload();
+          const payload = opusPayload(performance.now());
           rtc.sendRtp(audioStream(p.index), payload);
           p.counters.packets += 1;
           p.counters.bytes += payload.length;
@@ -350,7 +365,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
       const plis = rid === undefined ? rtc.pliReceived(stream) : rtc.layerPliReceived(stream, rid);
       const keyFrame = plis !== sender.answeredPlis;
       sender.answeredPlis = plis;
-      const payloads = sender.source.next(keyFrame);
+      const payloads = sender.source.next(keyFrame, performance.now());
       payloads.forEach((payload, i) => {
         const marker = i === payloads.length - 1;
         const step = i === 0 ? VIDEO_TIMESTAMP_STEP : 0;
@@ -373,10 +388,13 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
 
   // the measurement window: from the end of the joins for --duration, or to the interruption
   const results = (): ParticipantResult[] => participants.map((p) => ({
-    name: p.name, role: p.role, joinMs: p.joinMs, failure: p.failure, dropped: p.dropped, counters: p.counters,
+    name: p.name, role: p.role, participantId: participantIdOf(p), node: p.node, joinMs: p.joinMs, failure: p.failure, dropped: p.dropped,
+    counters: p.counters,
   }));
   const windowStart = performance.now();
   const before: Snapshot = snapshot(results());
+  // delays are of the window: not of the joins' start-up
+  for (const p of participants) p.counters.delays.clear();
   // with nobody joined there is nothing to measure
   if (!stopping && participants.some((p) => p.joinMs !== undefined)) {
     let timer: NodeJS.Timeout | undefined;

@@ -5,6 +5,7 @@
  * (server/src/media/rtp/vp8.ts): those are real; the rest of each frame is random bytes.
  */
 import { randomBytes } from 'node:crypto';
+import { OPUS_STAMP_OFFSET, VP8_FRAME_STAMP_OFFSET, stampSendTime } from '../load-test-delay.ts';
 
 export const VIDEO_FPS = 30;
 /** RTP timestamp step of one frame (90 kHz clock). */
@@ -63,8 +64,8 @@ export class Vp8FrameSource {
     this.layer = layer;
   }
 
-  /** The RTP payloads of the next frame; the last one carries the marker bit. */
-  next(keyFrame: boolean): Buffer[] {
+  /** The RTP payloads of the next frame, its send time written in (load-test-delay.ts); the last one carries the marker bit. */
+  next(keyFrame: boolean, sentAtMs: number): Buffer[] {
     const inter = Math.max(16, Math.round(this.layer.bitrateBps / 8 / VIDEO_FPS));
     const size = keyFrame ? inter * KEY_FRAME_FACTOR : inter;
     const frame = noise(size, this.offset);
@@ -77,6 +78,7 @@ export class Vp8FrameSource {
       frame.writeUInt16LE(this.layer.width & 0x3fff, 6);
       frame.writeUInt16LE(this.layer.height & 0x3fff, 8);
     }
+    stampSendTime(frame, VP8_FRAME_STAMP_OFFSET, sentAtMs);
     this.pictureId = (this.pictureId + 1) & 0x7fff;
     const payloads: Buffer[] = [];
     for (let at = 0; at < size; at += MAX_VP8_BYTES) {
@@ -88,9 +90,10 @@ export class Vp8FrameSource {
   }
 }
 
-/** One 20 ms Opus packet: a CELT fullband 20 ms mono TOC byte (RFC 6716 section 3.1), then noise. */
-export function opusPayload(): Buffer {
+/** One 20 ms Opus packet: a CELT fullband 20 ms mono TOC byte (RFC 6716 section 3.1), its send time, then noise. */
+export function opusPayload(sentAtMs: number): Buffer {
   const payload = noise(AUDIO_PAYLOAD_BYTES, Math.floor(Math.random() * NOISE.length));
   payload[0] = 0xf8;
+  stampSendTime(payload, OPUS_STAMP_OFFSET, sentAtMs);
   return payload;
 }
