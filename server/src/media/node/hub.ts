@@ -6,11 +6,12 @@ import { GrantGuard, type GuardStore } from '../../grant-guard/guard.ts';
 import { GrantHolders } from '../../grant-guard/grant-holders.ts';
 import type { Clock, EventBus, ProjectEvents } from '../../core/ports.ts';
 import type { ProjectCutoffRecord } from '../../customers/store.ts';
-import type { GrantPermissionStore, RoomCutoffRecord, RoomSettingsStore } from '../../rooms/store.ts';
+import type { GrantPermissionStore, LiveParticipantStore, RoomCutoffRecord, RoomSettingsStore } from '../../rooms/store.ts';
+import { MEDIA_NODE_STALE_SECONDS } from '../../rooms/presence.ts';
 import type { GrantKeys, MediaGrant } from '../session/grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
-import { Room, roomKey, type PublicationListener, type RoomSettings, type Stream } from '../room/room.ts';
+import { Room, roomKey, type PublicationListener, type RemoteMember, type RoomSettings, type Stream } from '../room/room.ts';
 import { Session, type SessionHost } from '../session/session.ts';
 import type { Permissions } from '../session/session-grants.ts';
 import { Recorder, type RecorderStore } from './recorder.ts';
@@ -19,10 +20,12 @@ import { MediaStats } from '../../metrics/media-stats.ts';
 import type { LiveCounts } from '../../metrics/metrics.ts';
 import type { RtcOptions } from '../webrtc/options.ts';
 import type { RelayRouter } from '../relayed/relay-router.ts';
+import { RoomSpan } from './room-span.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'> & Pick<GrantPermissionStore, 'grantPermissions'>;
+  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'> & Pick<GrantPermissionStore, 'grantPermissions'>
+    & Pick<LiveParticipantStore, 'listLiveParticipants'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -80,6 +83,11 @@ export class MediaHub implements SessionHost {
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
   /** Relays of this node's rooms to and from the other media nodes (media/relayed/relay-router.ts). */
   private relay: RelayRouter | undefined;
+  /** The room's members on the other media nodes (room-span.ts); from `startPresence` on. */
+  private span: RoomSpan | undefined;
+  /** Members of other nodes read from the store for a room about to open here, by room key. */
+  private readonly seeds = new Map<string, RemoteMember[]>();
+  private readonly bus: EventBus;
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -93,6 +101,7 @@ export class MediaHub implements SessionHost {
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
+    this.bus = options.bus;
     this.recorder = new Recorder({
       store: options.store, clock: options.clock, logger: options.logger, events: options.events, nodeInEvents: options.nodeInEvents,
     });
@@ -104,7 +113,12 @@ export class MediaHub implements SessionHost {
       clientTracking: false,
     });
     // changes of the room service API; revocations and archives reach the guard
-    this.unsubscribe = options.bus.subscribe((event) => applyRoomCommand(event, this.participants, this.rooms));
+    this.unsubscribe = options.bus.subscribe((event) => {
+      applyRoomCommand(event, this.participants, this.rooms);
+      const session = event.type === 'participant.metadata' ? this.participants.get(event.participantId) : undefined;
+      const room = session?.isJoined ? this.rooms.get(roomKey(session.projectId, session.roomId)) : undefined;
+      if (session && room) this.span?.changed(room, session);
+    });
     this.guard = GrantGuard.watch({
       store: options.store, bus: options.bus, clock: options.clock,
       onRevoked: (grantId) => this.revoke(grantId),
@@ -139,8 +153,9 @@ export class MediaHub implements SessionHost {
    * the node announces itself; docs/reference/room-api.md, "Presence"), from before the first join:
    * clears what an earlier run of the node left (a crash) and tells the store it is alive.
    */
-  startPresence(nodeId: string): Promise<void> {
-    return this.recorder.startPresence(nodeId, () => this.participants.values());
+  async startPresence(nodeId: string): Promise<void> {
+    await this.recorder.startPresence(nodeId, () => this.participants.values());
+    this.span = new RoomSpan({ bus: this.bus, nodeId, logger: this.logger, room: (projectId, roomId) => this.openRoom(projectId, roomId) });
   }
 
   /** The joined sessions, WebRTC and WebSocket-only alike (their node's load, docs/operations/scale-out.md). */
@@ -190,6 +205,8 @@ export class MediaHub implements SessionHost {
     if (!room) {
       room = new Room(projectId, roomId, () => this.clock.nowMs(), settings, this.publications);
       this.rooms.set(key, room);
+      this.span?.seed(room, this.seeds.get(key) ?? []);
+      this.seeds.delete(key);
     }
     return room;
   }
@@ -203,6 +220,8 @@ export class MediaHub implements SessionHost {
     }
     // an open room's settings are current: the room service API's changes reach it over the bus
     if (this.rooms.has(roomKey(projectId, roomId))) return undefined;
+    // who the room's other nodes hold, for the room about to open here (room-span.ts)
+    if (this.span) await this.readSeeds(projectId, roomId);
     try {
       const record = await this.store.getRoomRecord(projectId, roomId, this.nowSec());
       return record && { metadata: record.metadata, maxParticipants: record.maxParticipants, emptyTimeout: record.emptyTimeout };
@@ -210,6 +229,20 @@ export class MediaHub implements SessionHost {
       // the join goes on without them (no metadata, the node's own bound) rather than fail on a store hiccup
       this.logger.warn({ err }, 'media: reading a room\'s settings failed');
       return undefined;
+    }
+  }
+
+  /** The participants the store lists on the room's other nodes, kept for the room's opening here; none on a failed read. */
+  private async readSeeds(projectId: string, roomId: string): Promise<void> {
+    try {
+      const live = await this.store.listLiveParticipants(projectId, roomId, this.nowSec() - MEDIA_NODE_STALE_SECONDS);
+      this.seeds.set(roomKey(projectId, roomId), live.map((p) => ({
+        participantId: p.participantId, userId: p.userId, role: p.role as RemoteMember['role'], metadata: p.metadata,
+        attributes: p.attributes, node: p.mediaNode,
+      })));
+    } catch (err) {
+      // the other nodes' answers to this node's announcement list them soon after
+      this.logger.warn({ err }, 'media: reading the room\'s participants on other nodes failed');
     }
   }
 
@@ -237,6 +270,7 @@ export class MediaHub implements SessionHost {
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
     this.recorder.joined(session, grant, room, firstOfRoom);
+    this.span?.joined(room, session);
     this.relay?.roomChanged(room.projectId, room.roomId, true);
   }
 
@@ -253,9 +287,13 @@ export class MediaHub implements SessionHost {
     this.logger.debug({ participantId: session.participantId }, 'media: participant left');
     if (this.participants.get(session.participantId) === session) this.participants.delete(session.participantId);
     // a room with an empty_timeout is kept that long (docs/reference/room-api.md, "Room settings"): it
-    // finishes then, unless somebody joins meanwhile
-    const keep = lastOfRoom && room.settings.emptyTimeout > 0;
-    if (lastOfRoom) {
+    // finishes then, unless somebody joins meanwhile; a room still held by other nodes is theirs to keep
+    const spanned = room.remote.size > 0;
+    const keep = lastOfRoom && room.settings.emptyTimeout > 0 && !spanned;
+    this.span?.left(room, session);
+    if (lastOfRoom && spanned) {
+      this.rooms.delete(room.key);
+    } else if (lastOfRoom) {
       const emptiedAt = this.nowSec();
       this.recorder.roomEmptied(room, emptiedAt);
       if (keep) {
@@ -368,6 +406,7 @@ export class MediaHub implements SessionHost {
   /** Closes every session with 1001 and stops listening to the bus. */
   async close(): Promise<void> {
     this.unsubscribe();
+    this.span?.close();
     this.guard.close();
     for (const timer of this.timers) clearInterval(timer);
     this.recorder.stop();
