@@ -53,7 +53,7 @@ const busEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('media.streams'), projectId: id, roomId: z.string().min(1).max(512), node: id, url: z.string().regex(/^wss?:\/\/[^\s/]+$/).max(300),
     streams: z.array(z.strictObject({
-      streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video']), layers: z.number().int().min(1).max(8),
+      streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video', 'data']), layers: z.number().int().min(1).max(8),
       participantId: id, userId: z.string().min(1).max(512), muted: z.boolean(),
     })).max(1024),
     ask: z.boolean(),

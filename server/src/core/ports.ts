@@ -158,8 +158,8 @@ export interface SpanMember {
 /** A stream as its origin node announces it to the room's other nodes. */
 export interface OriginStream {
   readonly streamId: number;
-  readonly kind: 'audio' | 'video';
-  /** Its simulcast layers (1: one layer, and audio). */
+  readonly kind: 'audio' | 'video' | 'data';
+  /** Its simulcast layers (1: one layer, and audio and data). */
   readonly layers: number;
   readonly participantId: string;
   readonly userId: string;

@@ -14,7 +14,7 @@ import type { TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../../../sdk/app/src/index.ts';
 import { bearer } from '../../../../test/helpers/customer.ts';
 import { request } from '../../../../test/helpers/http.ts';
-import { join, nextEvent, TokenIssuer, until } from '../../../../test/helpers/media-session.ts';
+import { collectFrames, join, nextEvent, text, TokenIssuer, until } from '../../../../test/helpers/media-session.ts';
 import { MEDIA_TEST_ENV, serveMedia } from '../../../../test/helpers/media-platform.ts';
 import { serveInProcess, type ServedPlatform } from '../../../../test/helpers/serve-inproc.ts';
 import { makeCertificate } from '../../../../test/helpers/tls.ts';
@@ -38,7 +38,7 @@ describe('a room across two media nodes, placed by load', () => {
     method, headers: { authorization: issuer.customer.auth }, ...(body !== undefined && { body }),
   });
   const enter = async (room: string, user: string): Promise<{ token: TokenResponse; session: MediaSession }> => {
-    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true });
+    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, publish_streams: [1] });
     const session = await join(token);
     sessions.push(session);
     return { token, session };
@@ -112,6 +112,19 @@ describe('a room across two media nodes, placed by load', () => {
     const data = joined.map(({ session }) => nextEvent(session, 'serverData'));
     assert.equal((await roomApi(`${room}/data`, 'POST', { data: Buffer.from('hello').toString('base64') })).status, 200);
     for (const got of await Promise.all(data)) assert.equal(Buffer.from(got.data).toString(), 'hello');
+
+    // a data stream of a participant on one node reaches the subscribers of both, in order
+    const received = [joined[1]!.session, joined[2]!.session].map((session) => collectFrames(session));
+    const published = await u1.publish(1, 'data');
+    await until(() => joined[2]!.session.streams().some((st) => st.streamId === 1 && st.participantId === u1.participantId), 5000,
+      'the stream shown on the other node, with its publisher');
+    for (let i = 0; i < 3; i++) await published.send(text(`m${i}`));
+    for (const r of received) {
+      await until(() => r.texts().length === 3, 5000, 'three frames');
+      assert.deepEqual(r.texts(), ['1:m0', '1:m1', '1:m2']);
+    }
+    assert.deepEqual(received[1]!.frames.map((f) => f.userId), ['u1', 'u1', 'u1']);
+    await published.close();
 
     // a leave on one node is a participant_left on the other
     const u4 = joined[3]!.session;
