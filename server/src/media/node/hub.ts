@@ -305,7 +305,7 @@ export class MediaHub implements SessionHost {
         this.rooms.delete(room.key);
       }
     }
-    this.recorder.left(session, room, lastOfRoom && !keep);
+    this.recorder.left(session, room, lastOfRoom && !keep, lastOfRoom && spanned);
     this.relay?.roomChanged(room.projectId, room.roomId);
   }
 

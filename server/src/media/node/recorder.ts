@@ -165,9 +165,10 @@ export class Recorder {
 
   /**
    * A session left `room`: its presence row goes, its history row closes, then `participant.left`
-   * and, when `finished`, `room.finished`.
+   * and, when `finished` and no other node holds the room, `room.finished`. `spanned`: this node
+   * thought other nodes held the room and did not record it empty; if none does, it is recorded now.
    */
-  left(session: Session, room: Room, finished: boolean): void {
+  left(session: Session, room: Room, finished: boolean, spanned = false): void {
     // the count after the leave, of the whole room (docs/reference/webhooks.md)
     const count = room.participantCount;
     const reason = session.leftReason;
@@ -177,7 +178,9 @@ export class Recorder {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
       await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason, usage));
       await this.record(session, 'participant.left', { reason, num_participants: count });
-      if (finished && await this.claim(false, room)) await this.record(session, 'room.finished', { num_participants: 0 });
+      if (!finished || !await this.claim(false, room)) return;
+      if (spanned) await this.quietly(session, this.store.setRoomEmptiedAt(room.projectId, room.roomId, leftAt, leftAt));
+      await this.record(session, 'room.finished', { num_participants: 0 });
     });
   }
 
