@@ -124,6 +124,11 @@ describe('a room across two media nodes, placed by load', () => {
       assert.deepEqual(r.texts(), ['1:m0', '1:m1', '1:m2']);
     }
     assert.deepEqual(received[1]!.frames.map((f) => f.userId), ['u1', 'u1', 'u1']);
+    // a mute of the customer's server is told on both nodes
+    const muted = [joined[1]!.session, joined[2]!.session].map((session) => nextEvent(session, 'streamMuted', 5000, (m) => m.streamId === 1));
+    const mute = await roomApi(`${room}/participants/${u1.participantId}/streams/1/mute`, 'POST', { muted: true });
+    assert.equal(mute.status, 200, mute.text);
+    for (const m of await Promise.all(muted)) assert.deepEqual(m, { streamId: 1, participantId: u1.participantId, muted: true });
     await published.close();
 
     // a leave on one node is a participant_left on the other
