@@ -155,7 +155,12 @@ export class MediaHub implements SessionHost {
    */
   async startPresence(nodeId: string): Promise<void> {
     await this.recorder.startPresence(nodeId, () => this.participants.values());
-    this.span = new RoomSpan({ bus: this.bus, nodeId, logger: this.logger, room: (projectId, roomId) => this.openRoom(projectId, roomId) });
+    this.span = new RoomSpan({
+      bus: this.bus, nodeId, logger: this.logger, now: () => this.clock.nowMs(), room: (projectId, roomId) => this.openRoom(projectId, roomId),
+      rooms: () => this.rooms.values(),
+      listed: async (room) => new Set((await this.store.listLiveParticipants(room.projectId, room.roomId, this.nowSec() - MEDIA_NODE_STALE_SECONDS))
+        .map((p) => p.participantId)),
+    });
   }
 
   /** The joined sessions, WebRTC and WebSocket-only alike (their node's load, docs/operations/scale-out.md). */
@@ -257,7 +262,7 @@ export class MediaHub implements SessionHost {
   }
 
   dropIfEmpty(room: Room): void {
-    if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
+    if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.closeRoom(room);
   }
 
   joined(session: Session, grant: MediaGrant): void {
@@ -292,7 +297,7 @@ export class MediaHub implements SessionHost {
     const keep = lastOfRoom && room.settings.emptyTimeout > 0 && !spanned;
     this.span?.left(room, session);
     if (lastOfRoom && spanned) {
-      this.rooms.delete(room.key);
+      this.closeRoom(room);
     } else if (lastOfRoom) {
       const emptiedAt = this.nowSec();
       this.recorder.roomEmptied(room, emptiedAt);
@@ -302,18 +307,23 @@ export class MediaHub implements SessionHost {
         room.emptyTimer = setTimeout(() => this.finishRoom(room), Math.max(0, room.expiresAtMs - this.clock.nowMs()));
         room.emptyTimer.unref();
       } else {
-        this.rooms.delete(room.key);
+        this.closeRoom(room);
       }
     }
     this.recorder.left(session, room, lastOfRoom && !keep, lastOfRoom && spanned);
     this.relay?.roomChanged(room.projectId, room.roomId);
   }
 
+  private closeRoom(room: Room): void {
+    this.rooms.delete(room.key);
+    this.span?.forget(room);
+  }
+
   /** The empty_timeout of a room nobody joined again ran out: it finishes. */
   private finishRoom(room: Room): void {
     room.emptyTimer = undefined;
     if (room.members.size > 0 || this.rooms.get(room.key) !== room) return;
-    this.rooms.delete(room.key);
+    this.closeRoom(room);
     this.logger.debug({ projectId: room.projectId, roomId: room.roomId }, 'media: room finished after its empty timeout');
     this.recorder.roomFinished(room);
   }

@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { BusEvent, EventBus, SpanMember } from '../../core/ports.ts';
+import { MEDIA_NODE_HEARTBEAT_MS } from '../../rooms/presence.ts';
 import { describeMember, type Member, type RemoteMember, type Room } from '../room/room.ts';
 
 /**
@@ -14,6 +15,12 @@ import { describeMember, type Member, type RemoteMember, type Room } from '../ro
  * node's answer on the bus before they count as gone (their node no longer holds the room).
  */
 export const SPAN_CONFIRM_MS = 3000;
+
+/**
+ * A member of another node that the store's presence no longer lists (it left, or its node died
+ * and its rows went stale) is dropped once known this long (ms): by then its own row was written.
+ */
+export const SPAN_SWEEP_AFTER_MS = 30_000;
 
 export interface RoomSpanOptions {
   readonly bus: EventBus;
@@ -23,6 +30,12 @@ export interface RoomSpanOptions {
   /** The room open on this node, if any. */
   readonly room: (projectId: string, roomId: string) => Room | undefined;
   readonly confirmMs?: number | undefined;
+  readonly now: () => number;
+  /** The rooms open on this node, and the participant ids the store's presence lists live in one. */
+  readonly rooms: () => Iterable<Room>;
+  readonly listed: (room: Room) => Promise<ReadonlySet<string>>;
+  /** How often the rooms with members of other nodes are checked against the store (ms). */
+  readonly sweepMs?: number | undefined;
 }
 
 type MembersEvent = BusEvent & { readonly type: 'media.members' };
@@ -33,6 +46,8 @@ export class RoomSpan {
   /** Members of other nodes read from the store that their node did not confirm yet, by room. */
   private readonly unconfirmed = new WeakMap<Room, Set<string>>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** When each member of another node was first known here (ms), by participant id. */
+  private readonly knownSince = new Map<string, number>();
   private closed = false;
 
   constructor(options: RoomSpanOptions) {
@@ -40,6 +55,16 @@ export class RoomSpan {
     this.unsubscribe = options.bus.subscribe((event) => {
       if (event.type === 'media.members' && event.node !== options.nodeId) this.received(event);
     });
+    // members of a node that died are not announced as gone: the store's presence tells
+    const sweep = setInterval(() => {
+      for (const room of options.rooms()) {
+        if (room.remote.size === 0) continue;
+        options.listed(room).then((listed) => this.sweep(room, listed),
+          (err: unknown) => options.logger.warn({ err }, 'media: reading the room\'s participants on other nodes failed'));
+      }
+    }, options.sweepMs ?? MEDIA_NODE_HEARTBEAT_MS);
+    sweep.unref();
+    this.timers.add(sweep);
   }
 
   /**
@@ -52,6 +77,7 @@ export class RoomSpan {
     for (const m of members) {
       if (m.node === this.o.nodeId) continue;
       room.remote.set(m.participantId, m);
+      this.knownSince.set(m.participantId, this.o.now());
       pending.add(m.participantId);
     }
     if (pending.size > 0) this.unconfirmed.set(room, pending);
@@ -80,6 +106,23 @@ export class RoomSpan {
   /** A member here left. */
   left(room: Room, member: Member): void {
     this.publish(room, { members: [], left: [member.participantId], whole: false, ask: false });
+  }
+
+  /**
+   * Drops the members of other nodes that the store's presence no longer lists (`listed`: the
+   * participant ids of the room's live rows) and that were known for `SPAN_SWEEP_AFTER_MS`: a node
+   * that died tells nobody its members left.
+   */
+  sweep(room: Room, listed: ReadonlySet<string>): void {
+    const before = this.o.now() - SPAN_SWEEP_AFTER_MS;
+    for (const id of [...room.remote.keys()]) {
+      if (!listed.has(id) && (this.knownSince.get(id) ?? 0) <= before) this.drop(room, id);
+    }
+  }
+
+  /** The room closed here: what this node knew of the other nodes' members goes with it. */
+  forget(room: Room): void {
+    for (const id of room.remote.keys()) this.knownSince.delete(id);
   }
 
   close(): void {
@@ -116,6 +159,7 @@ export class RoomSpan {
   private put(room: Room, member: RemoteMember): void {
     const known = room.remote.get(member.participantId);
     room.remote.set(member.participantId, member);
+    if (!known) this.knownSince.set(member.participantId, this.o.now());
     if (!known) {
       room.broadcast({ type: 'participant_joined', participant: describeMember(member) });
     } else if (known.metadata !== member.metadata || !sameAttributes(known.attributes, member.attributes)) {
@@ -130,6 +174,7 @@ export class RoomSpan {
     const known = room.remote.get(participantId);
     if (!known) return;
     room.remote.delete(participantId);
+    this.knownSince.delete(participantId);
     room.broadcast({ type: 'participant_left', participant_id: participantId, user_id: known.userId });
   }
 }
