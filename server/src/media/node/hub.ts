@@ -37,8 +37,9 @@ export interface MediaHubOptions {
   /** Where participant and room events are recorded for webhooks. */
   readonly events?: ProjectEvents | undefined;
   /**
-   * Whether events name this node in `media_node`: only where there are several (a cluster's media
-   * node directory); on a single node it is null (docs/reference/webhooks.md).
+   * Whether there may be several media nodes (a media node directory: a cluster's, or the workers'
+   * of one machine): events name this node in `media_node` (null on a single node,
+   * docs/reference/webhooks.md), and a room may span nodes (room-span.ts).
    */
   readonly nodeInEvents?: boolean | undefined;
   /**
@@ -88,6 +89,7 @@ export class MediaHub implements SessionHost {
   /** Members of other nodes read from the store for a room about to open here, by room key. */
   private readonly seeds = new Map<string, RemoteMember[]>();
   private readonly bus: EventBus;
+  private readonly severalNodes: boolean;
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -102,6 +104,7 @@ export class MediaHub implements SessionHost {
     this.store = options.store;
     this.clock = options.clock;
     this.bus = options.bus;
+    this.severalNodes = options.nodeInEvents ?? false;
     this.recorder = new Recorder({
       store: options.store, clock: options.clock, logger: options.logger, events: options.events, nodeInEvents: options.nodeInEvents,
     });
@@ -155,6 +158,7 @@ export class MediaHub implements SessionHost {
    */
   async startPresence(nodeId: string): Promise<void> {
     await this.recorder.startPresence(nodeId, () => this.participants.values());
+    if (!this.severalNodes) return;
     this.span = new RoomSpan({
       bus: this.bus, nodeId, logger: this.logger, now: () => this.clock.nowMs(), room: (projectId, roomId) => this.openRoom(projectId, roomId),
       rooms: () => this.rooms.values(),
