@@ -51,6 +51,9 @@ export interface MediaHubOptions {
   readonly rtc?: RtcOptions | undefined;
 }
 
+/** Rooms about to open here whose other nodes' members were read, at most (a refused join leaves its read behind). */
+const MAX_PENDING_SEEDS = 1024;
+
 /**
  * The media server's state: rooms keyed by (project, room id), every open session, the sessions
  * that use each grant, and the grant guard that ends them on a revocation or an archive.
@@ -245,6 +248,8 @@ export class MediaHub implements SessionHost {
   private async readSeeds(projectId: string, roomId: string): Promise<void> {
     try {
       const live = await this.store.listLiveParticipants(projectId, roomId, this.nowSec() - MEDIA_NODE_STALE_SECONDS);
+      // those of joins that were refused are never taken: bounded
+      if (this.seeds.size >= MAX_PENDING_SEEDS) this.seeds.clear();
       this.seeds.set(roomKey(projectId, roomId), live.map((p) => ({
         participantId: p.participantId, userId: p.userId, role: p.role as RemoteMember['role'], metadata: p.metadata,
         attributes: p.attributes, node: p.mediaNode,
