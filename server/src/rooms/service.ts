@@ -82,7 +82,7 @@ function toRooms(participants: readonly LiveParticipantRecord[], records: readon
       rooms.set(p.roomId, room);
     }
     room.participants.push(participantView(p));
-    // each node's room opened at its own time: the room started on the earliest (docs/reference/room-api.md, "Rooms across media nodes")
+    // each node's room opened at its own time: the room started on the earliest (docs/reference/room-api.md, "Presence")
     const opened = room.nodes.get(p.mediaNode);
     if (opened === undefined || p.roomStartedAt < opened) room.nodes.set(p.mediaNode, p.roomStartedAt);
   }

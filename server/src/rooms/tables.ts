@@ -105,7 +105,7 @@ export const PERMISSION_SET_AT: Migration = {
 };
 
 /**
- * The media nodes each room is open on (docs/reference/room-api.md, "Rooms across media nodes"): a
+ * The media nodes each room is open on (docs/operations/scale-out.md, "Rooms across media nodes"): a
  * room that spans nodes starts when the first opens it and finishes when the last closes it, agreed
  * here once.
  */

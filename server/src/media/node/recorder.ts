@@ -193,7 +193,7 @@ export class Recorder {
 
   /**
    * Opens or closes `room` on this node in the store: true when the room starts or finishes with it,
-   * no other live node holding it (docs/reference/webhooks.md, "Rooms across media nodes"). Without
+   * no other live node holding it (docs/operations/scale-out.md, "Rooms across media nodes"). Without
    * presence, or when the store fails, this node's view decides.
    */
   private async claim(open: boolean, room: Room): Promise<boolean> {
