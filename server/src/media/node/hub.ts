@@ -425,12 +425,13 @@ export class MediaHub implements SessionHost {
   /** Closes every session with 1001 and stops listening to the bus. */
   async close(): Promise<void> {
     this.unsubscribe();
-    this.span?.close();
     this.guard.close();
     for (const timer of this.timers) clearInterval(timer);
     this.recorder.stop();
     for (const room of this.rooms.values()) clearTimeout(room.emptyTimer);
     for (const session of [...this.sessions]) session.close('going_away');
+    // after the sessions: the room's other nodes are told that its members here left
+    this.span?.close();
     await this.recorder.close();
   }
 }

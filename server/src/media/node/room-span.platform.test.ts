@@ -201,4 +201,17 @@ describe('a room across two media nodes, placed by load', () => {
     const counts = events.filter((e) => e.type === 'participant.joined' && e.data['room_id'] === 'span').map((e) => e.data['num_participants']);
     assert.deepEqual([...counts].sort(), [1, 2, 3, 4], 'num_participants counts the whole room');
   });
+
+  it('tells the members of one node that those of another left when that node stops', { timeout: 60_000 }, async () => {
+    const joined: { token: TokenResponse; session: MediaSession }[] = [];
+    for (const user of ['s1', 's2', 's3', 's4']) joined.push(await enter('span-stop', user));
+    for (const { session } of joined) await until(() => others(session).length === 3, 5000, 'everyone sees everyone');
+    const onB = joined.filter((j) => nodeOf(j.token) === new URL(b.urls['media']!).host).map((j) => j.session);
+    const onA = joined.map((j) => j.session).filter((s) => !onB.includes(s));
+    assert.equal(onB.length, 2);
+    const gone = onA.flatMap((s) => onB.map((moved) => nextEvent(s, 'participantLeft', 5000, (p) => p.participantId === moved.participantId)));
+    await b.stop();
+    await Promise.all(gone);
+    for (const s of onA) assert.equal(others(s).length, 1);
+  });
 });
