@@ -100,6 +100,8 @@ export interface RtcParticipant extends GrantedPermissions {
   readonly streams: readonly RtcPublishedStream[];
   /** How the participant's media flows, as its media node measured it at its last heartbeat; null until then. */
   readonly quality: RtcParticipantQuality | null;
+  /** `host:port` of the media node the participant is joined on: a room may span several. */
+  readonly media_node: string;
 }
 
 /**
@@ -156,8 +158,10 @@ export interface StreamMuteRequest {
  */
 export interface RtcRoom {
   readonly room_id: string;
-  /** `host:port` of the media node that holds the room; null while nobody is joined. */
+  /** `host:port` of the media node the room started on (of those holding it now); null while nobody is joined. */
   readonly media_node: string | null;
+  /** `host:port` of every media node holding the room's participants now, the one it started on first; empty while nobody is joined. */
+  readonly media_nodes: readonly string[];
   /** When the room opened on its media node, or, while nobody is joined, when its settings were first stored (seconds since the Unix epoch). */
   readonly started_at: number;
   /** Set by the customer's server; '' when none. */

@@ -74,7 +74,7 @@ export function placementContract(make: MakeDirectory): void {
   });
 
   it('counts a node\'s reported sessions, and a reservation only until its session joins', async () => {
-    const { nodes, loads, announce, place } = await deployment({ capacity: 2, spill: false });
+    const { nodes, loads, announce, place } = await deployment({ capacity: 2, spill: true });
     const [a, b] = [nodes[0]!.id, nodes[1]!.id];
     const rooms = roomsPreferring(nodes[0]!, nodes, 4, 'load');
     assert.equal(await place(rooms[0]!, 'joiner'), a);
@@ -90,7 +90,7 @@ export function placementContract(make: MakeDirectory): void {
   });
 
   it('lets a reservation count for 30 s, then frees its place', async () => {
-    const { nodes, announce, place } = await deployment({ capacity: 1, spill: false });
+    const { nodes, announce, place } = await deployment({ capacity: 1, spill: true });
     const [a, b] = [nodes[0]!.id, nodes[1]!.id];
     const rooms = roomsPreferring(nodes[0]!, nodes, 3, 'expiry');
     assert.equal(await place(rooms[0]!, 'never-joins'), a);

@@ -54,6 +54,27 @@ export function describeRoomStoreContract(stores: () => { readonly store: Store;
       assert.deepEqual(await other.listLiveParticipants(projectId, undefined, 0), []);
     });
 
+    it('agrees once on a room\'s start and finish over the nodes that open and close it, ignoring a node not seen or cleared', async () => {
+      const { store, other } = stores();
+      const now = 2_000_000_000;
+      const projectId = uid('prj');
+      const [a, b, dead] = [`${uid('a')}:443`, `${uid('b')}:443`, `${uid('d')}:443`];
+      for (const node of [a, b]) await store.heartbeatMediaNode(node, now);
+      await store.heartbeatMediaNode(dead, now - 100);
+      assert.equal(await other.openRoomOnNode(projectId, 'span', dead, now - 100), true);
+      // two nodes open the room at once: one starts it
+      const opened = await Promise.all([store.openRoomOnNode(projectId, 'span', a, now - 30), other.openRoomOnNode(projectId, 'span', b, now - 30)]);
+      assert.deepEqual(opened.filter(Boolean).length, 1, 'a node not seen since the bound holds nothing');
+      assert.equal(await store.openRoomOnNode(projectId, 'span', a, now - 30), false, 'opened again while b holds it');
+      assert.equal(await store.openRoomOnNode(uid('prj'), 'span', a, now - 30), true, 'the same room id in another project');
+      // both close at once: one finishes it
+      const closed = await Promise.all([store.closeRoomOnNode(projectId, 'span', a, now - 30), other.closeRoomOnNode(projectId, 'span', b, now - 30)]);
+      assert.deepEqual(closed.filter(Boolean).length, 1);
+      await other.openRoomOnNode(projectId, 'again', b, now - 30);
+      await store.clearMediaNode(b);
+      assert.equal(await store.openRoomOnNode(projectId, 'again', a, now - 30), true, 'a cleared node holds no room');
+    });
+
     it('changes the permissions of a row and deletes it; both do nothing for a participant without a row', async () => {
       const { store, other } = stores();
       const now = 2_000_000_000;

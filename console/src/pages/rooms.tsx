@@ -35,6 +35,13 @@ function StreamLine({ stream }: { stream: RtcPublishedStream }) {
   );
 }
 
+/** Where the room is held: its one media node, or every node of a room that spans several (it started on the first). */
+function mediaNodesLine(room: RtcRoom): string {
+  const nodes = room.media_nodes;
+  if (nodes.length > 1) return ` · media nodes ${nodes.join(', ')}`;
+  return room.media_node ? ` · media node ${room.media_node}` : '';
+}
+
 /** The participant's media quality, as its media node measured it at its last heartbeat. */
 function QualityCell({ quality }: { quality: RtcParticipantQuality | null }) {
   if (!quality) return <small>measuring…</small>;
@@ -156,7 +163,7 @@ export function RoomsPage({ projectId }: { projectId: string }) {
             <h2>{room.room_id}</h2>
             <button type="button" class="danger" onClick={() => end(room)}>End room</button>
           </div>
-          <p><small>Started {formatTime(room.started_at)}{room.media_node ? ` · media node ${room.media_node}` : ''} · {room.participants.length} participant{room.participants.length === 1 ? '' : 's'}</small></p>
+          <p><small>Started {formatTime(room.started_at)}{mediaNodesLine(room)} · {room.participants.length} participant{room.participants.length === 1 ? '' : 's'}</small></p>
           <TableScroll label={`Participants of ${room.room_id}`}>
             <table>
               <thead><tr><th scope="col">Participant</th><th scope="col">Role</th><th scope="col">May publish</th><th scope="col">Receives</th><th scope="col">Published streams</th><th scope="col">Quality</th><th scope="col">Actions</th></tr></thead>

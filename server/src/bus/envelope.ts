@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   MAX_DATA_DESTINATIONS, MAX_EMPTY_TIMEOUT_SECONDS, MAX_PARTICIPANT_ATTRIBUTES, MAX_PARTICIPANT_METADATA_BYTES, MAX_ROOM_METADATA_BYTES,
-  MAX_SERVER_DATA_BYTES,
+  MAX_SERVER_DATA_BYTES, ROLES,
 } from '@rtc/protocol';
 import type { BusEvent } from '../core/ports.ts';
 
@@ -44,9 +44,16 @@ const busEventSchema = z.discriminatedUnion('type', [
     streamId: z.number().int().positive(), muted: z.boolean(),
   }),
   z.strictObject({
+    type: z.literal('media.members'), projectId: id, roomId: z.string().min(1).max(512), node: id,
+    members: z.array(z.strictObject({
+      participantId: id, userId: z.string().min(1).max(512), role: z.enum(ROLES), metadata: z.string().max(MAX_PARTICIPANT_METADATA_BYTES),
+      attributes: z.record(z.string().max(256), z.string().max(4096)).refine((a) => Object.keys(a).length <= MAX_PARTICIPANT_ATTRIBUTES),
+    })).max(1024), left: z.array(id).max(1024), whole: z.boolean(), ask: z.boolean(),
+  }),
+  z.strictObject({
     type: z.literal('media.streams'), projectId: id, roomId: z.string().min(1).max(512), node: id, url: z.string().regex(/^wss?:\/\/[^\s/]+$/).max(300),
     streams: z.array(z.strictObject({
-      streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video']), layers: z.number().int().min(1).max(8),
+      streamId: z.number().int().positive().max(0xffff_ffff), kind: z.enum(['audio', 'video', 'data']), layers: z.number().int().min(1).max(8),
       participantId: id, userId: z.string().min(1).max(512), muted: z.boolean(),
     })).max(1024),
     ask: z.boolean(),

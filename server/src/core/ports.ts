@@ -1,4 +1,4 @@
-import type { WebhookEventType } from '@rtc/protocol';
+import type { Role, WebhookEventType } from '@rtc/protocol';
 /** The ports every module shares, in domain terms; adapters implement them (memory, SQLite, Redis, ...). */
 
 /** The database behind the store answers (readiness). */
@@ -131,16 +131,35 @@ export type BusEvent =
    * how the room's other nodes learn what to relay (docs/protocol/relay.md). `ask`: sent at a join,
    * the other nodes holding the room answer with theirs.
    */
+  /**
+   * Who is joined in a room on one media node: the room's other nodes show them to their members
+   * (docs/protocol/media.md, "Rooms across media nodes"). `whole`: `members` is everyone joined there
+   * (an empty list: nobody); otherwise `members` joined or changed and `left` left. `ask`: sent as the
+   * room opens on the node, the other nodes holding it answer with their whole list.
+   */
+  | {
+    readonly type: 'media.members'; readonly projectId: string; readonly roomId: string; readonly node: string;
+    readonly members: readonly SpanMember[]; readonly left: readonly string[]; readonly whole: boolean; readonly ask: boolean;
+  }
   | {
     readonly type: 'media.streams'; readonly projectId: string; readonly roomId: string; readonly node: string; readonly url: string;
     readonly streams: readonly OriginStream[]; readonly ask: boolean;
   };
 
+/** A participant joined on one media node, as that node tells the room's other nodes (media/node/room-span.ts). */
+export interface SpanMember {
+  readonly participantId: string;
+  readonly userId: string;
+  readonly role: Role;
+  readonly metadata: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
 /** A stream as its origin node announces it to the room's other nodes. */
 export interface OriginStream {
   readonly streamId: number;
-  readonly kind: 'audio' | 'video';
-  /** Its simulcast layers (1: one layer, and audio). */
+  readonly kind: 'audio' | 'video' | 'data';
+  /** Its simulcast layers (1: one layer, and audio and data). */
   readonly layers: number;
   readonly participantId: string;
   readonly userId: string;

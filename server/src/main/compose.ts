@@ -53,10 +53,10 @@ export interface Services extends ServiceDeps<Store> {
 
 /**
  * Whether a live room whose media nodes are all full opens on another node (docs/operations/scale-out.md,
- * "Capacity and placement"). Off until media nodes relay a room's streams to each other: a room split
- * over two nodes without relays would be two rooms, so a full room stays on its node, counted as placed over capacity.
+ * "Rooms across media nodes"): its nodes relay its streams to each other and show each other's members,
+ * so a room over several nodes is still one room.
  */
-const ROOMS_SPAN_NODES = false;
+const ROOMS_SPAN_NODES = true;
 
 const placementPolicy = (config: Config): PlacementPolicy => ({ capacity: config.media.maxSessions, spill: ROOMS_SPAN_NODES });
 

@@ -32,7 +32,7 @@ describe('placement by load in the SQLite file of one data directory', () => {
   it('places from several processes\' connections as one: a burst over two connections fills each node once', async () => {
     const path = await fresh();
     const now = (): number => 1_800_000_000_000;
-    const [media, tokenA, tokenB] = [0, 1, 2].map(() => createSqliteMediaNodeDirectory(path, { capacity: 3, spill: false, nowMs: now }));
+    const [media, tokenA, tokenB] = [0, 1, 2].map(() => createSqliteMediaNodeDirectory(path, { capacity: 3, spill: true, nowMs: now }));
     opened.push(media!, tokenA!, tokenB!);
     const nodes = [1, 2].map((i) => ({ id: `127.0.0.1:${7880 + i}`, host: '127.0.0.1', port: 7880 + i }));
     const errors: unknown[] = [];

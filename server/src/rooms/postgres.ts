@@ -16,6 +16,22 @@ const LIVE_ROOM = '(emptied_at IS NULL OR emptied_at + empty_timeout > $1)';
 /** The class of the advisory locks that serialise a project's creations of rooms ahead (the other key: the project id's hash). */
 const ROOMS_AHEAD_LOCK_CLASS = 0x726f_6f6d; // 'room'
 
+/** The class of the advisory locks that serialise the nodes opening and closing one room (the other key: the room's hash). */
+const ROOM_NODES_LOCK_CLASS = 0x6e6f_6465; // 'node'
+
+/** Opens or closes a room on a node; true when no other node seen since `seenSince` holds it (it starts or finishes). */
+function roomOnNode(pool: pg.Pool, open: boolean, projectId: string, roomId: string, nodeId: string, seenSince: number): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ROOM_NODES_LOCK_CLASS, JSON.stringify([projectId, roomId])]);
+    await client.query(open
+      ? 'INSERT INTO room_nodes (project_id, room_id, node_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING'
+      : 'DELETE FROM room_nodes WHERE project_id = $1 AND room_id = $2 AND node_id = $3', [projectId, roomId, nodeId]);
+    const others = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM room_nodes r JOIN media_node_heartbeats h ON h.node_id = r.node_id
+      WHERE r.project_id = $1 AND r.room_id = $2 AND r.node_id <> $3 AND h.seen_at >= $4`, [projectId, roomId, nodeId, seenSince]);
+    return others.rows[0]?.n === 0;
+  });
+}
+
 /** The live record of a room, on the pool or inside a transaction. */
 async function roomRecordIn(db: pg.Pool | pg.PoolClient, projectId: string, roomId: string, now: number): Promise<RoomRecord | undefined> {
   const r = (await db.query<RoomSettingsRow>(`SELECT * FROM room_settings WHERE project_id = $2 AND room_id = $3 AND ${LIVE_ROOM}`,
@@ -160,15 +176,19 @@ export function postgresRoomStore(
     async clearMediaNode(nodeId) {
       await pool.query(`WITH nodes AS (SELECT $1::text AS node_id, (SELECT seen_at FROM media_node_heartbeats WHERE node_id = $1) AS seen_at),
         closed AS (${POSTGRES_CLOSE_NODE_SESSIONS}),
-        gone AS (DELETE FROM live_participants WHERE media_node = $1)
+        gone AS (DELETE FROM live_participants WHERE media_node = $1),
+        rooms AS (DELETE FROM room_nodes WHERE node_id = $1)
         DELETE FROM media_node_heartbeats WHERE node_id = $1`, [nodeId]);
     },
     async purgeMediaNodes(seenBefore) {
       const stale = await rows<{ node_id: string }>(`WITH nodes AS (DELETE FROM media_node_heartbeats WHERE seen_at < $1 RETURNING node_id, seen_at),
         closed AS (${POSTGRES_CLOSE_NODE_SESSIONS}),
-        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM nodes)) SELECT node_id FROM nodes`, [seenBefore]);
+        gone AS (DELETE FROM live_participants WHERE media_node IN (SELECT node_id FROM nodes)),
+        rooms AS (DELETE FROM room_nodes WHERE node_id IN (SELECT node_id FROM nodes)) SELECT node_id FROM nodes`, [seenBefore]);
       return stale.length;
     },
+    openRoomOnNode: (projectId, roomId, nodeId, seenSince) => roomOnNode(pool, true, projectId, roomId, nodeId, seenSince),
+    closeRoomOnNode: (projectId, roomId, nodeId, seenSince) => roomOnNode(pool, false, projectId, roomId, nodeId, seenSince),
     async insertRoomCutoff(c) {
       const r = await one<RoomCutoffRow>(`INSERT INTO room_cutoffs (project_id, room_id, user_id, cut_at, expires_at)
         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (project_id, room_id, user_id) DO UPDATE SET

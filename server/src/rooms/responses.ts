@@ -55,11 +55,17 @@ const roomParticipantSchema = responseComponent(z.strictObject({
   quality: participantQualitySchema.nullable().meta({
     description: 'its media quality over the media node\'s last heartbeat period; null until the first heartbeat after the join',
   }),
+  media_node: z.string().meta({ description: 'host:port of the media node the participant is joined on: a room may span several' }),
 }) satisfies z.ZodType<ParticipantView>, 'RoomParticipant');
 
 const roomFields = z.strictObject({
   room_id: z.string(),
-  media_node: z.string().nullable().meta({ description: 'host:port of the media node that holds the room; null while nobody is joined' }),
+  media_node: z.string().nullable().meta({
+    description: 'host:port of the media node the room started on, of those holding it now; null while nobody is joined',
+  }),
+  media_nodes: z.array(z.string()).meta({
+    description: 'host:port of every media node holding the room\'s participants now, the one it started on first; empty while nobody is joined',
+  }),
   started_at: epochSeconds.meta({
     description: 'when the room opened on its media node; while nobody is joined, when its settings were stored',
   }),

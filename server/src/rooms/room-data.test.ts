@@ -43,7 +43,7 @@ describe('room metadata, participant attributes, data messages and room settings
     const created = await call('POST', '', { room_id: 'rd-meta', metadata: 'v1', max_participants: 2, empty_timeout: 60 });
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.json<Room>(), {
-      room_id: 'rd-meta', media_node: null, started_at: created.json<{ started_at: number }>().started_at, metadata: 'v1',
+      room_id: 'rd-meta', media_node: null, media_nodes: [], started_at: created.json<{ started_at: number }>().started_at, metadata: 'v1',
       max_participants: 2, empty_timeout: 60, participants: [],
     });
     const again = await call('POST', '', { room_id: 'rd-meta', metadata: 'other' });

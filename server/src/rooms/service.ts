@@ -45,6 +45,7 @@ const participantView = (p: LiveParticipantRecord): ParticipantView => ({
     bitrate_in: p.quality.bitrateIn, bitrate_out: p.quality.bitrateOut, packet_loss_in: p.quality.packetLossIn,
     packet_loss_out: p.quality.packetLossOut, rtt_ms: p.quality.rttMs, layers: { ...p.quality.layers }, updated_at: p.quality.updatedAt,
   } : null,
+  media_node: p.mediaNode,
 });
 
 /** Participants of media nodes seen within the staleness bound (a crashed node's rows are ignored), of one room or a page's. */
@@ -64,7 +65,7 @@ export async function publishableStreams(deps: ServiceDeps<RoomServiceStore>, pr
  */
 function toRooms(participants: readonly LiveParticipantRecord[], records: readonly RoomRecord[]): RoomView[] {
   const byId = new Map(records.map((r) => [r.roomId, r]));
-  const rooms = new Map<string, { view: RoomView; participants: ParticipantView[] }>();
+  const rooms = new Map<string, { view: RoomView; participants: ParticipantView[]; nodes: Map<string, number> }>();
   for (const p of participants) {
     let room = rooms.get(p.roomId);
     if (!room) {
@@ -72,16 +73,23 @@ function toRooms(participants: readonly LiveParticipantRecord[], records: readon
       const settings = byId.get(p.roomId);
       room = {
         view: {
-          room_id: p.roomId, media_node: p.mediaNode, started_at: p.roomStartedAt, metadata: settings?.metadata ?? '',
+          room_id: p.roomId, media_node: p.mediaNode, media_nodes: [], started_at: p.roomStartedAt, metadata: settings?.metadata ?? '',
           max_participants: settings?.maxParticipants ?? 0, empty_timeout: settings?.emptyTimeout ?? 0, participants: list,
         },
         participants: list,
+        nodes: new Map(),
       };
       rooms.set(p.roomId, room);
     }
     room.participants.push(participantView(p));
+    // each node's room opened at its own time: the room started on the earliest (docs/reference/room-api.md, "Presence")
+    const opened = room.nodes.get(p.mediaNode);
+    if (opened === undefined || p.roomStartedAt < opened) room.nodes.set(p.mediaNode, p.roomStartedAt);
   }
-  const views = [...rooms.values()].map((r) => r.view);
+  const views: RoomView[] = [...rooms.values()].map(({ view, nodes }) => {
+    const order = [...nodes].sort((a, b) => a[1] - b[1]).map(([node]) => node);
+    return { ...view, media_node: order[0] ?? null, media_nodes: order, started_at: nodes.get(order[0] ?? '') ?? view.started_at };
+  });
   for (const r of records) {
     if (rooms.has(r.roomId) || r.emptiedAt === null) continue;
     views.push(recordView(r));
@@ -90,7 +98,7 @@ function toRooms(participants: readonly LiveParticipantRecord[], records: readon
 }
 
 const recordView = (r: RoomRecord): RoomView => ({
-  room_id: r.roomId, media_node: null, started_at: r.createdAt, metadata: r.metadata, max_participants: r.maxParticipants,
+  room_id: r.roomId, media_node: null, media_nodes: [], started_at: r.createdAt, metadata: r.metadata, max_participants: r.maxParticipants,
   empty_timeout: r.emptyTimeout, participants: [],
 });
 

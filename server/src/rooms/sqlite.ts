@@ -70,6 +70,11 @@ export function sqliteRoomStore(
     closeNodeSessions: db.prepare<{ nodeId: string }>(SQLITE_CLOSE_NODE_SESSIONS),
     clearNodeParticipants: db.prepare<[string]>('DELETE FROM live_participants WHERE media_node = ?'),
     clearNodeHeartbeat: db.prepare<[string]>('DELETE FROM media_node_heartbeats WHERE node_id = ?'),
+    clearNodeRooms: db.prepare<[string]>('DELETE FROM room_nodes WHERE node_id = ?'),
+    openRoomOnNode: db.prepare<[string, string, string]>('INSERT OR IGNORE INTO room_nodes (project_id, room_id, node_id) VALUES (?, ?, ?)'),
+    closeRoomOnNode: db.prepare<[string, string, string]>('DELETE FROM room_nodes WHERE project_id = ? AND room_id = ? AND node_id = ?'),
+    otherRoomNodes: db.prepare<[string, string, string, number], number>(`SELECT count(*) FROM room_nodes r
+      JOIN media_node_heartbeats h ON h.node_id = r.node_id WHERE r.project_id = ? AND r.room_id = ? AND r.node_id <> ? AND h.seen_at >= ?`).pluck(),
     staleNodes: db.prepare<[number], string>('SELECT node_id FROM media_node_heartbeats WHERE seen_at < ?').pluck(),
     insertRoomCutoff: db.prepare<[string, string, string, number, number], RoomCutoffRow>(`INSERT INTO room_cutoffs
       (project_id, room_id, user_id, cut_at, expires_at) VALUES (?, ?, ?, ?, ?)
@@ -103,6 +108,12 @@ export function sqliteRoomStore(
     q.closeNodeSessions.run({ nodeId });
     q.clearNodeParticipants.run(nodeId);
     q.clearNodeHeartbeat.run(nodeId);
+    q.clearNodeRooms.run(nodeId);
+  });
+  // the write first: the transaction holds the file's write lock from it, so two processes take turns
+  const roomOnNode = db.transaction((open: boolean, projectId: string, roomId: string, nodeId: string, seenSince: number): boolean => {
+    (open ? q.openRoomOnNode : q.closeRoomOnNode).run(projectId, roomId, nodeId);
+    return q.otherRoomNodes.get(projectId, roomId, nodeId, seenSince) === 0;
   });
   const purgeMediaNodes = db.transaction((seenBefore: number): number => {
     const stale = q.staleNodes.all(seenBefore);
@@ -191,6 +202,8 @@ export function sqliteRoomStore(
     async heartbeatMediaNode(nodeId, nowSec) { q.heartbeatMediaNode.run(nodeId, nowSec); },
     async clearMediaNode(nodeId) { clearMediaNode(nodeId); },
     async purgeMediaNodes(seenBefore) { return purgeMediaNodes(seenBefore); },
+    async openRoomOnNode(projectId, roomId, nodeId, seenSince) { return roomOnNode(true, projectId, roomId, nodeId, seenSince); },
+    async closeRoomOnNode(projectId, roomId, nodeId, seenSince) { return roomOnNode(false, projectId, roomId, nodeId, seenSince); },
     async insertRoomCutoff(c) {
       return toRoomCutoff(q.insertRoomCutoff.get(c.projectId, c.roomId, c.userId ?? EVERY_USER, c.cutAt, c.expiresAt)!);
     },

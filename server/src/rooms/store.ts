@@ -136,6 +136,14 @@ export interface MediaNodeStore {
   clearMediaNode(nodeId: string): Promise<void>;
   /** Drops the participants and heartbeats of media nodes last seen before `seenBefore` (crashed nodes); how many nodes. */
   purgeMediaNodes(seenBefore: number): Promise<number>;
+  /**
+   * A room opened on `nodeId` (its first member there joined): true when no other node seen since
+   * `seenSince` holds it, so the room starts now. One atomic step: of two nodes opening a room at once,
+   * one starts it.
+   */
+  openRoomOnNode(projectId: string, roomId: string, nodeId: string, seenSince: number): Promise<boolean>;
+  /** A room closed on `nodeId`: true when no other node seen since `seenSince` holds it, so the room finishes now. Atomic likewise. */
+  closeRoomOnNode(projectId: string, roomId: string, nodeId: string, seenSince: number): Promise<boolean>;
 }
 
 /**

@@ -103,3 +103,18 @@ export const GRANT_PERMISSIONS: Migration = {
 export const PERMISSION_SET_AT: Migration = {
   sql: (d) => `ALTER TABLE grant_permissions ADD COLUMN set_at ${d.bigint} NOT NULL DEFAULT 0;`,
 };
+
+/**
+ * The media nodes each room is open on (docs/operations/scale-out.md, "Rooms across media nodes"): a
+ * room that spans nodes starts when the first opens it and finishes when the last closes it, agreed
+ * here once.
+ */
+export const ROOM_NODES: Migration = {
+  sql: () => `CREATE TABLE room_nodes (
+     project_id TEXT NOT NULL,
+     room_id TEXT NOT NULL,
+     node_id TEXT NOT NULL,
+     PRIMARY KEY (project_id, room_id, node_id)
+   );
+   CREATE INDEX room_nodes_node ON room_nodes(node_id);`,
+};

@@ -4,7 +4,7 @@ import { CUSTOMER_TABLES, PROJECT_CUTOFFS } from '../customers/tables.ts';
 import { KEY_RING } from '../keys/tables.ts';
 import {
   GRANT_PERMISSIONS, LIVE_PARTICIPANTS, PARTICIPANT_QUALITY, PERMISSION_SET_AT, PUBLISHED_STREAMS, ROOM_CUTOFFS, ROOM_SETTINGS,
-  ROOM_STARTED_AT,
+  ROOM_NODES, ROOM_STARTED_AT,
 } from '../rooms/tables.ts';
 import { MEDIA_SESSIONS, SESSION_USAGE } from '../sessions/tables.ts';
 import { MEDIA_NODE_DIRECTORY } from '../placement/tables.ts';
@@ -39,6 +39,7 @@ const HISTORY: readonly (readonly Migration[])[] = [
   [GRANT_PERMISSIONS],
   [PERMISSION_SET_AT],
   [MEDIA_NODE_DIRECTORY],
+  [ROOM_NODES],
 ];
 
 /** The SQL of every schema version on one database, oldest first: version n is the entry at n - 1. */

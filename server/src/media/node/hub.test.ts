@@ -20,7 +20,8 @@ const store: MediaHubOptions['store'] = {
   isRevoked: async () => false, listRevocations: nothing, projectCutoff: none, listProjectCutoffs: nothing,
   roomCutoff: none, listRoomCutoffs: nothing, getRoomRecord: none, grantPermissions: none,
   upsertLiveParticipant: done, deleteLiveParticipant: done, setLiveStreams: done, setLiveQuality: done,
-  heartbeatMediaNode: done, clearMediaNode: done, purgeMediaNodes: async () => 0,
+  heartbeatMediaNode: done, clearMediaNode: done, purgeMediaNodes: async () => 0, openRoomOnNode: async () => true, closeRoomOnNode: async () => true,
+  listLiveParticipants: nothing,
   setRoomEmptiedAt: done, purgeRoomRecords: async () => 0, putGrantPermissions: done, purgeGrantPermissions: async () => 0,
   openMediaSession: done, closeMediaSession: done,
 };

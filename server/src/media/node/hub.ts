@@ -6,11 +6,12 @@ import { GrantGuard, type GuardStore } from '../../grant-guard/guard.ts';
 import { GrantHolders } from '../../grant-guard/grant-holders.ts';
 import type { Clock, EventBus, ProjectEvents } from '../../core/ports.ts';
 import type { ProjectCutoffRecord } from '../../customers/store.ts';
-import type { GrantPermissionStore, RoomCutoffRecord, RoomSettingsStore } from '../../rooms/store.ts';
+import type { GrantPermissionStore, LiveParticipantStore, RoomCutoffRecord, RoomSettingsStore } from '../../rooms/store.ts';
+import { MEDIA_NODE_STALE_SECONDS } from '../../rooms/presence.ts';
 import type { GrantKeys, MediaGrant } from '../session/grant-check.ts';
 import { MAX_CLIENT_MESSAGE_BYTES, MEDIA_PATH, REPLAY_WINDOW, type MediaLimits, type ParticipantLeftReason } from '@rtc/protocol';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_SWEEP_INTERVAL_MS, IDLE_TIMEOUT_MS } from './limits.ts';
-import { Room, roomKey, type PublicationListener, type RoomSettings, type Stream } from '../room/room.ts';
+import { Room, roomKey, type PublicationListener, type RemoteMember, type RoomSettings, type Stream } from '../room/room.ts';
 import { Session, type SessionHost } from '../session/session.ts';
 import type { Permissions } from '../session/session-grants.ts';
 import { Recorder, type RecorderStore } from './recorder.ts';
@@ -19,10 +20,12 @@ import { MediaStats } from '../../metrics/media-stats.ts';
 import type { LiveCounts } from '../../metrics/metrics.ts';
 import type { RtcOptions } from '../webrtc/options.ts';
 import type { RelayRouter } from '../relayed/relay-router.ts';
+import { RoomSpan } from './room-span.ts';
 
 export interface MediaHubOptions {
   readonly keys: GrantKeys;
-  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'> & Pick<GrantPermissionStore, 'grantPermissions'>;
+  readonly store: GuardStore & RecorderStore & Pick<RoomSettingsStore, 'getRoomRecord'> & Pick<GrantPermissionStore, 'grantPermissions'>
+    & Pick<LiveParticipantStore, 'listLiveParticipants'>;
   readonly bus: EventBus;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -34,8 +37,9 @@ export interface MediaHubOptions {
   /** Where participant and room events are recorded for webhooks. */
   readonly events?: ProjectEvents | undefined;
   /**
-   * Whether events name this node in `media_node`: only where there are several (a cluster's media
-   * node directory); on a single node it is null (docs/reference/webhooks.md).
+   * Whether there may be several media nodes (a media node directory: a cluster's, or the workers'
+   * of one machine): events name this node in `media_node` (null on a single node,
+   * docs/reference/webhooks.md), and a room may span nodes (room-span.ts).
    */
   readonly nodeInEvents?: boolean | undefined;
   /**
@@ -46,6 +50,9 @@ export interface MediaHubOptions {
   /** WebRTC media (docs/protocol/media.md, "WebRTC media"); undefined: only WebSocket frames. */
   readonly rtc?: RtcOptions | undefined;
 }
+
+/** Rooms about to open here whose other nodes' members were read, at most (a refused join leaves its read behind). */
+const MAX_PENDING_SEEDS = 1024;
 
 /**
  * The media server's state: rooms keyed by (project, room id), every open session, the sessions
@@ -80,6 +87,12 @@ export class MediaHub implements SessionHost {
   private readonly onRevocationClose: ((seconds: number) => void) | undefined;
   /** Relays of this node's rooms to and from the other media nodes (media/relayed/relay-router.ts). */
   private relay: RelayRouter | undefined;
+  /** The room's members on the other media nodes (room-span.ts); from `startPresence` on. */
+  private span: RoomSpan | undefined;
+  /** Members of other nodes read from the store for a room about to open here, by room key. */
+  private readonly seeds = new Map<string, RemoteMember[]>();
+  private readonly bus: EventBus;
+  private readonly severalNodes: boolean;
   /** Rooms tell the hub what their members publish: recorded in the store and as webhook events. */
   private readonly publications: PublicationListener = {
     published: (stream) => this.publicationsChanged(stream, 'track.published'),
@@ -93,6 +106,8 @@ export class MediaHub implements SessionHost {
     this.logger = options.logger;
     this.store = options.store;
     this.clock = options.clock;
+    this.bus = options.bus;
+    this.severalNodes = options.nodeInEvents ?? false;
     this.recorder = new Recorder({
       store: options.store, clock: options.clock, logger: options.logger, events: options.events, nodeInEvents: options.nodeInEvents,
     });
@@ -104,7 +119,12 @@ export class MediaHub implements SessionHost {
       clientTracking: false,
     });
     // changes of the room service API; revocations and archives reach the guard
-    this.unsubscribe = options.bus.subscribe((event) => applyRoomCommand(event, this.participants, this.rooms));
+    this.unsubscribe = options.bus.subscribe((event) => {
+      applyRoomCommand(event, this.participants, this.rooms);
+      const session = event.type === 'participant.metadata' ? this.participants.get(event.participantId) : undefined;
+      const room = session?.isJoined ? this.rooms.get(roomKey(session.projectId, session.roomId)) : undefined;
+      if (session && room) this.span?.changed(room, session);
+    });
     this.guard = GrantGuard.watch({
       store: options.store, bus: options.bus, clock: options.clock,
       onRevoked: (grantId) => this.revoke(grantId),
@@ -139,8 +159,15 @@ export class MediaHub implements SessionHost {
    * the node announces itself; docs/reference/room-api.md, "Presence"), from before the first join:
    * clears what an earlier run of the node left (a crash) and tells the store it is alive.
    */
-  startPresence(nodeId: string): Promise<void> {
-    return this.recorder.startPresence(nodeId, () => this.participants.values());
+  async startPresence(nodeId: string): Promise<void> {
+    await this.recorder.startPresence(nodeId, () => this.participants.values());
+    if (!this.severalNodes) return;
+    this.span = new RoomSpan({
+      bus: this.bus, nodeId, logger: this.logger, now: () => this.clock.nowMs(), room: (projectId, roomId) => this.openRoom(projectId, roomId),
+      rooms: () => this.rooms.values(),
+      listed: async (room) => new Set((await this.store.listLiveParticipants(room.projectId, room.roomId, this.nowSec() - MEDIA_NODE_STALE_SECONDS))
+        .map((p) => p.participantId)),
+    });
   }
 
   /** The joined sessions, WebRTC and WebSocket-only alike (their node's load, docs/operations/scale-out.md). */
@@ -190,6 +217,8 @@ export class MediaHub implements SessionHost {
     if (!room) {
       room = new Room(projectId, roomId, () => this.clock.nowMs(), settings, this.publications);
       this.rooms.set(key, room);
+      this.span?.seed(room, this.seeds.get(key) ?? []);
+      this.seeds.delete(key);
     }
     return room;
   }
@@ -203,6 +232,8 @@ export class MediaHub implements SessionHost {
     }
     // an open room's settings are current: the room service API's changes reach it over the bus
     if (this.rooms.has(roomKey(projectId, roomId))) return undefined;
+    // who the room's other nodes hold, for the room about to open here (room-span.ts)
+    if (this.span) await this.readSeeds(projectId, roomId);
     try {
       const record = await this.store.getRoomRecord(projectId, roomId, this.nowSec());
       return record && { metadata: record.metadata, maxParticipants: record.maxParticipants, emptyTimeout: record.emptyTimeout };
@@ -210,6 +241,22 @@ export class MediaHub implements SessionHost {
       // the join goes on without them (no metadata, the node's own bound) rather than fail on a store hiccup
       this.logger.warn({ err }, 'media: reading a room\'s settings failed');
       return undefined;
+    }
+  }
+
+  /** The participants the store lists on the room's other nodes, kept for the room's opening here; none on a failed read. */
+  private async readSeeds(projectId: string, roomId: string): Promise<void> {
+    try {
+      const live = await this.store.listLiveParticipants(projectId, roomId, this.nowSec() - MEDIA_NODE_STALE_SECONDS);
+      // those of joins that were refused are never taken: bounded
+      if (this.seeds.size >= MAX_PENDING_SEEDS) this.seeds.clear();
+      this.seeds.set(roomKey(projectId, roomId), live.map((p) => ({
+        participantId: p.participantId, userId: p.userId, role: p.role as RemoteMember['role'], metadata: p.metadata,
+        attributes: p.attributes, node: p.mediaNode,
+      })));
+    } catch (err) {
+      // the other nodes' answers to this node's announcement list them soon after
+      this.logger.warn({ err }, 'media: reading the room\'s participants on other nodes failed');
     }
   }
 
@@ -224,7 +271,7 @@ export class MediaHub implements SessionHost {
   }
 
   dropIfEmpty(room: Room): void {
-    if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.rooms.delete(room.key);
+    if (room.members.size === 0 && room.emptyTimer === undefined && this.rooms.get(room.key) === room) this.closeRoom(room);
   }
 
   joined(session: Session, grant: MediaGrant): void {
@@ -237,6 +284,7 @@ export class MediaHub implements SessionHost {
     clearTimeout(room.emptyTimer);
     room.emptyTimer = undefined;
     this.recorder.joined(session, grant, room, firstOfRoom);
+    this.span?.joined(room, session);
     this.relay?.roomChanged(room.projectId, room.roomId, true);
   }
 
@@ -253,9 +301,13 @@ export class MediaHub implements SessionHost {
     this.logger.debug({ participantId: session.participantId }, 'media: participant left');
     if (this.participants.get(session.participantId) === session) this.participants.delete(session.participantId);
     // a room with an empty_timeout is kept that long (docs/reference/room-api.md, "Room settings"): it
-    // finishes then, unless somebody joins meanwhile
-    const keep = lastOfRoom && room.settings.emptyTimeout > 0;
-    if (lastOfRoom) {
+    // finishes then, unless somebody joins meanwhile; a room still held by other nodes is theirs to keep
+    const spanned = room.remote.size > 0;
+    const keep = lastOfRoom && room.settings.emptyTimeout > 0 && !spanned;
+    this.span?.left(room, session);
+    if (lastOfRoom && spanned) {
+      this.closeRoom(room);
+    } else if (lastOfRoom) {
       const emptiedAt = this.nowSec();
       this.recorder.roomEmptied(room, emptiedAt);
       if (keep) {
@@ -264,18 +316,23 @@ export class MediaHub implements SessionHost {
         room.emptyTimer = setTimeout(() => this.finishRoom(room), Math.max(0, room.expiresAtMs - this.clock.nowMs()));
         room.emptyTimer.unref();
       } else {
-        this.rooms.delete(room.key);
+        this.closeRoom(room);
       }
     }
-    this.recorder.left(session, room, lastOfRoom && !keep);
+    this.recorder.left(session, room, lastOfRoom && !keep, lastOfRoom && spanned);
     this.relay?.roomChanged(room.projectId, room.roomId);
+  }
+
+  private closeRoom(room: Room): void {
+    this.rooms.delete(room.key);
+    this.span?.forget(room);
   }
 
   /** The empty_timeout of a room nobody joined again ran out: it finishes. */
   private finishRoom(room: Room): void {
     room.emptyTimer = undefined;
     if (room.members.size > 0 || this.rooms.get(room.key) !== room) return;
-    this.rooms.delete(room.key);
+    this.closeRoom(room);
     this.logger.debug({ projectId: room.projectId, roomId: room.roomId }, 'media: room finished after its empty timeout');
     this.recorder.roomFinished(room);
   }
@@ -373,6 +430,8 @@ export class MediaHub implements SessionHost {
     this.recorder.stop();
     for (const room of this.rooms.values()) clearTimeout(room.emptyTimer);
     for (const session of [...this.sessions]) session.close('going_away');
+    // after the sessions: the room's other nodes are told that its members here left
+    this.span?.close();
     await this.recorder.close();
   }
 }

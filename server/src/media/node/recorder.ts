@@ -114,12 +114,14 @@ export class Recorder {
     const record = this.presenceOf(session, room);
     if (record) this.streamsWritten.set(session, JSON.stringify(record.streams));
     if (room.members.size === 1) this.writeRoom(room, (store) => store.setRoomEmptiedAt(room.projectId, room.roomId, null, this.nowSec()));
-    const count = room.members.size;
+    // the whole room's, on every node (docs/reference/webhooks.md)
+    const count = room.participantCount;
     const history = this.historyOf(session, grant);
     this.writePresence(session, async (store) => {
       if (record) await this.quietly(session, store.upsertLiveParticipant(record));
       await this.quietly(session, store.openMediaSession(history));
-      if (firstOfRoom) await this.record(session, 'room.started', { num_participants: count });
+      // opened on this node: the room starts unless another node holds it already
+      if (firstOfRoom && await this.claim(true, room)) await this.record(session, 'room.started', { num_participants: count });
       await this.record(session, 'participant.joined', { num_participants: count });
     });
   }
@@ -163,11 +165,12 @@ export class Recorder {
 
   /**
    * A session left `room`: its presence row goes, its history row closes, then `participant.left`
-   * and, when `finished`, `room.finished`.
+   * and, when `finished` and no other node holds the room, `room.finished`. `spanned`: this node
+   * thought other nodes held the room and did not record it empty; if none does, it is recorded now.
    */
-  left(session: Session, room: Room, finished: boolean): void {
-    // the count after the leave, on this node (docs/reference/webhooks.md)
-    const count = room.members.size;
+  left(session: Session, room: Room, finished: boolean, spanned = false): void {
+    // the count after the leave, of the whole room (docs/reference/webhooks.md)
+    const count = room.participantCount;
     const reason = session.leftReason;
     const leftAt = this.nowSec();
     const usage = { usageKind: usageKindOf(PRICE_LIST, session.usage.videoPixels), relayed: session.usage.relayed };
@@ -175,13 +178,33 @@ export class Recorder {
       if (this.nodeId !== undefined) await this.quietly(session, store.deleteLiveParticipant(session.participantId));
       await this.quietly(session, store.closeMediaSession(session.participantId, leftAt, reason, usage));
       await this.record(session, 'participant.left', { reason, num_participants: count });
-      if (finished) await this.record(session, 'room.finished', { num_participants: 0 });
+      if (!finished || !await this.claim(false, room)) return;
+      if (spanned) await this.quietly(session, this.store.setRoomEmptiedAt(room.projectId, room.roomId, leftAt, leftAt));
+      await this.record(session, 'room.finished', { num_participants: 0 });
     });
   }
 
   /** A room kept through its empty_timeout finished. */
   roomFinished(room: Room): void {
-    this.writeRoom(room, () => this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId, num_participants: 0 }));
+    this.writeRoom(room, async () => {
+      if (await this.claim(false, room)) await this.recordEvent(room.projectId, 'room.finished', { room_id: room.roomId, num_participants: 0 });
+    });
+  }
+
+  /**
+   * Opens or closes `room` on this node in the store: true when the room starts or finishes with it,
+   * no other live node holding it (docs/operations/scale-out.md, "Rooms across media nodes"). Without
+   * presence, or when the store fails, this node's view decides.
+   */
+  private async claim(open: boolean, room: Room): Promise<boolean> {
+    if (this.nodeId === undefined) return true;
+    const seenSince = this.nowSec() - MEDIA_NODE_STALE_SECONDS;
+    try {
+      return await (open ? this.store.openRoomOnNode : this.store.closeRoomOnNode)(room.projectId, room.roomId, this.nodeId, seenSince);
+    } catch (err) {
+      this.logger.warn({ err, roomId: room.roomId }, 'media: agreeing on the room\'s start or finish failed');
+      return room.remote.size === 0;
+    }
   }
 
   /** The session history's row of a session that joined (docs/console.md, "Session history"). */

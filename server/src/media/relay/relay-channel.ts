@@ -29,6 +29,8 @@ export interface RelayHandlers {
   onStreamKey?(track: number, epoch: number, key: Buffer): void;
   /** The origin's stream is gone (unpublished, or its publisher left this node). */
   onStreamEnd?(track: number): void;
+  /** A sealed media frame of a WebSocket stream (`data`) under `track`, as its publisher sent it. */
+  onFrame?(track: number, frame: Buffer): void;
 }
 
 /** How often a link checks its peer (WebSocket ping) and keeps its UDP path open, unless told otherwise. */
@@ -149,6 +151,11 @@ export class RelayChannel implements DatagramReceiver {
     return this.control({ type: 'stream_end', track });
   }
 
+  /** Sends a sealed media frame of a WebSocket stream, in order with the control messages. */
+  sendFrame(track: number, frame: Uint8Array): boolean {
+    return this.control({ type: 'frame', track, frame: Buffer.from(frame).toString('base64url') });
+  }
+
   /** Seals and sends one RTP packet; false while the peer's UDP address is not known or the link is closed. */
   sendRtp(track: number, layer: number, packet: Uint8Array): boolean {
     return this.datagram(DatagramType.rtp, track, layer, packet);
@@ -216,6 +223,7 @@ export class RelayChannel implements DatagramReceiver {
       case 'nack_miss': return h.onNackMiss?.(message.track, message.layer, message.seqs);
       case 'stream_key': return h.onStreamKey?.(message.track, message.epoch, fromB64u(message.key)!);
       case 'stream_end': return h.onStreamEnd?.(message.track);
+      case 'frame': return h.onFrame?.(message.track, fromB64u(message.frame)!);
     }
   }
 

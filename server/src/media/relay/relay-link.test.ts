@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { makeCertificate } from '../../../../test/helpers/tls.ts';
 import { after, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
+import { MAX_CLIENT_MESSAGE_BYTES } from '@rtc/protocol';
 import { inbox, noReconnect, onCleanup, openEndpoint, relayCleanup, ring, startLink, startNode, STREAM, type RelayNode } from '../../../../test/helpers/relay-nodes.ts';
 import { realTimer, type SetTimer } from './relay-endpoint.ts';
 import { reconnectDelay } from './relay-link.ts';
@@ -28,7 +29,7 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
       onRtp: (t, l, p) => atOrigin.rtp.push([t, l, p]),
       onUnsubscribe: (t) => atOrigin.unsubscribe.push(t),
     };
-    const atRelaying = { rtp: inbox<[number, number, Buffer]>(), rtcp: inbox<[number, number, Buffer]>(), key: inbox<[number, number, Buffer]>(), end: inbox<number>(), subscribe: inbox<[number, unknown, readonly number[]]>() };
+    const atRelaying = { frame: inbox<[number, Buffer]>(), rtp: inbox<[number, number, Buffer]>(), rtcp: inbox<[number, number, Buffer]>(), key: inbox<[number, number, Buffer]>(), end: inbox<number>(), subscribe: inbox<[number, unknown, readonly number[]]>() };
     const { link: l, ups } = startLink({
       endpoint: relaying, url: origin.url, peerNode: '127.0.0.1:7001',
       handlers: {
@@ -36,6 +37,7 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
         onRtcp: (t, la, p) => atRelaying.rtcp.push([t, la, p]),
         onStreamKey: (t, e, k) => atRelaying.key.push([t, e, k]),
         onStreamEnd: (t) => atRelaying.end.push(t),
+        onFrame: (t, f) => atRelaying.frame.push([t, f]),
         onSubscribe: (t, s, la) => atRelaying.subscribe.push([t, s, la]),
       },
     });
@@ -60,6 +62,11 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     accepted.sendRtcp(11, 2, sr);
     assert.deepEqual(await atRelaying.rtcp.next(), [11, 2, sr]);
 
+    // a sealed frame of a WebSocket stream, up to a client's largest message, in order on the control channel
+    const frames = [randomBytes(10), randomBytes(MAX_CLIENT_MESSAGE_BYTES)];
+    for (const f of frames) assert.ok(accepted.sendFrame(11, f));
+    for (const f of frames) assert.deepEqual(await atRelaying.frame.next(), [11, f]);
+
     // relaying node to origin: feedback collapsed at the relaying node
     assert.ok(l.requestKeyFrame(11, 2));
     assert.deepEqual(await atOrigin.keyFrame.next(), [11, 2]);
@@ -78,6 +85,8 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     // a message the peer would refuse is never sent: the link stays up
     assert.throws(() => l.requestKeyFrame(11, 8), TypeError);
     assert.throws(() => accepted.sendStreamKey(11, 0, key), TypeError);
+    assert.throws(() => accepted.sendFrame(11, new Uint8Array(0)), TypeError);
+    assert.throws(() => accepted.sendFrame(11, new Uint8Array(MAX_CLIENT_MESSAGE_BYTES + 3)), TypeError);
     assert.throws(() => l.subscribe(0, STREAM, [0]), TypeError);
     assert.throws(() => l.subscribe(12, { ...STREAM, room_id: '' }, [0]), TypeError);
     accepted.endStream(11);

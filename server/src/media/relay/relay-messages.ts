@@ -3,6 +3,7 @@
  * frames, then control messages sealed in binary frames. Parsing is strict: anything else is a
  * protocol error, and nothing a peer sends is echoed back.
  */
+import { MAX_CLIENT_MESSAGE_BYTES } from '@rtc/protocol';
 import { fromB64u } from '../../core/encoding.ts';
 
 export const RELAY_PATH = '/v1/media/relay';
@@ -15,8 +16,10 @@ export const MAX_LAYER = 7;
 /** NACK misses of one message, at most. */
 export const MAX_NACK_SEQUENCES = 512;
 const MAX_ID_LENGTH = 256;
-/** Largest control or handshake message, in bytes. */
-export const MAX_CONTROL_BYTES = 16_384;
+/** Largest media frame a `frame` message carries: a client's largest message. */
+export const MAX_RELAYED_FRAME_BYTES = MAX_CLIENT_MESSAGE_BYTES;
+/** Largest control or handshake message, in bytes: a `frame` message of the largest frame, sealed. */
+export const MAX_CONTROL_BYTES = 96 * 1024;
 
 /** WebSocket close codes of a relay link (docs/protocol/relay.md, "Close codes"). */
 export const RelayClose = {
@@ -51,7 +54,9 @@ export type RelayControl =
   | { readonly type: 'key_frame'; readonly track: number; readonly layer: number }
   | { readonly type: 'nack_miss'; readonly track: number; readonly layer: number; readonly seqs: readonly number[] }
   | { readonly type: 'stream_key'; readonly track: number; readonly epoch: number; readonly key: string }
-  | { readonly type: 'stream_end'; readonly track: number };
+  | { readonly type: 'stream_end'; readonly track: number }
+  /** A sealed media frame of a WebSocket stream (`data`), as its publisher sent it (b64u). */
+  | { readonly type: 'frame'; readonly track: number; readonly frame: string };
 
 type Fields = Record<string, unknown>;
 
@@ -121,6 +126,12 @@ export function parseControl(text: string): RelayControl | undefined {
       const seqs = o['seqs'];
       const ok = exactly(o, ['type', 'track', 'layer', 'seqs']) && track && isLayer(o['layer']) && Array.isArray(seqs) &&
         seqs.length > 0 && seqs.length <= MAX_NACK_SEQUENCES && seqs.every((s) => isUint(s, 0xffff));
+      return ok ? o as unknown as RelayControl : undefined;
+    }
+    case 'frame': {
+      const frame = o['frame'];
+      const ok = exactly(o, ['type', 'track', 'frame']) && track && typeof frame === 'string'
+        && frame.length <= Math.ceil(MAX_RELAYED_FRAME_BYTES * 4 / 3) && (fromB64u(frame)?.length ?? 0) > 0;
       return ok ? o as unknown as RelayControl : undefined;
     }
     case 'stream_key':

@@ -33,6 +33,7 @@ function sink(): FakeSink {
     sendRtp: (_track, layer, packet) => Boolean(s.rtp.push({ layer, seq: Buffer.from(packet).readUInt16BE(2), bytes: Buffer.from(packet) })),
     sendStreamKey: (_track, epoch, key) => Boolean(s.keys.push({ epoch, key: Buffer.from(key) })),
     endStream: () => Boolean(++s.ended),
+    sendFrame: () => true,
   };
   return s;
 }

@@ -14,6 +14,7 @@ export interface RelayConsumerSink {
   sendRtp(track: number, layer: number, packet: Uint8Array): boolean;
   sendStreamKey(track: number, epoch: number, key: Uint8Array): boolean;
   endStream(track: number): boolean;
+  sendFrame(track: number, frame: Uint8Array): boolean;
 }
 
 /** Packets kept per layer for NACK misses (about 1.5 s of 720p video, as a down track keeps). */
@@ -64,6 +65,13 @@ export class RelayConsumer implements StreamRelay {
     }
     this.sent += 1;
     return this.sink.sendRtp(this.track, packet.layer, bytes);
+  }
+
+  /** A sealed media frame of a WebSocket stream: sent on while the remote node wants its one layer. */
+  forwardFrame(frame: Buffer): boolean {
+    if (!this.wanted.has(0)) return false;
+    this.sent += 1;
+    return this.sink.sendFrame(this.track, frame);
   }
 
   /** The remote node's subscribers need a key frame of `layer`. */

@@ -7,7 +7,7 @@
  * history), and takes the stream's key from the origin, delivered to the local subscribers inside
  * their sealed sessions as for a stream published here.
  */
-import { REPLAY_WINDOW, ReplayWindow, type MediaKind, type ServerControl } from '@rtc/protocol';
+import { KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type ServerControl } from '@rtc/protocol';
 import type { RelayStreamRef } from '../relay/index.ts';
 import { NackRequester } from '../rtp/nack-requester.ts';
 import type { KeyFrameSource, Member } from '../room/member.ts';
@@ -97,6 +97,15 @@ export class RelayFeed {
     this.stream.forwardRtp(retransmitted ? { ...packet, recoveredAfterMs: this.nacks.get(layer)!.recoveredAfterMs } : packet, nowMs);
   }
 
+  /**
+   * A sealed media frame of a WebSocket stream (`data`): queued for each local subscriber as the
+   * origin queues it for its own (the origin authenticated it; each client checks it again).
+   */
+  onFrame(frame: Buffer): void {
+    if (!this.stream.live || this.o.kind !== 'data' || this.stream.muted) return;
+    for (const member of this.stream.subscribers) member.pushMedia(KIND_CODE.data, frame);
+  }
+
   /** Sends the origin the packets still missing (NACK misses); the owner calls it on a short timer. */
   flushNacks(): void {
     const nowMs = this.o.now();
@@ -144,7 +153,7 @@ export class RelayFeed {
   }
 
   private neededLayers(): number[] {
-    if (this.o.kind === 'audio') return [0];
+    if (this.o.kind !== 'video') return [0];
     const targets = this.stream.downTargets();
     if (targets.length === 0) return [];
     const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.o.layerCount - 1)));

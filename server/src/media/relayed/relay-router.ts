@@ -93,8 +93,8 @@ export class RelayRouter {
 
   private announce(projectId: string, roomId: string, ask: boolean): void {
     const room = this.o.room(projectId, roomId);
-    // audio and video cross over RTP; a stream of WebSocket frames does not (yet)
-    const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live || s.kind === 'data' ? [] : [{
+    // audio and video cross over RTP, a stream of WebSocket frames (data) in `frame` messages
+    const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live ? [] : [{
       streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
     }]) : [];
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
@@ -159,6 +159,7 @@ export class RelayRouter {
     const feeds = new Map<number, { key: string; feed: RelayFeed }>();
     const handlers: RelayHandlers = {
       onRtp: (track, layer, packet) => feeds.get(track)?.feed.onRtp(layer, packet),
+      onFrame: (track, frame) => feeds.get(track)?.feed.onFrame(frame),
       onStreamKey: (track, epoch, key) => this.keyed(peer, track, epoch, key),
       onStreamEnd: (track) => {
         const f = feeds.get(track);

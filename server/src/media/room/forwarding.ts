@@ -29,5 +29,7 @@ export function forwardFrame(
   // authenticated all the same: a muted stream's publisher still breaks the protocol with a bad frame
   if (stream.muted) return 'muted';
   for (const subscriber of stream.subscribers) subscriber.pushMedia(header.kind, message);
+  // the room's other media nodes that asked for it (docs/protocol/relay.md, "In the media path")
+  for (const relay of stream.relayed) relay.forwardFrame(message);
   return 'forwarded';
 }

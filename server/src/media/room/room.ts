@@ -1,4 +1,5 @@
 import type { MediaKind, ParticipantInfo, ServerControl, StreamInfo, StreamSource } from '@rtc/protocol';
+import type { SpanMember } from '../../core/ports.ts';
 import { MAX_ROOM_PARTICIPANTS } from '../node/limits.ts';
 import type { Member } from './member.ts';
 import { Stream } from './stream.ts';
@@ -28,6 +29,12 @@ export interface RoomSettings {
   readonly emptyTimeout: number;
 }
 
+/** A member of the room joined on another media node (media/node/room-span.ts): shown to this node's members as one of theirs. */
+export interface RemoteMember extends SpanMember {
+  /** `host:port` of its media node. */
+  readonly node: string;
+}
+
 export const DEFAULT_ROOM_SETTINGS: RoomSettings = { metadata: '', maxParticipants: 0, emptyTimeout: 0 };
 
 /** A room of one project: its members by user id and its streams by id (stream ids are room-wide). */
@@ -36,6 +43,8 @@ export class Room {
   readonly projectId: string;
   readonly roomId: string;
   readonly members = new Map<string, Member>();
+  /** Members joined on the room's other media nodes, by participant id. */
+  readonly remote = new Map<string, RemoteMember>();
   readonly streams = new Map<number, Stream>();
   /** When the room opened on this node (ms). */
   readonly startedAtMs: number;
@@ -58,9 +67,15 @@ export class Room {
     this.settings = settings;
   }
 
+  /** Everyone joined in the room, on this node and the others. */
+  get participantCount(): number {
+    return this.members.size + this.remote.size;
+  }
+
+  /** Whether one more may join here: `max_participants` counts the whole room, the node's own bound its members here. */
   isFull(): boolean {
-    const max = this.settings.maxParticipants > 0 ? Math.min(this.settings.maxParticipants, MAX_ROOM_PARTICIPANTS) : MAX_ROOM_PARTICIPANTS;
-    return this.members.size >= max;
+    const max = this.settings.maxParticipants;
+    return this.members.size >= MAX_ROOM_PARTICIPANTS || (max > 0 && this.participantCount >= max);
   }
 
   /** Sends a control message to every member. */
@@ -80,7 +95,8 @@ export class Room {
 
   /** Snapshot for a member that just joined: the others and every stream. */
   snapshot(member: Member): { participants: ParticipantInfo[]; streams: StreamInfo[] } {
-    const participants = [...this.members.values()].filter((m) => m !== member).map(describeMember);
+    const participants = [...this.members.values()].filter((m) => m !== member).map(describeMember)
+      .concat([...this.remote.values()].map(describeMember));
     const streams = [...this.streams.values()].map((s) => s.describe(member));
     return { participants, streams };
   }
@@ -214,7 +230,8 @@ export class Room {
 /** The project is part of the key: the same room id in two projects is two rooms. */
 export const roomKey = (projectId: string, roomId: string): string => `${projectId}\u0000${roomId}`;
 
-function describeMember(member: Member): ParticipantInfo {
+/** How members learn of another member (`joined`, `participant_joined`), wherever it is joined. */
+export function describeMember(member: Pick<Member, 'participantId' | 'userId' | 'role' | 'metadata' | 'attributes'>): ParticipantInfo {
   return {
     participant_id: member.participantId, user_id: member.userId, role: member.role, metadata: member.metadata,
     attributes: { ...member.attributes },

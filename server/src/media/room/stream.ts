@@ -20,6 +20,8 @@ const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
  */
 export interface StreamRelay {
   forward(packet: ForwardedRtp): boolean;
+  /** A sealed media frame of a WebSocket stream (`data`), authenticated here, as its publisher sent it. */
+  forwardFrame(frame: Buffer): boolean;
   /** The stream's key changed: the other node must hold it before the publisher uses it. */
   sendKey(): void;
   /** The stream ended. */
