@@ -1,6 +1,6 @@
 /** Readings of another process from /proc (Linux): CPU time and peak resident memory. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -24,6 +24,40 @@ export function readCpuSeconds(pid: number): number {
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc/${pid}/stat`);
   return (utime + stime) / clockTicksPerSecond();
+}
+
+/** The process and every process below it (its children's `/proc/<pid>/task/<tid>/children`, recursively). */
+export function processTree(pid: number): number[] {
+  const pids = [pid];
+  for (let i = 0; i < pids.length; i++) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pids[i]}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      try {
+        pids.push(...readFileSync(`/proc/${pids[i]}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+      } catch {
+        // the task ended meanwhile
+      }
+    }
+  }
+  return pids;
+}
+
+/** CPU seconds of a process and every process below it that is alive now (media workers, say). */
+export function readTreeCpuSeconds(pid: number): number {
+  let total = 0;
+  for (const each of processTree(pid)) {
+    try {
+      total += readCpuSeconds(each);
+    } catch {
+      // it ended between the listing and the reading
+    }
+  }
+  return total;
 }
 
 /** Peak resident set size (VmHWM) of the process so far, in bytes. */
