@@ -31,14 +31,23 @@ const FAILING_IMPACTS = new Set(['moderate', 'serious', 'critical']);
  */
 export async function checkAxe(page: Page, name: string): Promise<void> {
   if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(AXE);
-  const violations = await page.evaluate<AxeViolation[]>(
-    "axe.run(document, { resultTypes: ['violations', 'incomplete'] }).then((r) => [...r.violations, "
-    + `...r.incomplete.filter((v) => !${JSON.stringify(REVIEW_EXEMPT)}.includes(v.id)).map(`
-    + "(v) => ({ ...v, id: 'needs review: ' + v.id }))].map((v) => ({ id: v.id, impact: v.impact, help: v.help, "
-    + "nodes: v.nodes.map((n) => ({ target: n.target })) })))");
-  const bad = violations.filter((v) => v.impact !== null && FAILING_IMPACTS.has(v.impact));
-  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`), [],
-    `${name}: accessibility violations`);
+  const run = async (): Promise<string[]> => {
+    const violations = await page.evaluate<AxeViolation[]>(
+      "axe.run(document, { resultTypes: ['violations', 'incomplete'] }).then((r) => [...r.violations, "
+      + `...r.incomplete.filter((v) => !${JSON.stringify(REVIEW_EXEMPT)}.includes(v.id)).map(`
+      + "(v) => ({ ...v, id: 'needs review: ' + v.id }))].map((v) => ({ id: v.id, impact: v.impact, help: v.help, "
+      + "nodes: v.nodes.map((n) => ({ target: n.target })) })))");
+    return violations.filter((v) => v.impact !== null && FAILING_IMPACTS.has(v.impact))
+      .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+  };
+  let bad = await run();
+  // a page that re-renders while axe runs (a log refreshed on a timer) can leave a rule undecided
+  // for that run only: what is left for review must be so in a second run too; a violation fails at once
+  if (bad.length > 0 && bad.every((v) => v.includes(' needs review: '))) {
+    const again = new Set(await run());
+    bad = bad.filter((v) => again.has(v));
+  }
+  assert.deepEqual(bad, [], `${name}: accessibility violations`);
 }
 
 /** Where the screenshots go, for a person to look at (not committed). */
