@@ -44,6 +44,8 @@ export class SustainedRate {
   private windowBytes = 0;
   private lastMs = Number.NEGATIVE_INFINITY;
   private readonly recent: number[] = [];
+  /** What `add` returns: worked out as a window closes, not at each packet (it runs for every packet forwarded). */
+  private sustained = 0;
 
   /**
    * Counts a packet of `bytes` at `nowMs`, of video whose picture is claimed to be `claimedPixels`
@@ -53,6 +55,7 @@ export class SustainedRate {
   add(bytes: number, nowMs: number, claimedPixels?: number): number {
     if (nowMs - this.lastMs > USAGE_WINDOW_MS) {
       this.recent.length = 0;
+      this.sustained = 0;
       this.windowStartMs = nowMs;
       this.windowBytes = 0;
     }
@@ -63,10 +66,11 @@ export class SustainedRate {
       const bps = (this.windowBytes * 8 * 1000) / span;
       this.recent.push(claimedPixels === undefined ? opaquePixels(bps) : verifiedPixels(claimedPixels, bps));
       if (this.recent.length > SUSTAINED_WINDOWS) this.recent.shift();
+      this.sustained = this.recent.length < SUSTAINED_WINDOWS ? 0 : Math.min(...this.recent);
       this.windowStartMs = nowMs;
       this.windowBytes = 0;
     }
-    return this.recent.length < SUSTAINED_WINDOWS ? 0 : Math.min(...this.recent);
+    return this.sustained;
   }
 }
 
@@ -102,8 +106,9 @@ export class SessionUsage {
   /** 0: no video; otherwise the largest verified picture, at least `UNKNOWN_VIDEO_PIXELS`. */
   videoPixels = 0;
   relayed = false;
-  /** The rate of each flow of video of a known picture in or out, by `flowKey`, the least recently active first. */
-  private readonly flows = new Map<number, SustainedRate>();
+  /** The rate of each flow of video of a known picture in or out, by `flowKey`, with when it was last active (`uses`). */
+  private readonly flows = new Map<number, { readonly rate: SustainedRate; used: number }>();
+  private uses = 0;
   /** The rate of all media of no readable size the session sends, and of all it receives: streams split no rate. */
   private readonly opaque = [new SustainedRate(), new SustainedRate()] as const;
 
@@ -130,16 +135,27 @@ export class SessionUsage {
   }
 
   private flow(key: number): SustainedRate {
-    let flow = this.flows.get(key);
+    const uses = ++this.uses;
+    const flow = this.flows.get(key);
     if (flow) {
-      // the most recently active last: eviction takes the flow idle longest
-      this.flows.delete(key);
-    } else {
-      if (this.flows.size >= MAX_USAGE_FLOWS) this.flows.delete(this.flows.keys().next().value!);
-      flow = new SustainedRate();
+      flow.used = uses;
+      return flow.rate;
     }
-    this.flows.set(key, flow);
-    return flow;
+    // eviction takes the flow idle longest: a scan of at most MAX_USAGE_FLOWS, only when a flow is new
+    if (this.flows.size >= MAX_USAGE_FLOWS) {
+      let idlest: number | undefined;
+      let oldest = Infinity;
+      for (const [k, f] of this.flows) {
+        if (f.used < oldest) {
+          oldest = f.used;
+          idlest = k;
+        }
+      }
+      this.flows.delete(idlest!);
+    }
+    const rate = new SustainedRate();
+    this.flows.set(key, { rate, used: uses });
+    return rate;
   }
 }
 
