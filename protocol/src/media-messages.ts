@@ -139,8 +139,11 @@ export type ServerControl =
   /** The server's SDP answer to an `rtc_offer`; `refused` lists the mids it will neither send nor forward. */
   | { readonly type: 'rtc_answer'; readonly id: number; readonly sdp: string; readonly refused: readonly string[] }
   | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
-  /** The server stopped forwarding a received video stream: even its smallest layer does not fit the downlink. */
-  | { readonly type: 'stream_paused'; readonly stream_id: number; readonly reason: 'bandwidth' }
+  /**
+   * The server stopped forwarding a received video stream: even its smallest layer does not fit the
+   * downlink (`bandwidth`), or the node lost its relay link to the node the stream is published on (`relay`).
+   */
+  | { readonly type: 'stream_paused'; readonly stream_id: number; readonly reason: 'bandwidth' | 'relay' }
   /** Video of a paused stream flows again, starting with a key frame. */
   | { readonly type: 'stream_resumed'; readonly stream_id: number }
   /** The layer the server now forwards of a received video stream: 0 is the smallest; size 0 while unknown. */

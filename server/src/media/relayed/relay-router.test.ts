@@ -6,88 +6,14 @@
  * Rooms are real; fakes stand in for the sessions and their down tracks.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import pino from 'pino';
-import type { ServerControl } from '@rtc/protocol';
-import { createMemoryBus } from '../../bus/memory.ts';
-import { RelayEndpoint } from '../relay/index.ts';
-import type { ForwardedRtp } from '../rtp/layers.ts';
-import type { DownTrack, Member } from '../room/member.ts';
 import { Room } from '../room/room.ts';
-import { RelayRouter } from './relay-router.ts';
-import { ring } from '../../../../test/helpers/relay-nodes.ts';
+import { relayCleanup } from '../../../../test/helpers/relay-nodes.ts';
+import {
+  fakeMember as member, fakeTrack as track, relayedNode as node, sealedVp8 as vp8, until, vp8Packet as packet,
+} from '../../../../test/helpers/relayed-nodes.ts';
 
-const closers: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const c of closers.splice(0).reverse()) await c();
-});
-
-interface FakeTrack extends DownTrack {
-  readonly got: ForwardedRtp[];
-  target: number;
-}
-
-function track(): FakeTrack {
-  const t: FakeTrack = {
-    kind: 'video', stream: undefined, got: [], target: 0, reportedLoss: 0,
-    forward: (packet) => Boolean(t.got.push(packet)),
-    restart: () => undefined,
-  };
-  return t;
-}
-
-function member(userId: string, t?: DownTrack, keyFrameAsks?: [number, number][]): Member & { readonly control: ServerControl[] } {
-  const control: ServerControl[] = [];
-  return {
-    participantId: `pa_${userId}`, userId, role: 'speaker', metadata: '', attributes: {}, published: new Map(), control,
-    account: { rtpIn: () => undefined, rtpOut: () => undefined },
-    keyFrames: keyFrameAsks && { requestKeyFrame: (streamId, layer) => keyFrameAsks.push([streamId, layer]) },
-    canSubscribe: () => true, sendControl: (m) => control.push(m), pushMedia: () => undefined, downTrack: () => t,
-  };
-}
-
-const bus = createMemoryBus((err) => {
-  throw err;
-});
-const credentials = ring();
-
-async function node(now: () => number): Promise<{ router: RelayRouter; rooms: Map<string, Room>; id: string }> {
-  const http: Server = createServer((_req, res) => res.writeHead(404).end());
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as AddressInfo).port;
-  const id = `127.0.0.1:${port}`;
-  const endpoint = await RelayEndpoint.open({ nodeId: id, credentials, host: '127.0.0.1', port: 0 });
-  const rooms = new Map<string, Room>();
-  const router = new RelayRouter({
-    endpoint, url: `ws://${id}`, bus, logger: pino({ level: 'silent' }), now, room: (_p, roomId) => rooms.get(roomId),
-  });
-  http.on('upgrade', (req, socket, head) => {
-    if (!router.server.handleUpgrade(req, socket, head)) socket.destroy();
-  });
-  closers.push(async () => {
-    await router.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-    await endpoint.close();
-  });
-  return { router, rooms, id };
-}
-
-/** A VP8 descriptor and frame bytes as a publisher's end-to-end encryption leaves them (media.md, "Encrypted encoded frames"). */
-const vp8 = Buffer.concat([Buffer.from([0x10, 0x01]), Buffer.from('sealed-frame-bytes-the-node-cannot-open')]);
-const packet = (seq: number, layer: number): ForwardedRtp => ({
-  layer, ssrc: 100 + layer, seq, timestamp: seq * 3000, marker: false, payload: vp8, vp8: { headerBytes: 1 } as ForwardedRtp['vp8'],
-});
-
-/** Runs `step` on each turn of the event loop until `done` holds. */
-async function until(done: () => boolean, step: () => void = () => undefined): Promise<void> {
-  while (!done()) {
-    step();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+after(relayCleanup);
 
 describe('relays between two media nodes', () => {
   it('a stream published on A reaches a subscriber on B: its layers by need, key frames once, misses again, its end', { timeout: 30_000 }, async () => {

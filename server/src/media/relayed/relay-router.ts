@@ -15,6 +15,12 @@ import { RelayOrigin } from './relay-origin.ts';
 
 /** How often each feed asks for the layers its down tracks need and for the packets that did not cross (ms). */
 export const RELAY_TICK_MS = 20;
+/**
+ * A node's announcement of a room's streams holds this long (ms), as a media node's own announcement
+ * in the node directory does (NODE_LIVENESS_MS): a node that stops announcing (killed) is taken as
+ * gone, and its streams with it.
+ */
+export const ANNOUNCEMENT_LIVENESS_MS = 6_000;
 
 export interface RelayRouterOptions {
   readonly endpoint: RelayEndpoint;
@@ -27,6 +33,8 @@ export interface RelayRouterOptions {
   readonly room: (projectId: string, roomId: string) => Room | undefined;
   readonly setTimer?: SetTimer | undefined;
   readonly ca?: Buffer | undefined;
+  /** How long another node's announcement holds without being repeated (ms); each node repeats its own a third of it apart. */
+  readonly livenessMs?: number | undefined;
 }
 
 interface Peer {
@@ -42,7 +50,10 @@ export class RelayRouter {
   private readonly nodeId: string;
   private readonly peers = new Map<string, Peer>();
   /** What each other node originates, by room key and node id. */
-  private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[] }>>();
+  private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[]; seenMs: number }>>();
+  /** Rooms whose last announcement named streams, by room key, and when it was sent: repeated while they do. */
+  private readonly announced = new Map<string, { readonly projectId: string; readonly roomId: string; sentMs: number }>();
+  private readonly livenessMs: number;
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
@@ -51,6 +62,7 @@ export class RelayRouter {
     this.o = options;
     this.endpoint = options.endpoint;
     this.nodeId = options.endpoint.nodeId;
+    this.livenessMs = options.livenessMs ?? ANNOUNCEMENT_LIVENESS_MS;
     this.server = new RelayServer({
       endpoint: options.endpoint, setTimer: options.setTimer,
       onChannel: (channel) => this.accepted(channel),
@@ -97,6 +109,9 @@ export class RelayRouter {
     const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live || s.kind === 'data' ? [] : [{
       streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
     }]) : [];
+    const key = roomKey(projectId, roomId);
+    if (streams.length > 0) this.announced.set(key, { projectId, roomId, sentMs: this.o.now() });
+    else this.announced.delete(key);
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
   }
@@ -106,7 +121,7 @@ export class RelayRouter {
     let nodes = this.directory.get(key);
     if (!nodes) this.directory.set(key, nodes = new Map());
     if (streams.length === 0) nodes.delete(node);
-    else nodes.set(node, { url, streams: [...streams] });
+    else nodes.set(node, { url, streams: [...streams], seenMs: this.o.now() });
     if (nodes.size === 0) this.directory.delete(key);
     this.sync(projectId, roomId);
   }
@@ -122,16 +137,22 @@ export class RelayRouter {
         const still = wanted?.get(node)?.streams.some((s) => s.streamId === f.feed.stream.id && s.kind === f.feed.stream.kind);
         if (!still) this.endFeed(peer, track, room);
       }
+      // a node this one relays nothing from any more: its link closes (no attempts to reopen it to a dead node)
+      if (peer.feeds.size === 0) {
+        this.peers.delete(node);
+        peer.link.close();
+      }
     }
     if (!room || !wanted) return;
     for (const [node, { url, streams }] of wanted) {
-      const peer = this.peerOf(node, url);
       for (const s of streams) {
         const relayed = room.streams.get(s.streamId);
         // its members are told of a mute or unmute at the origin as of one here
         if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
-        const has = [...peer.feeds.values()].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        const has = [...(this.peers.get(node)?.feeds.values() ?? [])].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        // a stream already relayed from another node (its publisher moved) is taken from here once that node's is gone
         if (has || relayed) continue;
+        const peer = this.peerOf(node, url);
         const track = peer.nextTrack++;
         const feed = new RelayFeed({
           track, ref: { project_id: projectId, room_id: roomId, stream_id: s.streamId }, kind: s.kind, layerCount: s.layers,
@@ -198,6 +219,29 @@ export class RelayRouter {
     f.feed.stream.requestKeyFrame(-1);
   }
 
+  /**
+   * Repeats this node's announcements of rooms where it originates streams, and forgets what another
+   * node announced once its announcement is older than the liveness: a killed node stops announcing,
+   * so its streams are removed for this node's members, and a stream that moves with its publisher
+   * to another node is relayed from there once that node announces it.
+   */
+  private keepAnnouncements(nowMs: number): void {
+    for (const a of [...this.announced.values()]) {
+      if (nowMs - a.sentMs >= this.livenessMs / 3) this.announce(a.projectId, a.roomId, false);
+    }
+    for (const [key, nodes] of [...this.directory]) {
+      const gone = [...nodes].filter(([, n]) => nowMs - n.seenMs > this.livenessMs);
+      if (gone.length === 0) continue;
+      for (const [node] of gone) {
+        this.o.logger.warn({ node }, 'media: a node stopped announcing its streams; they are gone from its rooms here');
+        nodes.delete(node);
+      }
+      if (nodes.size === 0) this.directory.delete(key);
+      const [projectId, roomId] = key.split('\u0000') as [string, string];
+      this.sync(projectId, roomId);
+    }
+  }
+
   private roomOfKey(key: string): Room | undefined {
     const [projectId, roomId] = key.split('\u0000') as [string, string];
     return this.o.room(projectId, roomId);
@@ -211,6 +255,7 @@ export class RelayRouter {
   }
 
   private tick(): void {
+    this.keepAnnouncements(this.o.now());
     for (const peer of this.peers.values()) {
       for (const { feed } of peer.feeds.values()) {
         if (!feed.ready) continue;

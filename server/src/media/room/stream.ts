@@ -45,6 +45,11 @@ export class Stream {
   readonly subscribers = new Set<Member>();
   /** The origin node of a stream fed here by a relay (its `host:port`); undefined for one published on this node. */
   relayedFrom: string | undefined;
+  /**
+   * Its source is out of reach for now: a relayed stream whose link to its origin is down. Its video
+   * down tracks pause as under a bandwidth pause (`stream_paused` with reason `relay`) until it is back.
+   */
+  sourceLost = false;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */

@@ -39,7 +39,8 @@ const SNAPSHOT_INTERVAL_MS = 1_000;
 
 /** What the downlink tells its session. */
 export interface DownlinkEvents {
-  paused(streamId: number): void;
+  /** A video stopped: not even its smallest layer fits (`bandwidth`), or its source is out of reach for now (`relay`). */
+  paused(streamId: number, reason: 'bandwidth' | 'relay'): void;
   resumed(streamId: number): void;
   layer(streamId: number, layer: number, width: number, height: number): void;
   /** A down track was made for a stream the client receives: its published stream should feed it. */
@@ -352,7 +353,9 @@ export class Downlink implements DownTrackLink {
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
       const lowest = requested.layers.findIndex((r) => r > 0);
       const keepable = lowest >= 0 && requested.layers[lowest]! <= available * KEEP_MARGIN;
-      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
+      // a relayed stream whose link to its origin is down pauses as under a bandwidth pause, and resumes with the link
+      const sourceLost = out.stream?.sourceLost === true;
+      const target = sourceLost ? -1 : out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
       const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
@@ -360,10 +363,12 @@ export class Downlink implements DownTrackLink {
           out.current = -1;
           out.rewriter.reset();
           // a tile the client hid is not a pause it needs telling about
-          if (!hidden && requested.layers.some((r) => r > 0)) {
+          if (sourceLost && !hidden) {
+            this.events.paused(out.streamId, 'relay');
+          } else if (!hidden && requested.layers.some((r) => r > 0)) {
             this.stats.bandwidthPauses += 1;
             this.probes.paused(now);
-            this.events.paused(out.streamId);
+            this.events.paused(out.streamId, 'bandwidth');
           }
         }
         out.target = -1;
