@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Room } from '../room/room.ts';
+import { LAYER_REST_AFTER_MS } from '../room/stream.ts';
 import { relayCleanup } from '../../../../test/helpers/relay-nodes.ts';
 import {
   fakeMember as member, fakeTrack as track, relayedNode as node, sealedVp8 as vp8, until, vp8Packet as packet,
@@ -119,5 +120,42 @@ describe('relays between two media nodes', () => {
     b.rooms.delete('hall');
     b.router.roomChanged('pr_1', 'hall');
     await until(() => audio.stream.relayed.length === 0);
+  });
+
+  it('a publisher on A rests the layers no subscriber on B needs, and sends them again once one does', { timeout: 30_000 }, async () => {
+    let nowA = 300_000;
+    const a = await node(() => nowA);
+    const b = await node(() => 300_000);
+    const roomA = new Room('pr_1', 'layers', () => nowA);
+    a.rooms.set('layers', roomA);
+    const publisher = member('pub', undefined, []);
+    roomA.add(publisher);
+    const published = roomA.publish(publisher, 1, 'video');
+    assert.ok(published.ok);
+    const stream = published.stream;
+    stream.setSimulcast(['q', 'h', 'f']);
+    a.router.roomChanged('pr_1', 'layers');
+    const roomB = new Room('pr_1', 'layers', () => 300_000);
+    b.rooms.set('layers', roomB);
+    const t = track();
+    roomB.add(member('sub', t));
+    b.router.roomChanged('pr_1', 'layers', true);
+    await until(() => roomB.streams.has(1));
+
+    const told = (): unknown[] => publisher.control.flatMap((m) => (m.type === 'publish_layers' ? [m.active] : []));
+    let seq = 1;
+    const pump = (): void => {
+      for (const layer of [0, 1, 2]) stream.forwardRtp(packet(seq, layer), nowA);
+      seq += 1;
+      nowA += 50;
+    };
+    // B's only subscriber is on the lowest layer: B asks for it and the one above; the top layer rests on A's publisher
+    await until(() => told().length > 0, pump);
+    assert.deepEqual(told(), [[true, true, false]]);
+    assert.ok(nowA - 300_000 >= LAYER_REST_AFTER_MS, 'not before it was unneeded for a while');
+    // its estimate grows to the middle layer: B asks for the top one too, and A's publisher sends it again
+    t.target = 1;
+    await until(() => told().length > 1, pump);
+    assert.deepEqual(told().at(-1), [true, true, true]);
   });
 });
