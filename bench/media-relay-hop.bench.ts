@@ -6,7 +6,7 @@
  *
  * - (a) one-way delay added by one relay hop: a publisher on A sends a camera-like load (VP8-looking
  *   video, 1100-byte packets at 170/s, and Opus-sized audio, 160 bytes at 50/s) whose video payload
- *   ends with its send time; BENCH_RELAY_HOP_SUBSCRIBERS [6] subscribers on A (the baseline) and as
+ *   ends with its send time; BENCH_RELAY_HOP_SUBSCRIBERS [8] subscribers on A (the baseline) and as
  *   many on B, in the same room at the same time, read it from each video packet they receive.
  *   Figures: p50 and p99 of the delay at B's subscribers, beside A's; the hop adds the difference.
  * - (b) CPU per delivered packet: the media processes' CPU (A and B together, /proc, user + system)
@@ -14,14 +14,16 @@
  *   the same room (same publisher load, twice as many subscribers) all on A (the baseline, B idle).
  *
  * Each room runs after its warm-up (every subscriber receives both streams, then two seconds in a row
- * deliver 97 % of the offered load) for BENCH_RELAY_HOP_SECONDS [10]. Publisher and subscribers are
+ * deliver 97 % of the offered load) for BENCH_RELAY_HOP_SECONDS [5], in BENCH_RELAY_HOP_ROUNDS [3]
+ * alternating rounds (one node, two nodes, one node, ...); the CPU figures are each room's best
+ * round, the delays those of every round of the room across two nodes. Publisher and subscribers are
  * werift peers in this process (server/src/main/client/media/rtc-client.ts), which answer the
  * server's key-frame requests and send transport-wide feedback as browsers do; the delay includes
  * this process's own event-loop delay, the same for both groups of subscribers.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RtpPacket } from 'werift';
 import { vp8Payload, waitFor } from '../server/src/main/client/media/loopback-peer.ts';
@@ -39,8 +41,10 @@ const BENCH = 'media-relay-hop';
 const VIDEO = { streamId: 1, bytes: 1100, perSecond: 170 } as const;
 const AUDIO = { streamId: 2, bytes: 160, perSecond: 50 } as const;
 const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
-const PER_NODE = intSetting('BENCH_RELAY_HOP_SUBSCRIBERS', 6, 1, 50);
-const MEASURE_SECONDS = intSetting('BENCH_RELAY_HOP_SECONDS', 10, 2, 60);
+const PER_NODE = intSetting('BENCH_RELAY_HOP_SUBSCRIBERS', 8, 1, 50);
+const MEASURE_SECONDS = intSetting('BENCH_RELAY_HOP_SECONDS', 5, 2, 60);
+/** Rounds of each room, alternating (one node, two nodes, ...): the machine is shared, and the best of each is kept. */
+const ROUNDS = intSetting('BENCH_RELAY_HOP_ROUNDS', 3, 1, 10);
 const SETTLE_SECONDS = 30;
 /** Aims (docs/operations/benchmarks.md): on loopback, a hop adds at most this to p50 and p99 (ms), and the spread room's CPU per packet is at most this many times the one-node room's. */
 const AIM_P50_MS = 5;
@@ -245,43 +249,52 @@ runBench(BENCH, async () => {
     const cred = await createCredential(api);
     const nodes = [a, b] as const;
 
-    progress(`the room on one node: a publisher and ${PER_NODE * 2} subscribers on A...`);
-    const one = await openRoom(a.urls['media']!, b.urls['media']!, api, cred, PER_NODE * 2, 0);
-    let alone: Measured;
-    try {
-      alone = await measure(one, nodes, 'one node');
-    } finally {
-      await one.close();
+    const local: number[] = [];
+    const remote: number[] = [];
+    const alone: Measured[] = [];
+    const spread: Measured[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      progress(`round ${round} of ${ROUNDS}: the room on one node, a publisher and ${PER_NODE * 2} subscribers on A...`);
+      const one = await openRoom(a.urls['media']!, b.urls['media']!, api, cred, PER_NODE * 2, 0);
+      try {
+        alone.push(await measure(one, nodes, `round ${round}, one node`));
+      } finally {
+        await one.close();
+      }
+      progress(`round ${round} of ${ROUNDS}: the room across two nodes, a publisher and ${PER_NODE} subscribers on A, ${PER_NODE} on B...`);
+      const two = await openRoom(a.urls['media']!, b.urls['media']!, api, cred, PER_NODE, PER_NODE);
+      try {
+        spread.push(await measure(two, nodes, `round ${round}, two nodes`));
+        for (const s of two.local) local.push(...s.delays);
+        for (const s of two.remote) remote.push(...s.delays);
+      } finally {
+        await two.close();
+      }
     }
-    progress(`the room across two nodes: a publisher and ${PER_NODE} subscribers on A, ${PER_NODE} on B...`);
-    const two = await openRoom(a.urls['media']!, b.urls['media']!, api, cred, PER_NODE, PER_NODE);
-    let spread: Measured;
-    let local: number[];
-    let remote: number[];
-    try {
-      spread = await measure(two, nodes, 'two nodes');
-      local = two.local.flatMap((s) => s.delays);
-      remote = two.remote.flatMap((s) => s.delays);
-    } finally {
-      await two.close();
-    }
+    const best = (rounds: readonly Measured[]): Measured => rounds.reduce((x, y) => (y.cpuMicrosPerPacket < x.cpuMicrosPerPacket ? y : x));
+    const bestAlone = best(alone);
+    const bestSpread = best(spread);
+    const perRound = (rounds: readonly Measured[]): number[] => rounds.map((m) => Number(m.cpuMicrosPerPacket.toFixed(1)));
 
     const load = `${VIDEO.perSecond} video + ${AUDIO.perSecond} audio packets/s from one publisher`;
+    // the machine's load average over the last minute: on a shared machine, the tail of a delay that needs two processes scheduled follows it
+    const machineLoad = cores(loadavg()[0]!);
     for (const [p, aim] of [[50, AIM_P50_MS], [99, AIM_P99_MS]] as const) {
       const value = percentile(remote, p);
       const baseline = percentile(local, p);
       printFigure({
         bench: BENCH, figure: `one_way_delay_p${p}_relayed`, value, unit: 'ms', baseline,
         added_ms: value - baseline, target_max_added_ms: aim, meets_target: value - baseline <= aim,
-        packets: { relayed: remote.length, local: local.length }, subscribers_per_node: PER_NODE, load,
+        packets: { relayed: remote.length, local: local.length }, subscribers_per_node: PER_NODE, load, machine_load_1min: machineLoad,
       });
     }
-    const ratio = spread.cpuMicrosPerPacket / alone.cpuMicrosPerPacket;
+    const ratio = bestSpread.cpuMicrosPerPacket / bestAlone.cpuMicrosPerPacket;
     printFigure({
-      bench: BENCH, figure: 'media_cpu_per_delivered_packet_two_nodes', value: spread.cpuMicrosPerPacket, unit: 'us', baseline: alone.cpuMicrosPerPacket,
+      bench: BENCH, figure: 'media_cpu_per_delivered_packet_two_nodes', value: bestSpread.cpuMicrosPerPacket, unit: 'us', baseline: bestAlone.cpuMicrosPerPacket,
       target_ratio_max: AIM_CPU_RATIO, meets_target: ratio <= AIM_CPU_RATIO, subscribers: PER_NODE * 2,
-      delivered_per_s: { two_nodes: spread.packetsPerSecond, one_node: alone.packetsPerSecond, offered: OFFERED_PER_SUBSCRIBER * PER_NODE * 2 },
-      cores_busy_a_b_generator: { two_nodes: spread.loads.map(cores), one_node: alone.loads.map(cores) }, load,
+      rounds_us: { two_nodes: perRound(spread), one_node: perRound(alone) },
+      delivered_per_s: { two_nodes: bestSpread.packetsPerSecond, one_node: bestAlone.packetsPerSecond, offered: OFFERED_PER_SUBSCRIBER * PER_NODE * 2 },
+      cores_busy_a_b_generator: { two_nodes: bestSpread.loads.map(cores), one_node: bestAlone.loads.map(cores) }, load, machine_load_1min: machineLoad,
     });
   } finally {
     for (const server of started.reverse()) await server.stop();
