@@ -47,9 +47,11 @@ export function fakeMember(userId: string, t?: DownTrack, keyFrameAsks?: [number
   };
 }
 
-const bus = createMemoryBus((err) => {
+/** The bus every node of these helpers shares (a test may listen to what the nodes announce). */
+export const relayBus = createMemoryBus((err) => {
   throw err;
 });
+const bus = relayBus;
 const credentials = ring();
 
 export interface RelayedNode {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Room } from '../room/room.ts';
 import { relayCleanup } from '../../../../test/helpers/relay-nodes.ts';
-import { fakeMember, fakeTrack, relayedNode, until, vp8Packet, type RelayedNode } from '../../../../test/helpers/relayed-nodes.ts';
+import { fakeMember, fakeTrack, relayBus, relayedNode, until, vp8Packet, type RelayedNode } from '../../../../test/helpers/relayed-nodes.ts';
 import { ANNOUNCEMENT_LIVENESS_MS } from './relay-router.ts';
 
 after(relayCleanup);
@@ -66,11 +66,16 @@ describe('relays between media nodes, when something fails', () => {
   });
 
   it('a node that dies: its streams go from the relaying node, which takes them from the node the publisher moved to', { timeout: 30_000 }, async () => {
+    let nowA = 200_000;
     let nowB = 200_000;
-    const a = await relayedNode(() => 200_000);
+    const a = await relayedNode(() => nowA);
     const b = await relayedNode(() => nowB);
     const c = await relayedNode(() => 200_000);
-    const { stream: onA } = publishOn(a, 'hall-2', () => 200_000, []);
+    const { stream: onA } = publishOn(a, 'hall-2', () => nowA, []);
+    let fromA = 0;
+    const unlisten = relayBus.subscribe((event) => {
+      if (event.type === 'media.streams' && event.node === a.id) fromA += 1;
+    });
     const roomB = new Room('pr_1', 'hall-2', () => nowB);
     b.rooms.set('hall-2', roomB);
     const t = fakeTrack();
@@ -79,8 +84,18 @@ describe('relays between media nodes, when something fails', () => {
     b.router.roomChanged('pr_1', 'hall-2', true);
     await until(() => roomB.streams.has(1));
     let seq = 1;
-    await until(() => t.got.length > 0, () => onA.forwardRtp(vp8Packet(seq++, 0), 200_000));
+    await until(() => t.got.length > 0, () => onA.forwardRtp(vp8Packet(seq++, 0), nowA));
 
+    // while A lives it repeats its announcement of a room that spans nodes, so B keeps its streams however long it lasts
+    for (let i = 0; i < 6; i++) {
+      const heard = fromA;
+      nowA += ANNOUNCEMENT_LIVENESS_MS / 3;
+      nowB += ANNOUNCEMENT_LIVENESS_MS / 3;
+      await until(() => fromA > heard);
+    }
+    unlisten();
+    assert.ok(roomB.streams.has(1), 'B still relays the stream of a node that lives');
+    assert.ok(!s.control.some((m) => m.type === 'stream_removed'));
     // A is killed: a link that broke alone would come back, so the stream stays while A's announcement holds
     await a.kill();
     nowB += ANNOUNCEMENT_LIVENESS_MS / 2;

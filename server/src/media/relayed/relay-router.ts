@@ -53,6 +53,11 @@ export class RelayRouter {
   private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[]; seenMs: number }>>();
   /** Rooms whose last announcement named streams, by room key, and when it was sent: repeated while they do. */
   private readonly announced = new Map<string, { readonly projectId: string; readonly roomId: string; sentMs: number }>();
+  /**
+   * Rooms of this node that another node spoke of (an announcement or a subscription): only their
+   * announcements are repeated, so a room on one node costs the bus nothing between its changes.
+   */
+  private readonly spanned = new Set<string>();
   private readonly livenessMs: number;
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
@@ -70,6 +75,7 @@ export class RelayRouter {
     });
     this.unsubscribe = options.bus.subscribe((event) => {
       if (event.type !== 'media.streams' || event.node === this.nodeId) return;
+      this.spanned.add(roomKey(event.projectId, event.roomId));
       this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
       // a node a member just joined asks what the others originate in the room
       if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
@@ -112,6 +118,7 @@ export class RelayRouter {
     const key = roomKey(projectId, roomId);
     if (streams.length > 0) this.announced.set(key, { projectId, roomId, sentMs: this.o.now() });
     else this.announced.delete(key);
+    if (!room) this.spanned.delete(key);
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
   }
@@ -220,14 +227,14 @@ export class RelayRouter {
   }
 
   /**
-   * Repeats this node's announcements of rooms where it originates streams, and forgets what another
+   * Repeats this node's announcements of rooms where it originates streams and that span nodes, and forgets what another
    * node announced once its announcement is older than the liveness: a killed node stops announcing,
    * so its streams are removed for this node's members, and a stream that moves with its publisher
    * to another node is relayed from there once that node announces it.
    */
   private keepAnnouncements(nowMs: number): void {
-    for (const a of [...this.announced.values()]) {
-      if (nowMs - a.sentMs >= this.livenessMs / 3) this.announce(a.projectId, a.roomId, false);
+    for (const [key, a] of [...this.announced]) {
+      if (this.spanned.has(key) && nowMs - a.sentMs >= this.livenessMs / 3) this.announce(a.projectId, a.roomId, false);
     }
     for (const [key, nodes] of [...this.directory]) {
       const gone = [...nodes].filter(([, n]) => nowMs - n.seenMs > this.livenessMs);
@@ -249,7 +256,10 @@ export class RelayRouter {
 
   /** A node opened a link to this one: this node serves the streams it originates over it. */
   private accepted(channel: RelayChannel): void {
-    const origin = new RelayOrigin(channel, (ref) => this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id), this.o.now);
+    const origin = new RelayOrigin(channel, (ref) => {
+      this.spanned.add(roomKey(ref.project_id, ref.room_id));
+      return this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id);
+    }, this.o.now);
     channel.handlers = origin.handlers;
     channel.onClose = () => origin.close();
   }
