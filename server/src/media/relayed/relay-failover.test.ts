@@ -116,4 +116,36 @@ describe('relays between media nodes, when something fails', () => {
     const got = t.got.length;
     await until(() => t.got.length > got, () => onC.forwardRtp(vp8Packet(seq++, 0), 200_000));
   });
+
+  it('a publisher that moves to the node that relayed its stream publishes it there at once, before its old node is taken as gone', { timeout: 30_000 }, async () => {
+    let nowB = 300_000;
+    const a = await relayedNode(() => 300_000);
+    const b = await relayedNode(() => nowB);
+    publishOn(a, 'hall-3', () => 300_000, []);
+    const roomB = new Room('pr_1', 'hall-3', () => nowB);
+    b.rooms.set('hall-3', roomB);
+    const t = fakeTrack();
+    const s = fakeMember('sub', t);
+    roomB.add(s);
+    b.router.roomChanged('pr_1', 'hall-3', true);
+    await until(() => roomB.streams.get(1)?.relayedFrom === a.id);
+
+    // A is killed; its publisher joins B again and publishes the same stream while A's announcement still holds
+    await a.kill();
+    const publisher = fakeMember('pub', undefined, []);
+    roomB.add(publisher);
+    const published = roomB.publish(publisher, 1, 'video');
+    assert.ok(published.ok, 'not refused as a stream in use');
+    assert.equal(published.stream.relayedFrom, undefined);
+    assert.deepEqual(s.control.filter((m) => m.type === 'stream_removed' || m.type === 'stream_added').map((m) => m.type),
+      ['stream_added', 'stream_removed', 'stream_added'], 'the relayed stream went, the local one came');
+    b.router.roomChanged('pr_1', 'hall-3');
+    published.stream.forwardRtp(vp8Packet(1, 0), nowB);
+    assert.equal(t.got.length, 1, 'the subscriber receives it from its publisher here');
+    // once A's announcement no longer holds, the relay from A goes, and the stream published here stays
+    nowB += ANNOUNCEMENT_LIVENESS_MS * 2;
+    await until(() => b.router.feeds.length === 0);
+    assert.equal(roomB.streams.get(1), published.stream);
+    assert.equal(s.control.filter((m) => m.type === 'stream_removed').length, 1);
+  });
 });
