@@ -142,6 +142,8 @@ describe('relays between two media nodes', () => {
     b.router.roomChanged('pr_1', 'layers', true);
     await until(() => roomB.streams.has(1));
 
+    // B asks A for the layers its subscriber needs once its down track is attached: the lowest and the one above
+    await until(() => stream.relayed[0]?.layers.join() === '0,1');
     const told = (): unknown[] => publisher.control.flatMap((m) => (m.type === 'publish_layers' ? [m.active] : []));
     let seq = 1;
     const pump = (): void => {
