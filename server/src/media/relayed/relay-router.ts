@@ -75,7 +75,7 @@ export class RelayRouter {
     });
     this.unsubscribe = options.bus.subscribe((event) => {
       if (event.type !== 'media.streams' || event.node === this.nodeId) return;
-      this.spanned.add(roomKey(event.projectId, event.roomId));
+      if (this.o.room(event.projectId, event.roomId)) this.spanned.add(roomKey(event.projectId, event.roomId));
       this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
       // a node a member just joined asks what the others originate in the room
       if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
@@ -257,8 +257,9 @@ export class RelayRouter {
   /** A node opened a link to this one: this node serves the streams it originates over it. */
   private accepted(channel: RelayChannel): void {
     const origin = new RelayOrigin(channel, (ref) => {
-      this.spanned.add(roomKey(ref.project_id, ref.room_id));
-      return this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id);
+      const room = this.o.room(ref.project_id, ref.room_id);
+      if (room) this.spanned.add(roomKey(ref.project_id, ref.room_id));
+      return room?.streams.get(ref.stream_id);
     }, this.o.now);
     channel.handlers = origin.handlers;
     channel.onClose = () => origin.close();
