@@ -21,6 +21,8 @@ export const RELAY_TICK_MS = 20;
  * gone, and its streams with it.
  */
 export const ANNOUNCEMENT_LIVENESS_MS = 6_000;
+/** How often announcements are checked for a repeat or for their age (ms). */
+const ANNOUNCEMENT_CHECK_MS = 250;
 
 export interface RelayRouterOptions {
   readonly endpoint: RelayEndpoint;
@@ -59,6 +61,7 @@ export class RelayRouter {
    */
   private readonly spanned = new Set<string>();
   private readonly livenessMs: number;
+  private checkedMs = Number.NEGATIVE_INFINITY;
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
@@ -233,8 +236,16 @@ export class RelayRouter {
    * to another node is relayed from there once that node announces it.
    */
   private keepAnnouncements(nowMs: number): void {
+    if (nowMs - this.checkedMs < ANNOUNCEMENT_CHECK_MS) return;
+    this.checkedMs = nowMs;
     for (const [key, a] of [...this.announced]) {
-      if (this.spanned.has(key) && nowMs - a.sentMs >= this.livenessMs / 3) this.announce(a.projectId, a.roomId, false);
+      if (!this.o.room(a.projectId, a.roomId)) {
+        // the room closed here without a last announcement: the others forget it by its age
+        this.announced.delete(key);
+        this.spanned.delete(key);
+      } else if (this.spanned.has(key) && nowMs - a.sentMs >= this.livenessMs / 3) {
+        this.announce(a.projectId, a.roomId, false);
+      }
     }
     for (const [key, nodes] of [...this.directory]) {
       const gone = [...nodes].filter(([, n]) => nowMs - n.seenMs > this.livenessMs);
