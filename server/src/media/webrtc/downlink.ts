@@ -37,9 +37,8 @@ const MAX_PACE_QUEUE_MS = 700;
 /** How often the downlink's state goes to the debug log. */
 const SNAPSHOT_INTERVAL_MS = 1_000;
 
-/** What the downlink tells its session. */
+/** What the downlink tells its session; a video pauses when its smallest layer does not fit (`bandwidth`) or its source is out of reach (`relay`). */
 export interface DownlinkEvents {
-  /** A video stopped: not even its smallest layer fits (`bandwidth`), or its source is out of reach for now (`relay`). */
   paused(streamId: number, reason: 'bandwidth' | 'relay'): void;
   resumed(streamId: number): void;
   layer(streamId: number, layer: number, width: number, height: number): void;
@@ -353,9 +352,8 @@ export class Downlink implements DownTrackLink {
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
       const lowest = requested.layers.findIndex((r) => r > 0);
       const keepable = lowest >= 0 && requested.layers[lowest]! <= available * KEEP_MARGIN;
-      // a relayed stream whose link to its origin is down pauses as under a bandwidth pause, and resumes with the link
-      const sourceLost = out.stream?.sourceLost === true;
-      const target = sourceLost ? -1 : out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
+      const relayLost = out.stream?.sourceLost === true; // a relayed stream whose link to its origin is down pauses, as for bandwidth
+      const target = relayLost ? -1 : out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
       const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
@@ -363,12 +361,9 @@ export class Downlink implements DownTrackLink {
           out.current = -1;
           out.rewriter.reset();
           // a tile the client hid is not a pause it needs telling about
-          if (sourceLost && !hidden) {
-            this.events.paused(out.streamId, 'relay');
-          } else if (!hidden && requested.layers.some((r) => r > 0)) {
-            this.stats.bandwidthPauses += 1;
-            this.probes.paused(now);
-            this.events.paused(out.streamId, 'bandwidth');
+          if (!hidden && (relayLost || requested.layers.some((r) => r > 0))) {
+            if (!relayLost) { this.stats.bandwidthPauses += 1; this.probes.paused(now); }
+            this.events.paused(out.streamId, relayLost ? 'relay' : 'bandwidth');
           }
         }
         out.target = -1;
