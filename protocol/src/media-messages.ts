@@ -139,10 +139,18 @@ export type ServerControl =
   /** The server's SDP answer to an `rtc_offer`; `refused` lists the mids it will neither send nor forward. */
   | { readonly type: 'rtc_answer'; readonly id: number; readonly sdp: string; readonly refused: readonly string[] }
   | { readonly type: 'pong'; readonly id: number; readonly server_time_ms: number }
-  /** The server stopped forwarding a received video stream: even its smallest layer does not fit the downlink. */
-  | { readonly type: 'stream_paused'; readonly stream_id: number; readonly reason: 'bandwidth' }
+  /**
+   * The server stopped forwarding a received video stream: even its smallest layer does not fit the
+   * downlink (`bandwidth`), or the node lost its relay link to the node the stream is published on (`relay`).
+   */
+  | { readonly type: 'stream_paused'; readonly stream_id: number; readonly reason: 'bandwidth' | 'relay' }
   /** Video of a paused stream flows again, starting with a key frame. */
   | { readonly type: 'stream_resumed'; readonly stream_id: number }
+  /**
+   * Which simulcast layers of a video it publishes the client should send (`active[i]` for layer i, 0
+   * the smallest): no subscriber on any media node needs the others, so its encoder may rest them.
+   */
+  | { readonly type: 'publish_layers'; readonly stream_id: number; readonly active: readonly boolean[] }
   /** The layer the server now forwards of a received video stream: 0 is the smallest; size 0 while unknown. */
   | { readonly type: 'stream_layer'; readonly stream_id: number; readonly layer: number; readonly width: number; readonly height: number }
   /**
@@ -380,6 +388,8 @@ const SERVER_CHECKS: Readonly<Record<ServerControl['type'], (r: Record<string, u
   pong: (r) => isRequestId(r['id']) && isInteger(r['server_time_ms']),
   stream_paused: (r) => isInteger(r['stream_id']) && isText(r['reason']),
   stream_resumed: (r) => isInteger(r['stream_id']),
+  publish_layers: (r) => isInteger(r['stream_id']) && Array.isArray(r['active']) && r['active'].length >= 1
+    && r['active'].length <= MAX_SIMULCAST_LAYERS && r['active'].every((a) => typeof a === 'boolean'),
   stream_layer: (r) => isInteger(r['stream_id']) && isInteger(r['layer']) && isInteger(r['width']) && isInteger(r['height']),
   rtc_answer: (r) => isRequestId(r['id']) && isText(r['sdp']) && Array.isArray(r['refused']) && r['refused'].every(isText),
   stream_muted: (r) => isInteger(r['stream_id']) && isText(r['participant_id']) && typeof r['muted'] === 'boolean',

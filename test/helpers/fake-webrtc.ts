@@ -77,6 +77,7 @@ export interface FakeEncoding {
   scaleResolutionDownBy?: number;
   maxBitrate?: number;
   maxFramerate?: number;
+  active?: boolean;
 }
 
 export class FakeTransceiver {

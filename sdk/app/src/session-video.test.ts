@@ -249,6 +249,29 @@ describe('publishing video', () => {
     assert.deepEqual((offer['tracks'] as RtcTrack[]).find((t) => t.direction === 'send'), { mid: sender.mid, stream_id: 5, direction: 'send' });
   });
 
+  it('rests the layers of a camera that the server says no subscriber needs, and sends them again when it says so', { timeout: 20_000 }, async () => {
+    const fake = fakeWebRtc();
+    const server = new FakeMediaServer({ key, streams: [CAMERA], publishStreams: [5] });
+    const session = await join(server);
+    await server.current.next((m) => m.type === 'rtc_offer');
+    await session.publishTrack(new FakeTrack('video', { width: 1280, height: 720 }) as unknown as MediaStreamTrack);
+    const sender = fake.peer.transceivers.find((t) => t.sender.track !== null)!.sender;
+    const active = (): unknown[] => sender.parameters.encodings.map((e) => e.active ?? true);
+    const settled = (want: boolean[]): Promise<void> => new Promise((resolve) => {
+      const check = (): void => void (JSON.stringify(active()) === JSON.stringify(want) ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    server.current.send({ type: 'publish_layers', stream_id: 5, active: [true, true, false] });
+    await settled([true, true, false]);
+    assert.deepEqual(sender.parameters.encodings.map((e) => e.rid), ['q', 'h', 'f'], 'the same layers, the top one resting');
+    server.current.send({ type: 'publish_layers', stream_id: 5, active: [true, true, true] });
+    await settled([true, true, true]);
+    // one for a stream it does not send changes nothing
+    server.current.send({ type: 'publish_layers', stream_id: 9, active: [true, false, false] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(active(), [true, true, true]);
+  });
+
   it('asks first with an m-line of its own when no answer told, and sends one layer on it to a server without the RID extension', async () => {
     const fake = fakeWebRtc();
     const server = new FakeMediaServer({ key, publishStreams: [5, 6], answer: (o) => ({ sdp: answerOf(o.sdp, { rid: false }) }) });

@@ -376,6 +376,8 @@ export class MediaSession {
         this.identity = { ...this.identity, role: message.role, expiresAt: message.expires_at };
         this.publishing.allow(message.publish_streams);
         return;
+      case 'publish_layers':
+        return this.media.publishLayers(message.stream_id, message.active);
       case 'stream_paused':
       case 'stream_resumed':
       case 'stream_layer':

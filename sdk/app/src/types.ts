@@ -350,7 +350,8 @@ export interface MediaSessionEvents {
   connectionQuality: ConnectionQuality;
   /**
    * The server stopped forwarding a received video: even its smallest layer does not fit this
-   * session's downlink (`reason: 'bandwidth'`; later servers may name others). Audio goes on.
+   * session's downlink (`reason: 'bandwidth'`), or the media node lost for a moment its link to the
+   * node the stream is published on (`'relay'`); later servers may name others. Audio goes on.
    */
   streamPaused: { readonly streamId: number; readonly reason: string };
   /** Video of a paused stream flows again, from a key frame. */

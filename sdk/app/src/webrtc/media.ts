@@ -313,6 +313,11 @@ export class SessionMedia implements LocalTrackOwner, RemoteTrackOwner {
     this.video.watch(track, element, on);
   }
 
+  /** `publish_layers`: the layers of a published video that some subscriber needs; the encoder rests the others. */
+  publishLayers(streamId: number, active: readonly boolean[]): void {
+    this.peer?.restLayers(streamId, active);
+  }
+
   /** `stream_paused`, `stream_resumed` and `stream_layer`: kept for the stream's remote track, then told to the application. */
   videoReport(message: VideoReport): void {
     this.video.report(message);

@@ -14,7 +14,7 @@ import { E2eeWorker, e2eeWorkerSource, type E2eeStats, type TransformOptions, ty
 import { CandidateWait, type GatheringSettings } from './gathering.ts';
 import type { SendPlan } from './publish-plan.ts';
 import { QualityMeter, type QualityReport } from './quality.ts';
-import { kindOf, oneLayer, preferServerCodecs, tuneSender } from './sender.ts';
+import { kindOf, oneLayer, preferServerCodecs, setLayersActive, tuneSender } from './sender.ts';
 import { SimulcastAnswers } from './simulcast.ts';
 
 export type { QualityReport };
@@ -111,10 +111,7 @@ export class Peer {
     this.pc?.setConfiguration(this.configuration());
   }
 
-  /**
-   * Makes the peer connection now, before there is anything to negotiate: it starts gathering ICE
-   * candidates at once (its candidate pool), so that the first offer finds them ready.
-   */
+  /** Makes the peer connection now, before there is anything to negotiate: its ICE candidates gather at once (its pool), ready for the first offer. */
   warm(): void {
     this.connection();
   }
@@ -198,6 +195,12 @@ export class Peer {
     if (!slot) throw new MediaError('not_published', 'this stream is not sent');
     if (kindOf(track) !== slot.kind) throw new TypeError(`the track must be ${slot.kind}`);
     await slot.transceiver.sender.replaceTrack(track);
+  }
+
+  /** The server's `publish_layers`: the simulcast layers of a sent stream that some subscriber needs; the others rest. */
+  restLayers(streamId: number, active: readonly boolean[]): void {
+    const slot = this.slots.find((s) => s.direction === 'send' && s.streamId === streamId);
+    if (slot?.layers) void setLayersActive(slot.transceiver.sender, active);
   }
 
   /** Stops sending a stream; its m-line stays, inactive. */

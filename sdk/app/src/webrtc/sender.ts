@@ -40,6 +40,30 @@ export async function tuneSender(sender: RtpSenderLike, tuning: {
   }
 }
 
+/**
+ * Sends or rests each simulcast layer of a sender as the server says some subscriber needs it
+ * (docs/protocol/media.md, "publish_layers"): `active[i]` for the i-th encoding, smallest first as
+ * they were given; a layer it does not name is sent. A sender of one encoding (simulcast declined)
+ * is left alone: its one layer is always needed.
+ */
+export async function setLayersActive(sender: RtpSenderLike, active: readonly boolean[]): Promise<void> {
+  if (typeof sender.getParameters !== 'function' || typeof sender.setParameters !== 'function') return;
+  try {
+    const parameters = sender.getParameters();
+    if (parameters.encodings.length < 2) return;
+    let changed = false;
+    parameters.encodings.forEach((encoding, i) => {
+      const on = active[i] ?? true;
+      if ((encoding.active ?? true) === on) return;
+      encoding.active = on;
+      changed = true;
+    });
+    if (changed) await sender.setParameters(parameters);
+  } catch {
+    // a browser that cannot: every layer goes on being sent, as before
+  }
+}
+
 /** The codecs the server negotiates (docs/protocol/media.md, 10.3), and the retransmission format of VP8. */
 const SERVER_CODECS: Readonly<Record<MediaTrackKind, readonly string[]>> = { audio: ['audio/opus'], video: ['video/vp8', 'video/rtx'] };
 

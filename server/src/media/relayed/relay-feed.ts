@@ -127,14 +127,16 @@ export class RelayFeed {
     return message;
   }
 
-  /** The link broke: nothing arrives, so the down tracks pause as their layers go stale (a bandwidth pause). */
+  /** The link broke: nothing arrives, so the video down tracks pause (`stream_paused`, reason `relay`), as under a bandwidth pause. */
   linkDown(): void {
+    this.stream.sourceLost = true;
     this.requested = undefined;
     this.nacks.clear();
   }
 
   /** The link is up again (the link sent the subscription again): the tracks restart on the next key frame. */
   linkUp(): void {
+    this.stream.sourceLost = false;
     this.refresh();
     this.stream.restartTracks();
     if (this.o.kind === 'video') this.requestKeyFrame(-1);

@@ -6,88 +6,15 @@
  * Rooms are real; fakes stand in for the sessions and their down tracks.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import pino from 'pino';
-import type { ServerControl } from '@rtc/protocol';
-import { createMemoryBus } from '../../bus/memory.ts';
-import { RelayEndpoint } from '../relay/index.ts';
-import type { ForwardedRtp } from '../rtp/layers.ts';
-import type { DownTrack, Member } from '../room/member.ts';
 import { Room } from '../room/room.ts';
-import { RelayRouter } from './relay-router.ts';
-import { ring } from '../../../../test/helpers/relay-nodes.ts';
+import { LAYER_REST_AFTER_MS } from '../room/stream.ts';
+import { relayCleanup } from '../../../../test/helpers/relay-nodes.ts';
+import {
+  fakeMember as member, fakeTrack as track, relayedNode as node, sealedVp8 as vp8, until, vp8Packet as packet,
+} from '../../../../test/helpers/relayed-nodes.ts';
 
-const closers: (() => Promise<void> | void)[] = [];
-after(async () => {
-  for (const c of closers.splice(0).reverse()) await c();
-});
-
-interface FakeTrack extends DownTrack {
-  readonly got: ForwardedRtp[];
-  target: number;
-}
-
-function track(): FakeTrack {
-  const t: FakeTrack = {
-    kind: 'video', stream: undefined, got: [], target: 0, reportedLoss: 0,
-    forward: (packet) => Boolean(t.got.push(packet)),
-    restart: () => undefined,
-  };
-  return t;
-}
-
-function member(userId: string, t?: DownTrack, keyFrameAsks?: [number, number][]): Member & { readonly control: ServerControl[] } {
-  const control: ServerControl[] = [];
-  return {
-    participantId: `pa_${userId}`, userId, role: 'speaker', metadata: '', attributes: {}, published: new Map(), control,
-    account: { rtpIn: () => undefined, rtpOut: () => undefined },
-    keyFrames: keyFrameAsks && { requestKeyFrame: (streamId, layer) => keyFrameAsks.push([streamId, layer]) },
-    canSubscribe: () => true, sendControl: (m) => control.push(m), pushMedia: () => undefined, downTrack: () => t,
-  };
-}
-
-const bus = createMemoryBus((err) => {
-  throw err;
-});
-const credentials = ring();
-
-async function node(now: () => number): Promise<{ router: RelayRouter; rooms: Map<string, Room>; id: string }> {
-  const http: Server = createServer((_req, res) => res.writeHead(404).end());
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as AddressInfo).port;
-  const id = `127.0.0.1:${port}`;
-  const endpoint = await RelayEndpoint.open({ nodeId: id, credentials, host: '127.0.0.1', port: 0 });
-  const rooms = new Map<string, Room>();
-  const router = new RelayRouter({
-    endpoint, url: `ws://${id}`, bus, logger: pino({ level: 'silent' }), now, room: (_p, roomId) => rooms.get(roomId),
-  });
-  http.on('upgrade', (req, socket, head) => {
-    if (!router.server.handleUpgrade(req, socket, head)) socket.destroy();
-  });
-  closers.push(async () => {
-    await router.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-    await endpoint.close();
-  });
-  return { router, rooms, id };
-}
-
-/** A VP8 descriptor and frame bytes as a publisher's end-to-end encryption leaves them (media.md, "Encrypted encoded frames"). */
-const vp8 = Buffer.concat([Buffer.from([0x10, 0x01]), Buffer.from('sealed-frame-bytes-the-node-cannot-open')]);
-const packet = (seq: number, layer: number): ForwardedRtp => ({
-  layer, ssrc: 100 + layer, seq, timestamp: seq * 3000, marker: false, payload: vp8, vp8: { headerBytes: 1 } as ForwardedRtp['vp8'],
-});
-
-/** Runs `step` on each turn of the event loop until `done` holds. */
-async function until(done: () => boolean, step: () => void = () => undefined): Promise<void> {
-  while (!done()) {
-    step();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+after(relayCleanup);
 
 describe('relays between two media nodes', () => {
   it('a stream published on A reaches a subscriber on B: its layers by need, key frames once, misses again, its end', { timeout: 30_000 }, async () => {
@@ -193,5 +120,44 @@ describe('relays between two media nodes', () => {
     b.rooms.delete('hall');
     b.router.roomChanged('pr_1', 'hall');
     await until(() => audio.stream.relayed.length === 0);
+  });
+
+  it('a publisher on A rests the layers no subscriber on B needs, and sends them again once one does', { timeout: 30_000 }, async () => {
+    let nowA = 300_000;
+    const a = await node(() => nowA);
+    const b = await node(() => 300_000);
+    const roomA = new Room('pr_1', 'layers', () => nowA);
+    a.rooms.set('layers', roomA);
+    const publisher = member('pub', undefined, []);
+    roomA.add(publisher);
+    const published = roomA.publish(publisher, 1, 'video');
+    assert.ok(published.ok);
+    const stream = published.stream;
+    stream.setSimulcast(['q', 'h', 'f']);
+    a.router.roomChanged('pr_1', 'layers');
+    const roomB = new Room('pr_1', 'layers', () => 300_000);
+    b.rooms.set('layers', roomB);
+    const t = track();
+    roomB.add(member('sub', t));
+    b.router.roomChanged('pr_1', 'layers', true);
+    await until(() => roomB.streams.has(1));
+
+    // B asks A for the layers its subscriber needs once its down track is attached: the lowest and the one above
+    await until(() => stream.relayed[0]?.layers.join() === '0,1');
+    const told = (): unknown[] => publisher.control.flatMap((m) => (m.type === 'publish_layers' ? [m.active] : []));
+    let seq = 1;
+    const pump = (): void => {
+      for (const layer of [0, 1, 2]) stream.forwardRtp(packet(seq, layer), nowA);
+      seq += 1;
+      nowA += 50;
+    };
+    // B's only subscriber is on the lowest layer: B asks for it and the one above; the top layer rests on A's publisher
+    await until(() => told().length > 0, pump);
+    assert.deepEqual(told(), [[true, true, false]]);
+    assert.ok(nowA - 300_000 >= LAYER_REST_AFTER_MS, 'not before it was unneeded for a while');
+    // its estimate grows to the middle layer: B asks for the top one too, and A's publisher sends it again
+    t.target = 1;
+    await until(() => told().length > 1, pump);
+    assert.deepEqual(told().at(-1), [true, true, true]);
   });
 });

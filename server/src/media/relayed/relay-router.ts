@@ -15,6 +15,14 @@ import { RelayOrigin } from './relay-origin.ts';
 
 /** How often each feed asks for the layers its down tracks need and for the packets that did not cross (ms). */
 export const RELAY_TICK_MS = 20;
+/**
+ * A node's announcement of a room's streams holds this long (ms), as a media node's own announcement
+ * in the node directory does (NODE_LIVENESS_MS): a node that stops announcing (killed) is taken as
+ * gone, and its streams with it.
+ */
+export const ANNOUNCEMENT_LIVENESS_MS = 6_000;
+/** How often announcements are checked for a repeat or for their age (ms). */
+const ANNOUNCEMENT_CHECK_MS = 250;
 
 export interface RelayRouterOptions {
   readonly endpoint: RelayEndpoint;
@@ -27,6 +35,8 @@ export interface RelayRouterOptions {
   readonly room: (projectId: string, roomId: string) => Room | undefined;
   readonly setTimer?: SetTimer | undefined;
   readonly ca?: Buffer | undefined;
+  /** How long another node's announcement holds without being repeated (ms); each node repeats its own a third of it apart. */
+  readonly livenessMs?: number | undefined;
 }
 
 interface Peer {
@@ -42,7 +52,16 @@ export class RelayRouter {
   private readonly nodeId: string;
   private readonly peers = new Map<string, Peer>();
   /** What each other node originates, by room key and node id. */
-  private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[] }>>();
+  private readonly directory = new Map<string, Map<string, { url: string; streams: OriginStream[]; seenMs: number }>>();
+  /** Rooms whose last announcement named streams, by room key, and when it was sent: repeated while they do. */
+  private readonly announced = new Map<string, { readonly projectId: string; readonly roomId: string; sentMs: number }>();
+  /**
+   * Rooms of this node that another node spoke of (an announcement or a subscription): only their
+   * announcements are repeated, so a room on one node costs the bus nothing between its changes.
+   */
+  private readonly spanned = new Set<string>();
+  private readonly livenessMs: number;
+  private checkedMs = Number.NEGATIVE_INFINITY;
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
@@ -51,6 +70,7 @@ export class RelayRouter {
     this.o = options;
     this.endpoint = options.endpoint;
     this.nodeId = options.endpoint.nodeId;
+    this.livenessMs = options.livenessMs ?? ANNOUNCEMENT_LIVENESS_MS;
     this.server = new RelayServer({
       endpoint: options.endpoint, setTimer: options.setTimer,
       onChannel: (channel) => this.accepted(channel),
@@ -58,6 +78,7 @@ export class RelayRouter {
     });
     this.unsubscribe = options.bus.subscribe((event) => {
       if (event.type !== 'media.streams' || event.node === this.nodeId) return;
+      if (this.o.room(event.projectId, event.roomId)) this.spanned.add(roomKey(event.projectId, event.roomId));
       this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
       // a node a member just joined asks what the others originate in the room
       if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
@@ -97,6 +118,10 @@ export class RelayRouter {
     const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live ? [] : [{
       streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
     }]) : [];
+    const key = roomKey(projectId, roomId);
+    if (streams.length > 0) this.announced.set(key, { projectId, roomId, sentMs: this.o.now() });
+    else this.announced.delete(key);
+    if (!room) this.spanned.delete(key);
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
   }
@@ -106,7 +131,7 @@ export class RelayRouter {
     let nodes = this.directory.get(key);
     if (!nodes) this.directory.set(key, nodes = new Map());
     if (streams.length === 0) nodes.delete(node);
-    else nodes.set(node, { url, streams: [...streams] });
+    else nodes.set(node, { url, streams: [...streams], seenMs: this.o.now() });
     if (nodes.size === 0) this.directory.delete(key);
     this.sync(projectId, roomId);
   }
@@ -122,16 +147,22 @@ export class RelayRouter {
         const still = wanted?.get(node)?.streams.some((s) => s.streamId === f.feed.stream.id && s.kind === f.feed.stream.kind);
         if (!still) this.endFeed(peer, track, room);
       }
+      // a node this one relays nothing from any more: its link closes (no attempts to reopen it to a dead node)
+      if (peer.feeds.size === 0) {
+        this.peers.delete(node);
+        peer.link.close();
+      }
     }
     if (!room || !wanted) return;
     for (const [node, { url, streams }] of wanted) {
-      const peer = this.peerOf(node, url);
       for (const s of streams) {
         const relayed = room.streams.get(s.streamId);
         // its members are told of a mute or unmute at the origin as of one here
         if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
-        const has = [...peer.feeds.values()].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        const has = [...(this.peers.get(node)?.feeds.values() ?? [])].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        // a stream already relayed from another node (its publisher moved) is taken from here once that node's is gone
         if (has || relayed) continue;
+        const peer = this.peerOf(node, url);
         const track = peer.nextTrack++;
         const feed = new RelayFeed({
           track, ref: { project_id: projectId, room_id: roomId, stream_id: s.streamId }, kind: s.kind, layerCount: s.layers,
@@ -199,6 +230,37 @@ export class RelayRouter {
     f.feed.stream.requestKeyFrame(-1);
   }
 
+  /**
+   * Repeats this node's announcements of rooms where it originates streams and that span nodes, and forgets what another
+   * node announced once its announcement is older than the liveness: a killed node stops announcing,
+   * so its streams are removed for this node's members, and a stream that moves with its publisher
+   * to another node is relayed from there once that node announces it.
+   */
+  private keepAnnouncements(nowMs: number): void {
+    if (nowMs - this.checkedMs < ANNOUNCEMENT_CHECK_MS) return;
+    this.checkedMs = nowMs;
+    for (const [key, a] of [...this.announced]) {
+      if (!this.o.room(a.projectId, a.roomId)) {
+        // the room closed here without a last announcement: the others forget it by its age
+        this.announced.delete(key);
+        this.spanned.delete(key);
+      } else if (this.spanned.has(key) && nowMs - a.sentMs >= this.livenessMs / 3) {
+        this.announce(a.projectId, a.roomId, false);
+      }
+    }
+    for (const [key, nodes] of [...this.directory]) {
+      const gone = [...nodes].filter(([, n]) => nowMs - n.seenMs > this.livenessMs);
+      if (gone.length === 0) continue;
+      for (const [node] of gone) {
+        this.o.logger.warn({ node }, 'media: a node stopped announcing its streams; they are gone from its rooms here');
+        nodes.delete(node);
+      }
+      if (nodes.size === 0) this.directory.delete(key);
+      const [projectId, roomId] = key.split('\u0000') as [string, string];
+      this.sync(projectId, roomId);
+    }
+  }
+
   private roomOfKey(key: string): Room | undefined {
     const [projectId, roomId] = key.split('\u0000') as [string, string];
     return this.o.room(projectId, roomId);
@@ -206,12 +268,17 @@ export class RelayRouter {
 
   /** A node opened a link to this one: this node serves the streams it originates over it. */
   private accepted(channel: RelayChannel): void {
-    const origin = new RelayOrigin(channel, (ref) => this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id), this.o.now);
+    const origin = new RelayOrigin(channel, (ref) => {
+      const room = this.o.room(ref.project_id, ref.room_id);
+      if (room) this.spanned.add(roomKey(ref.project_id, ref.room_id));
+      return room?.streams.get(ref.stream_id);
+    }, this.o.now);
     channel.handlers = origin.handlers;
     channel.onClose = () => origin.close();
   }
 
   private tick(): void {
+    this.keepAnnouncements(this.o.now());
     for (const peer of this.peers.values()) {
       for (const { feed } of peer.feeds.values()) {
         if (!feed.ready) continue;

@@ -114,7 +114,10 @@ export class Room {
 
   publish(member: Member, id: number, kind: MediaKind, source: StreamSource = 'unknown'): PublishResult {
     const existing = this.streams.get(id);
-    if (existing) return { ok: false, code: existing.publisher === member ? 'already_published' : 'stream_in_use' };
+    // the same user's stream relayed from another node: its publisher moved here (that node died, or
+    // its session there is ending), and the stream is published here from now on
+    if (existing?.relayedFrom !== undefined && existing.publisher.userId === member.userId) this.removeStream(existing, false);
+    else if (existing) return { ok: false, code: existing.publisher === member ? 'already_published' : 'stream_in_use' };
     const stream = new Stream(id, kind, member, source, (s) => this.layersChanged(s));
     for (const other of this.members.values()) {
       if (other !== member && other.canSubscribe(id)) stream.subscribe(other);

@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MediaKind } from '@rtc/protocol';
+import type { MediaKind, ServerControl } from '@rtc/protocol';
 import type { ForwardedRtp, StreamLayers } from '../rtp/layers.ts';
 import type { DownTrack, Member } from './member.ts';
-import { Stream } from './stream.ts';
+import { LAYER_REST_AFTER_MS, Stream, type StreamRelay } from './stream.ts';
 
 interface FakeMember extends Member {
   readonly keyFrameAsks: [number, number][];
+  readonly control: ServerControl[];
   readonly rtpIn: number[];
   track: DownTrack | undefined;
 }
@@ -20,13 +21,14 @@ interface FakeMember extends Member {
 function member(userId: string, track?: DownTrack): FakeMember {
   const keyFrameAsks: [number, number][] = [];
   const rtpIn: number[] = [];
+  const control: ServerControl[] = [];
   const m: FakeMember = {
     participantId: `pa_${userId}`, userId, role: 'speaker', metadata: '', attributes: {}, published: new Map(),
-    keyFrameAsks, rtpIn, track,
+    keyFrameAsks, rtpIn, track, control,
     account: { rtpIn: (_id, _kind, packet) => rtpIn.push(packet.seq), rtpOut: () => undefined },
     keyFrames: { requestKeyFrame: (streamId, layer) => keyFrameAsks.push([streamId, layer]) },
     canSubscribe: () => true,
-    sendControl: () => undefined,
+    sendControl: (message) => control.push(message),
     pushMedia: () => undefined,
     downTrack: () => m.track,
   };
@@ -35,6 +37,7 @@ function member(userId: string, track?: DownTrack): FakeMember {
 
 interface FakeTrack extends DownTrack {
   readonly got: number[];
+  target?: number;
   restarts: number;
   loss: number;
 }
@@ -182,5 +185,47 @@ describe('the published stream', () => {
     audio.setSimulcast(['a']);
     assert.equal(audio.layers, undefined);
     assert.equal(changes.length, 2);
+  });
+
+  it('tells its publisher to rest the simulcast layers no subscriber here or on another node needs, and to send them again when one does', () => {
+    const publisher = member('pub');
+    const stream = new Stream(1, 'video', publisher);
+    stream.setSimulcast(['q', 'h', 'f']);
+    const told = (): unknown[] => publisher.control.flatMap((m) => (m.type === 'publish_layers' ? [m.active] : []));
+    let now = 10_000;
+    let seq = 1;
+    const run = (ms: number): void => {
+      for (const end = now + ms; now < end; now += 50) for (const layer of [0, 1, 2]) stream.forwardRtp(packet(seq++, layer), now);
+    };
+    const t = track();
+    t.target = 0;
+    const sub = member('sub', t);
+    stream.subscribe(sub);
+    run(LAYER_REST_AFTER_MS - 500);
+    assert.deepEqual(told(), [], 'every layer is sent while it may still be needed');
+    // a subscriber on the lowest layer: it and the one above stay, the top layer rests
+    run(1_000);
+    assert.deepEqual(told(), [[true, true, false]]);
+    // its estimate grows to the middle layer: the top one is needed again at once
+    t.target = 1;
+    run(300);
+    assert.deepEqual(told().at(-1), [true, true, true]);
+    // back on the lowest, but another node's relay asks for the top layer: it stays
+    t.target = 0;
+    const relay: StreamRelay = { layers: [2], forward: () => true, sendKey: () => undefined, end: () => undefined };
+    stream.addRelay(relay);
+    run(LAYER_REST_AFTER_MS * 2);
+    assert.deepEqual(told().at(-1), [true, true, true]);
+    // no relay, no down track: only the lowest layer is sent
+    stream.removeRelay(relay);
+    stream.unsubscribe(sub);
+    run(LAYER_REST_AFTER_MS + 500);
+    assert.deepEqual(told().at(-1), [true, false, false]);
+    assert.equal(told().length, 3, 'told only when it changes');
+    // one layer: nothing to rest
+    const single = new Stream(2, 'video', publisher);
+    single.setSimulcast([]);
+    for (let i = 0; i < 100; i += 1) single.forwardRtp(packet(i), 10_000 + i * 100);
+    assert.equal(told().length, 3);
   });
 });

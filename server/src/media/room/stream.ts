@@ -13,6 +13,13 @@ interface KeyGeneration {
 
 /** A publisher is asked for a key frame of one stream at most this often, whatever the subscribers ask. */
 const KEY_FRAME_REQUEST_INTERVAL_MS = 250;
+/** How often the layers a simulcast video's subscribers need are counted (ms, at its packets). */
+const LAYER_CHECK_INTERVAL_MS = 250;
+/**
+ * A layer rests once no subscriber, here or on another node, has needed it for this long (ms): a
+ * subscriber moving between layers does not turn the publisher's encoder off and on.
+ */
+export const LAYER_REST_AFTER_MS = 3_000;
 
 /**
  * A relay of the stream to another media node (media/relayed/relay-consumer.ts): fed every packet
@@ -22,6 +29,8 @@ export interface StreamRelay {
   forward(packet: ForwardedRtp): boolean;
   /** A sealed media frame of a WebSocket stream (`data`), authenticated here, as its publisher sent it. */
   forwardFrame(frame: Buffer): boolean;
+  /** The simulcast layers the other node asked for: needed, so the publisher keeps sending them. */
+  readonly layers: readonly number[];
   /** The stream's key changed: the other node must hold it before the publisher uses it. */
   sendKey(): void;
   /** The stream ended. */
@@ -47,6 +56,11 @@ export class Stream {
   readonly subscribers = new Set<Member>();
   /** The origin node of a stream fed here by a relay (its `host:port`); undefined for one published on this node. */
   relayedFrom: string | undefined;
+  /**
+   * Its source is out of reach for now: a relayed stream whose link to its origin is down. Its video
+   * down tracks pause as under a bandwidth pause (`stream_paused` with reason `relay`) until it is back.
+   */
+  sourceLost = false;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
@@ -59,6 +73,10 @@ export class Stream {
   layers: StreamLayers | undefined;
   /** When the publisher was last asked for a key frame of each layer (ms). */
   private readonly keyFrameAskedAtMs: number[] = [];
+  /** When some subscriber last needed each simulcast layer (ms), the layers the publisher was last told to send, and the next count. */
+  private layerNeededAtMs: number[] = [];
+  private toldActive: readonly boolean[] | undefined;
+  private nextLayerCheckMs = Number.NEGATIVE_INFINITY;
   /** The down track of each subscriber that receives it over WebRTC. */
   private readonly trackOf = new Map<Member, DownTrack>();
   /** The same tracks, as an array the packet path walks without allocating. */
@@ -184,6 +202,7 @@ export class Stream {
     layers?.onPacket(packet.layer, packet.ssrc, packet.payload.length, packet.marker, packet.vp8, nowMs);
     this.publisher.account.rtpIn(this.id, this.kind, packet, layers, nowMs);
     if (packet.recoveredAfterMs !== undefined) layers?.onRecovered(packet.recoveredAfterMs, nowMs);
+    if (layers && layers.count > 1 && nowMs >= this.nextLayerCheckMs) this.restLayers(layers.count, nowMs);
     if (this.muted) return 0;
     let sent = 0;
     const relays = this.relays;
@@ -222,6 +241,44 @@ export class Stream {
     return relayedLoss(losses);
   }
 
+  /**
+   * The simulcast layers some subscriber needs: the lowest always (a new subscriber starts at once),
+   * each down track's target and the layer above the highest of them (so that an estimate that grows
+   * finds it measured), and every layer another node's relay asked for (it adds its own layer above).
+   */
+  neededLayers(count: number): Set<number> {
+    const needed = new Set([0]);
+    let top = -1;
+    for (const t of this.tracks) {
+      const layer = Math.min(Math.max(t.target ?? 0, 0), count - 1);
+      needed.add(layer);
+      top = Math.max(top, layer);
+    }
+    if (top >= 0 && top + 1 < count) needed.add(top + 1);
+    for (const relay of this.relays) for (const layer of relay.layers) if (layer < count) needed.add(layer);
+    return needed;
+  }
+
+  /**
+   * Tells the publisher which layers to send (docs/protocol/media.md, "publish_layers"): a layer no
+   * subscriber of any node has needed for LAYER_REST_AFTER_MS rests, so that its encoder spares it;
+   * one needed again is sent at once. Only when that changes; a stream relayed here has its publisher
+   * on its origin, which counts this node's needs in its relay's layers.
+   */
+  private restLayers(count: number, nowMs: number): void {
+    this.nextLayerCheckMs = nowMs + LAYER_CHECK_INTERVAL_MS;
+    if (this.relayedFrom !== undefined) return;
+    const needed = this.neededLayers(count);
+    const active = Array.from({ length: count }, (_, i) => {
+      if (needed.has(i)) this.layerNeededAtMs[i] = nowMs;
+      return nowMs - (this.layerNeededAtMs[i] ??= nowMs) < LAYER_REST_AFTER_MS;
+    });
+    const told = this.toldActive ?? active.map(() => true);
+    if (active.every((a, i) => a === told[i])) return;
+    this.toldActive = active;
+    this.publisher.sendControl({ type: 'publish_layers', stream_id: this.id, active });
+  }
+
   /** The publisher's m-line for it was negotiated with these simulcast rids (smallest first; empty for one layer). */
   setSimulcast(rids: readonly string[]): void {
     if (this.kind !== 'video') return;
@@ -230,6 +287,8 @@ export class Stream {
     this.rids = [...rids];
     if (this.layers?.count !== count) {
       this.layers = new StreamLayers(count);
+      this.layerNeededAtMs = [];
+      this.toldActive = undefined;
       changed = true;
     }
     if (changed && this.live) this.layersChanged?.(this);

@@ -29,6 +29,8 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
   let now = 10_000;
   const sent: Sent[] = [];
   const paused: number[] = [];
+  const reasons: string[] = [];
+  const resumed: number[] = [];
   const keyAsked = new Set<number>();
   const recorder = new TwccRecorder(1);
   let linkFreeAt = 0;
@@ -64,10 +66,14 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
     frameRates: () => [30],
   } as unknown as StreamLayers;
   const events = {
-    paused: (id: number) => paused.push(id), resumed: () => undefined, layer: () => undefined, report: () => undefined,
+    paused: (id: number, reason: string) => {
+      paused.push(id);
+      reasons.push(reason);
+    },
+    resumed: (id: number) => resumed.push(id), layer: () => undefined, report: () => undefined,
     // the published stream that feeds the track: its layers, and the key frames asked of its publisher
     attach: (id: number, track: DownTrack) => {
-      track.stream = { layers, askKeyFrame: () => keyAsked.add(id), detach: () => undefined } as unknown as Stream;
+      track.stream = { layers, askKeyFrame: () => keyAsked.add(id), detach: () => undefined, sourceLost: false } as unknown as Stream;
     },
   };
   const downlink = new Downlink(events, { rtpIn: () => undefined, rtpOut: () => undefined }, () => now, new MediaStats());
@@ -114,7 +120,7 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
     }
     return gaps;
   };
-  return { downlink, sent, paused, run, skipped, linkLost: () => linkLost };
+  return { downlink, sent, paused, reasons, resumed, run, skipped, linkLost: () => linkLost };
 }
 
 describe('a call\'s start through the downlink', () => {
@@ -138,6 +144,26 @@ describe('a call\'s start through the downlink', () => {
     c.run(5_000);
     assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
     assert.ok(c.paused.length >= 1, 'a video that does not fit pauses');
+    c.downlink.close();
+  });
+
+  it('pauses a relayed video whose link to its origin is down, as under a bandwidth pause, and resumes it with the link', () => {
+    const c = call({ videos: 2, videoBps: 500_000, linkBps: 100_000_000, queueBytes: 1_000_000 });
+    c.run(1_000);
+    const source = c.downlink.track(1)!.stream!;
+    source.sourceLost = true;
+    c.run(1_000);
+    assert.deepEqual(c.paused, [1], 'only the video whose source is out of reach pauses');
+    assert.deepEqual(c.reasons, ['relay']);
+    const whilePaused = c.sent.length;
+    c.run(500);
+    assert.equal(c.sent.filter((s, i) => i >= whilePaused && s.ssrc === 1001 && !s.padding).length, 0, 'nothing of it goes out while paused');
+    source.sourceLost = false;
+    const before = c.sent.length;
+    c.run(1_500);
+    assert.deepEqual(c.resumed, [1]);
+    assert.ok(c.sent.some((s, i) => i >= before && s.ssrc === 1001 && !s.padding), 'it flows again');
+    assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
     c.downlink.close();
   });
 });

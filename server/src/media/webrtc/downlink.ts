@@ -37,9 +37,9 @@ const MAX_PACE_QUEUE_MS = 700;
 /** How often the downlink's state goes to the debug log. */
 const SNAPSHOT_INTERVAL_MS = 1_000;
 
-/** What the downlink tells its session. */
+/** What the downlink tells its session; a video pauses when its smallest layer does not fit (`bandwidth`) or its source is out of reach (`relay`). */
 export interface DownlinkEvents {
-  paused(streamId: number): void;
+  paused(streamId: number, reason: 'bandwidth' | 'relay'): void;
   resumed(streamId: number): void;
   layer(streamId: number, layer: number, width: number, height: number): void;
   /** A down track was made for a stream the client receives: its published stream should feed it. */
@@ -352,7 +352,8 @@ export class Downlink implements DownTrackLink {
       const hidden = (requested.bounds.maxWidth === 0 || requested.bounds.maxHeight === 0);
       const lowest = requested.layers.findIndex((r) => r > 0);
       const keepable = lowest >= 0 && requested.layers[lowest]! <= available * KEEP_MARGIN;
-      const target = out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
+      const relayLost = out.stream?.sourceLost === true; // a relayed stream whose link to its origin is down pauses, as for bandwidth
+      const target = relayLost ? -1 : out.hold.target({ target: targets[i]!, lowest, hidden, paused: out.paused, loss: this.estimator.loss, keepable }, now);
       const wanted = target >= 0;
       if (!wanted) {
         if (!out.paused) {
@@ -360,10 +361,9 @@ export class Downlink implements DownTrackLink {
           out.current = -1;
           out.rewriter.reset();
           // a tile the client hid is not a pause it needs telling about
-          if (!hidden && requested.layers.some((r) => r > 0)) {
-            this.stats.bandwidthPauses += 1;
-            this.probes.paused(now);
-            this.events.paused(out.streamId);
+          if (!hidden && (relayLost || requested.layers.some((r) => r > 0))) {
+            if (!relayLost) { this.stats.bandwidthPauses += 1; this.probes.paused(now); }
+            this.events.paused(out.streamId, relayLost ? 'relay' : 'bandwidth');
           }
         }
         out.target = -1;

@@ -104,7 +104,7 @@ export class RtcPeer implements KeyFrameSource {
     this.now = now;
     this.uplink = new Uplink(owner.published, () => this.downlink.rtt, now, stats);
     this.downlink = new Downlink({
-      paused: (stream_id) => owner.sendControl({ type: 'stream_paused', stream_id, reason: 'bandwidth' }),
+      paused: (stream_id, reason) => owner.sendControl({ type: 'stream_paused', stream_id, reason }),
       resumed: (stream_id) => owner.sendControl({ type: 'stream_resumed', stream_id }),
       layer: (stream_id, layer, width, height) => owner.sendControl({ type: 'stream_layer', stream_id, layer, width, height }),
       attach: (streamId, track) => owner.attachTrack(streamId, track),
