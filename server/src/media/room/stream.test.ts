@@ -212,7 +212,7 @@ describe('the published stream', () => {
     assert.deepEqual(told().at(-1), [true, true, true]);
     // back on the lowest, but another node's relay asks for the top layer: it stays
     t.target = 0;
-    const relay: StreamRelay = { layers: [2], forward: () => true, sendKey: () => undefined, end: () => undefined };
+    const relay: StreamRelay = { layers: [2], forward: () => true, forwardFrame: () => true, sendKey: () => undefined, end: () => undefined };
     stream.addRelay(relay);
     run(LAYER_REST_AFTER_MS * 2);
     assert.deepEqual(told().at(-1), [true, true, true]);
