@@ -36,16 +36,14 @@ import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress, removeWork, runBench } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
+import { AUDIO, SETTLE_SECONDS, VIDEO, joinCameraPublisher, settle, startCameraLoad, type CameraLoad } from './lib/camera-load.ts';
 
 const BENCH = 'media-relay-hop';
-const VIDEO = { streamId: 1, bytes: 1100, perSecond: 170 } as const;
-const AUDIO = { streamId: 2, bytes: 160, perSecond: 50 } as const;
 const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
 const PER_NODE = intSetting('BENCH_RELAY_HOP_SUBSCRIBERS', 8, 1, 50);
 const MEASURE_SECONDS = intSetting('BENCH_RELAY_HOP_SECONDS', 5, 2, 60);
 /** Rounds of each room, alternating (one node, two nodes, ...): the machine is shared, and the best of each is kept. */
 const ROUNDS = intSetting('BENCH_RELAY_HOP_ROUNDS', 3, 1, 10);
-const SETTLE_SECONDS = 30;
 /** Aims (docs/operations/benchmarks.md): on loopback, a hop adds at most this to p50 and p99 (ms), and the spread room's CPU per packet is at most this many times the one-node room's. */
 const AIM_P50_MS = 5;
 const AIM_P99_MS = 15;
@@ -58,12 +56,9 @@ interface Subscriber {
   readonly delays: number[];
 }
 
-interface Room {
+interface Room extends CameraLoad {
   readonly local: Subscriber[];
   readonly remote: Subscriber[];
-  sendVideo(): void;
-  sendAudio(): void;
-  received(): number;
   close(): Promise<void>;
 }
 
@@ -111,19 +106,10 @@ async function openRoom(a: string, b: string, api: string, cred: BenchCredential
     for (const c of clients) await c.close();
   };
   try {
-    const publisher = await RtcClient.join(a, await issue(api, cred, {
+    const publisher = await joinCameraPublisher(a, await issue(api, cred, {
       room_id: room, user_id: 'publisher', role: 'speaker', publish_streams: [VIDEO.streamId, AUDIO.streamId],
-    }), { keepPayloads: false, peer: feedbackPeerConfig() });
+    }));
     clients.push(publisher);
-    for (const [id, kind] of [[VIDEO.streamId, 'video'], [AUDIO.streamId, 'audio']] as const) {
-      const reply = await publisher.publish(id, kind);
-      if (reply.type !== 'published') throw new Error(`publish: ${JSON.stringify(reply)}`);
-    }
-    const sent = await publisher.negotiate([
-      { streamId: VIDEO.streamId, kind: 'video', direction: 'send' }, { streamId: AUDIO.streamId, kind: 'audio', direction: 'send' },
-    ]);
-    if (sent.refused.length > 0) throw new Error(`the publisher's m-lines were refused: ${sent.refused.join(', ')}`);
-    await publisher.waitConnected();
     const join = async (url: string, count: number, node: string): Promise<Subscriber[]> => {
       const subs: Subscriber[] = [];
       for (let i = 0; i < count; i++) {
@@ -163,44 +149,10 @@ async function openRoom(a: string, b: string, api: string, cred: BenchCredential
   }
 }
 
-/** Sends the load until stopped, paced against the clock. */
-function startLoad(room: Room): () => Promise<void> {
-  const started = performance.now();
-  let video = 0;
-  let audio = 0;
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const elapsed = (performance.now() - started) / 1000;
-      for (; video < Math.floor(elapsed * VIDEO.perSecond); video++) room.sendVideo();
-      for (; audio < Math.floor(elapsed * AUDIO.perSecond); audio++) room.sendAudio();
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-  };
-}
-
-/** Two seconds in a row at 97 % of the offered load; false after SETTLE_SECONDS. */
-async function settle(room: Room, offered: number): Promise<boolean> {
-  const deadline = performance.now() + SETTLE_SECONDS * 1000;
-  let full = 0;
-  while (performance.now() < deadline) {
-    const from = { received: room.received(), at: performance.now() };
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const rate = (room.received() - from.received) / ((performance.now() - from.at) / 1000);
-    full = rate >= 0.97 * offered ? full + 1 : 0;
-    if (full === 2) return true;
-  }
-  return false;
-}
-
 async function measure(room: Room, nodes: readonly [ServerProcess, ServerProcess], what: string): Promise<Measured> {
   const subscribers = room.local.length + room.remote.length;
   const offered = OFFERED_PER_SUBSCRIBER * subscribers;
-  const stop = startLoad(room);
+  const stop = startCameraLoad(room);
   try {
     await waitFor(() => [...room.local, ...room.remote].every((s) => s.client.receivedCount(VIDEO.streamId) > 0 && s.client.receivedCount(AUDIO.streamId) > 0),
       `${what}: both streams at every subscriber`, 30_000);

@@ -44,20 +44,17 @@ import { readCpuSeconds } from './lib/proc-stats.ts';
 import type { ServerProcess } from './lib/process.ts';
 import { printFigure, progress } from './lib/report.ts';
 import { intSetting } from './lib/settings.ts';
+import { AUDIO, SETTLE_SECONDS, VIDEO, joinCameraPublisher, settle, startCameraLoad, type CameraLoad } from './lib/camera-load.ts';
 import {
   baselineFanout, isSrtpProfile, serveBaseline, serveSrtpFloor, srtpFloorFanout, type Fanout,
 } from './lib/udp-forwarders.ts';
 
 const BENCH = 'webrtc-fanout';
 const SELF = fileURLToPath(import.meta.url);
-const VIDEO = { streamId: 1, bytes: 1100, perSecond: 170 } as const;
-const AUDIO = { streamId: 2, bytes: 160, perSecond: 50 } as const;
 const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
 /** Subscriber counts; BENCH_WEBRTC_SUBSCRIBERS (comma-separated, from 1, 10, 50) runs a subset. */
 const SUBSCRIBERS = (process.env['BENCH_WEBRTC_SUBSCRIBERS'] ?? '1,10,50').split(',').map(Number).filter((n) => n === 1 || n === 10 || n === 50);
 const MEASURE_SECONDS = intSetting('BENCH_WEBRTC_SECONDS', 3, 1, 60);
-/** How long the load may take to get through in full (the platform's downlink estimates grow to it). */
-const SETTLE_SECONDS = 30;
 const SRTP_PROFILE_NAMES: Readonly<Record<SrtpProfile, string>> = {
   [ProtectionProfileAes128CmHmacSha1_80]: 'SRTP_AES128_CM_HMAC_SHA1_80',
   [ProtectionProfileAeadAes128Gcm]: 'SRTP_AEAD_AES_128_GCM',
@@ -70,50 +67,18 @@ interface Measured {
   readonly clientLoad: number;
 }
 
-/** Sends the camera-like load until stopped, paced against the clock. */
-function startLoad(fanout: Fanout): () => Promise<void> {
+/** The camera-like load over a fan-out: the same two payloads sent again and again. */
+function cameraLoad(fanout: Fanout): CameraLoad {
   const video = vp8Payload(VIDEO.bytes);
   const audio = randomBytes(AUDIO.bytes);
-  const started = performance.now();
-  let sentVideo = 0;
-  let sentAudio = 0;
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const elapsed = (performance.now() - started) / 1000;
-      for (; sentVideo < Math.floor(elapsed * VIDEO.perSecond); sentVideo++) fanout.sendVideo(video);
-      for (; sentAudio < Math.floor(elapsed * AUDIO.perSecond); sentAudio++) fanout.sendAudio(audio);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-  };
-}
-
-/**
- * Waits until two seconds in a row deliver at least 97 % of the offered load each (one could be
- * the burst of a queue let go); false after SETTLE_SECONDS.
- */
-async function settle(fanout: Fanout, offered: number): Promise<boolean> {
-  const deadline = performance.now() + SETTLE_SECONDS * 1000;
-  let full = 0;
-  while (performance.now() < deadline) {
-    const from = { received: fanout.received(), at: performance.now() };
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const rate = (fanout.received() - from.received) / ((performance.now() - from.at) / 1000);
-    full = rate >= 0.97 * offered ? full + 1 : 0;
-    if (full === 2) return true;
-  }
-  return false;
+  return { sendVideo: () => fanout.sendVideo(video), sendAudio: () => fanout.sendAudio(audio), received: () => fanout.received() };
 }
 
 async function measure(fanout: Fanout, pid: number, offered: number, what: string): Promise<Measured> {
-  const stop = startLoad(fanout);
+  const stop = startCameraLoad(cameraLoad(fanout));
   try {
     await waitFor(() => fanout.flowing(), 'both streams at every subscriber', 30_000);
-    if (!await settle(fanout, offered)) progress(`${what}: less than the offered load gets through after ${SETTLE_SECONDS} s; measuring what does`);
+    if (!await settle(cameraLoad(fanout), offered)) progress(`${what}: less than the offered load gets through after ${SETTLE_SECONDS} s; measuring what does`);
     const before = { received: fanout.received(), cpu: readCpuSeconds(pid), client: process.cpuUsage(), at: performance.now() };
     await new Promise((resolve) => setTimeout(resolve, MEASURE_SECONDS * 1000));
     const packets = fanout.received() - before.received;
@@ -154,19 +119,10 @@ async function platformFanout(
     for (const c of clients) await c.close();
   };
   try {
-    const publisher = await RtcClient.join(mediaUrl, await issue(api, cred, {
+    const publisher = await joinCameraPublisher(mediaUrl, await issue(api, cred, {
       room_id: room, user_id: 'publisher', role: 'speaker', publish_streams: [VIDEO.streamId, AUDIO.streamId],
-    }), { keepPayloads: false, peer: feedbackPeerConfig() });
+    }));
     clients.push(publisher);
-    for (const [id, kind] of [[VIDEO.streamId, 'video'], [AUDIO.streamId, 'audio']] as const) {
-      const reply = await publisher.publish(id, kind);
-      if (reply.type !== 'published') throw new Error(`publish: ${JSON.stringify(reply)}`);
-    }
-    const sent = await publisher.negotiate([
-      { streamId: VIDEO.streamId, kind: 'video', direction: 'send' }, { streamId: AUDIO.streamId, kind: 'audio', direction: 'send' },
-    ]);
-    if (sent.refused.length > 0) throw new Error(`the publisher's m-lines were refused: ${sent.refused.join(', ')}`);
-    await publisher.waitConnected();
     const subs: RtcClient[] = [];
     for (let i = 0; i < subscribers; i++) {
       const sub = await RtcClient.join(mediaUrl, await issue(api, cred, {
