@@ -38,7 +38,7 @@ describe('a room across two media nodes, placed by load', () => {
     method, headers: { authorization: issuer.customer.auth }, ...(body !== undefined && { body }),
   });
   const enter = async (room: string, user: string): Promise<{ token: TokenResponse; session: MediaSession }> => {
-    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, publish_streams: [1] });
+    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, publish_streams: [1, 2] });
     const session = await join(token);
     sessions.push(session);
     return { token, session };
@@ -130,6 +130,18 @@ describe('a room across two media nodes, placed by load', () => {
     assert.equal(mute.status, 200, mute.text);
     for (const m of await Promise.all(muted)) assert.deepEqual(m, { streamId: 1, participantId: u1.participantId, muted: true });
     await published.close();
+
+    // so does an audio stream sent as WebSocket frames (a client without WebRTC)
+    const heard = [joined[1]!.session, joined[2]!.session].map((session) => collectFrames(session));
+    const audio = await u1.publish(2, 'audio');
+    await until(() => joined[2]!.session.streams().some((st) => st.streamId === 2 && st.participantId === u1.participantId), 5000,
+      'the audio stream shown on the other node');
+    for (let i = 0; i < 3; i++) await audio.send(text(`a${i}`));
+    for (const r of heard) {
+      await until(() => r.texts().length === 3, 5000, 'three audio frames');
+      assert.deepEqual(r.texts(), ['2:a0', '2:a1', '2:a2']);
+    }
+    await audio.close();
 
     // a leave on one node is a participant_left on the other
     const u4 = joined[3]!.session;

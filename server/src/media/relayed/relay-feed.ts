@@ -98,12 +98,13 @@ export class RelayFeed {
   }
 
   /**
-   * A sealed media frame of a WebSocket stream (`data`): queued for each local subscriber as the
-   * origin queues it for its own (the origin authenticated it; each client checks it again).
+   * A sealed media frame of a stream its publisher sends over the WebSocket (data, or audio and
+   * video of a client without WebRTC): queued for each local subscriber as the origin queues it for
+   * its own (the origin authenticated it; each client checks it again).
    */
   onFrame(frame: Buffer): void {
-    if (!this.stream.live || this.o.kind !== 'data' || this.stream.muted) return;
-    for (const member of this.stream.subscribers) member.pushMedia(KIND_CODE.data, frame);
+    if (!this.stream.live || this.stream.muted) return;
+    for (const member of this.stream.subscribers) member.pushMedia(KIND_CODE[this.o.kind], frame);
   }
 
   /** Sends the origin the packets still missing (NACK misses); the owner calls it on a short timer. */
