@@ -20,6 +20,7 @@ export interface RelayFeedLink {
   unsubscribe(track: number): boolean;
   requestKeyFrame(track: number, layer: number): boolean;
   sendNackMiss(track: number, layer: number, seqs: readonly number[]): boolean;
+  requestKeyRotation(track: number): boolean;
 }
 
 /** The publisher as the relaying node knows it: from the origin's announcement. */
@@ -50,11 +51,16 @@ export class RelayFeed {
   private readonly nacks = new Map<number, NackRequester>();
   private requested: readonly number[] | undefined;
   private keyed = false;
+  private rotationOwed = false;
 
   constructor(options: RelayFeedOptions) {
     this.o = options;
     const keyFrames: KeyFrameSource = { requestKeyFrame: (_id, layer) => this.requestKeyFrame(layer) };
     this.stream = new Stream(options.ref.stream_id, options.kind, remoteMember(options.publisher, keyFrames));
+    this.stream.rotateAtOrigin = () => {
+      // asked again once the link is back if it is down now: the departed subscriber holds the key
+      if (!options.link.requestKeyRotation(options.track)) this.rotationOwed = true;
+    };
     if (options.kind === 'video') this.stream.setSimulcast(options.layerCount > 1 ? Array.from({ length: options.layerCount }, (_, i) => `r${i}`) : []);
   }
 
@@ -136,6 +142,7 @@ export class RelayFeed {
   /** The link is up again (the link sent the subscription again): the tracks restart on the next key frame. */
   linkUp(): void {
     this.refresh();
+    if (this.rotationOwed) this.rotationOwed = !this.o.link.requestKeyRotation(this.o.track);
     this.stream.restartTracks();
     if (this.o.kind === 'video') this.requestKeyFrame(-1);
   }

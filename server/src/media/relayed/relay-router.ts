@@ -206,7 +206,10 @@ export class RelayRouter {
 
   /** A node opened a link to this one: this node serves the streams it originates over it. */
   private accepted(channel: RelayChannel): void {
-    const origin = new RelayOrigin(channel, (ref) => this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id), this.o.now);
+    const origin = new RelayOrigin(channel, (ref) => this.o.room(ref.project_id, ref.room_id)?.streams.get(ref.stream_id), (ref, stream) => {
+      const room = this.o.room(ref.project_id, ref.room_id);
+      if (room?.streams.get(ref.stream_id) === stream) room.scheduleRotation(stream);
+    }, this.o.now);
     channel.handlers = origin.handlers;
     channel.onClose = () => origin.close();
   }

@@ -47,6 +47,8 @@ export class Stream {
   readonly subscribers = new Set<Member>();
   /** The origin node of a stream fed here by a relay (its `host:port`); undefined for one published on this node. */
   relayedFrom: string | undefined;
+  /** For a stream fed by a relay: asks its origin to rotate the key (a rotation happens there, never here). */
+  rotateAtOrigin: (() => void) | undefined;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
