@@ -130,7 +130,9 @@ export class RelayRouter {
         const relayed = room.streams.get(s.streamId);
         // its members are told of a mute or unmute at the origin as of one here
         if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
-        const has = [...peer.feeds.values()].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        const has = [...peer.feeds.values()].find((f) => f.key === key && f.feed.stream.id === s.streamId);
+        // its simulcast layers became known at the origin after it was announced
+        has?.feed.setLayerCount(s.layers);
         if (has || relayed) continue;
         const track = peer.nextTrack++;
         const feed = new RelayFeed({
