@@ -108,21 +108,6 @@ describe('a room of Chromium pages across two media nodes (PostgreSQL, Redis, RT
     }
   });
 
-  it('forwards ciphertext across the relay: a subscriber on the other node opens a page\'s frames with the stream key and not without', { timeout: TEST_TIMEOUT_MS }, async () => {
-    // a client of its own (werift in Node) on carol's node receives alice's microphone as that node forwards it, relayed from alice's node
-    const carolNode = cluster!.media.find((s) => new URL(s.urls['media']!).host === member('carol').node)!;
-    const token = await issuer.issue({ room_id: ROOM, user_id: 'victor', role: 'participant', subscribe_streams: [ALICE_MIC] });
-    const victor = await RtcTestClient.join(carolNode.urls['media']!, token);
-    try {
-      await waitFor(() => (victor.wire.streamKeys.get(ALICE_MIC)?.size ?? 0) > 0, 'the microphone\'s stream key', MEDIA_WAIT_MS);
-      assert.deepEqual((await victor.negotiate([{ streamId: ALICE_MIC, kind: 'audio', direction: 'recv' }])).refused, []);
-      const packets = await victor.waitForRtp(ALICE_MIC, 25, MEDIA_WAIT_MS);
-      assertEncryptedAudio(packets.slice(5), victor.wire.streamKeys.get(ALICE_MIC)!);
-    } finally {
-      await victor.close();
-    }
-  });
-
   it('gives a bounded subscriber on one node the small layer while the others, on both nodes, keep the top one', { timeout: TEST_TIMEOUT_MS }, async () => {
     const topLayer = (m: PageMeasure): boolean => remote(m, ALICE_CAMERA)?.frameWidth === 640 && (remote(m, ALICE_CAMERA)?.framesDecoded ?? 0) > 0;
     // before any bounds, every subscriber decodes the 640x480 layer (once its own node's estimate allows it)
@@ -144,6 +129,21 @@ describe('a room of Chromium pages across two media nodes (PostgreSQL, Redis, RT
     const stillSmall = await measurePage(member('dave').page);
     assert.equal(remote(stillSmall, ALICE_CAMERA)?.layer?.layer, 0, JSON.stringify(stillSmall.remote));
     assert.equal(stillSmall.e2ee?.dropped ?? 0, 0, JSON.stringify(stillSmall.e2ee));
+  });
+
+  it('forwards ciphertext across the relay: a subscriber on the other node opens a page\'s frames with the stream key and not without', { timeout: TEST_TIMEOUT_MS }, async () => {
+    // a client of its own (werift in Node) on carol's node receives alice's microphone as that node forwards it, relayed from alice's node
+    const carolNode = cluster!.media.find((s) => new URL(s.urls['media']!).host === member('carol').node)!;
+    const token = await issuer.issue({ room_id: ROOM, user_id: 'victor', role: 'participant', subscribe_streams: [ALICE_MIC] });
+    const victor = await RtcTestClient.join(carolNode.urls['media']!, token);
+    try {
+      await waitFor(() => (victor.wire.streamKeys.get(ALICE_MIC)?.size ?? 0) > 0, 'the microphone\'s stream key', MEDIA_WAIT_MS);
+      assert.deepEqual((await victor.negotiate([{ streamId: ALICE_MIC, kind: 'audio', direction: 'recv' }])).refused, []);
+      const packets = await victor.waitForRtp(ALICE_MIC, 25, MEDIA_WAIT_MS);
+      assertEncryptedAudio(packets.slice(5), victor.wire.streamKeys.get(ALICE_MIC)!);
+    } finally {
+      await victor.close();
+    }
   });
 
   it('revoking a publisher on the other node closes its session within a second; its tracks end everywhere and the others go on', { timeout: TEST_TIMEOUT_MS }, async () => {
