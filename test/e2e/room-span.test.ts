@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join as joinPath } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TokenResponse } from '@rtc/protocol';
 import type { MediaSession } from '../../sdk/app/src/index.ts';
 import { createCustomer, type Customer } from '../helpers/customer.ts';
 import { request } from '../helpers/http.ts';
 import { collectFrames, join, nextEvent, text, until } from '../helpers/media-session.ts';
-import { startPostgres, type Postgres } from '../helpers/postgres.ts';
-import { startRedis, type RedisServer } from '../helpers/redis.ts';
 import { startServer, type RunningServer } from '../helpers/platform.ts';
 import { mediaNodesSeen } from './cluster-helpers.ts';
+import { startSpanCluster, type SpanCluster } from './span-cluster.ts';
 
 /**
  * A room of four over two media nodes of two sessions each, placed by load alone: its participants
@@ -64,44 +60,20 @@ async function roomOfFour(api: RunningServer, customer: Customer, sessions: Medi
 // docs/operations/scale-out.md, "Rooms across media nodes": a cluster (PostgreSQL, Redis, one api
 // and token node, two media nodes: processes of their own)
 describe('a room across two media nodes of a cluster (PostgreSQL and Redis)', () => {
-  let postgres: Postgres | undefined;
-  let redis: RedisServer | undefined;
-  const servers: RunningServer[] = [];
-  const dirs: string[] = [];
+  let cluster: SpanCluster | undefined;
   const sessions: MediaSession[] = [];
-  let api: RunningServer;
-  let customer: Customer;
 
   before(async () => {
-    [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
-    const env = {
-      DATABASE_URL: await postgres.createDatabase(), REDIS_URL: redis.url, RTC_MEDIA_PUBLIC_HOST: '127.0.0.1', RTC_MEDIA_MAX_SESSIONS: '2',
-      RTC_ADDRESS_RATE_LIMIT_PER_MINUTE: '1000000', RTC_APP_RATE_LIMIT_PER_MINUTE: '1000000', RTC_LOG_LEVEL: 'info',
-    };
-    const start = async (roles: readonly string[], extra: Record<string, string> = {}): Promise<RunningServer> => {
-      const dataDir = mkdtempSync(joinPath(tmpdir(), 'rtc-span-'));
-      dirs.push(dataDir);
-      const server = await startServer({ dataDir, roles, env: { ...env, ...extra } });
-      servers.push(server);
-      return server;
-    };
-    // the first node creates the schema and the key ring; the media nodes then share them
-    api = await start(['api', 'token'], { RTC_ADMIN_PORT: '0' });
-    await Promise.all([start(['media']), start(['media'])]);
-    customer = await createCustomer(api);
-    await mediaNodesSeen(api, 2);
+    cluster = await startSpanCluster({ mediaNodes: 2, maxSessions: 2 });
   });
 
   after(async () => {
     for (const s of sessions) await s.close();
-    await Promise.all(servers.map((s) => s.stop()));
-    await redis?.dispose();
-    await postgres?.stop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await cluster?.stop();
   });
 
   it('spreads a room of four over both nodes, one room for its participants and the room service API', { timeout: 120_000 }, async () => {
-    await roomOfFour(api, customer, sessions);
+    await roomOfFour(cluster!.api, cluster!.customer, sessions);
   });
 });
 

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { createDecipheriv, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { decodeTrailer, e2eeNonce, E2EE_TAG_BYTES, E2EE_TRAILER_BYTES, type MediaSessionList, type RtcRoom, type TokenResponse } from '@rtc/protocol';
+import type { MediaSessionList, RtcRoom, TokenResponse } from '@rtc/protocol';
 import { bundleSdk, launchChromium, servePages, type PageSite } from '../helpers/browser.ts';
 import { startCoturn, type Coturn } from '../helpers/coturn.ts';
 import type { RunningServer } from '../helpers/platform.ts';
@@ -10,26 +9,14 @@ import { request } from '../helpers/http.ts';
 import { RtcTestClient, waitFor } from '../helpers/webrtc-client.ts';
 import { TcpProxy, TokenIssuer } from '../helpers/media-session.ts';
 import { startMediaServer } from './media-server.ts';
-import { WEBRTC_PAGE, type PageJoinOptions, type PageMeasure, type PagePublishOptions, type PageRtc } from '../helpers/webrtc-page.ts';
+import { WEBRTC_PAGE, type PageMeasure, type PageRtc } from '../helpers/webrtc-page.ts';
+import {
+  assertEncryptedAudio, closeRtcPage as closePage, joinPage as join, measurePage as rtc, openRtcPage, publishFromPage as publish, seesAndHears,
+  sentFromPage as sent, setPageVideoBounds, untilMeasured as until,
+} from '../helpers/webrtc-page-driver.ts';
 
 const CAMERA = 2;
 const MIC = 1;
-
-/** The encoded frame inside an encrypted one (docs/protocol/media.md, "Encrypted encoded frames"), or undefined. */
-function openFrame(key: Buffer, frame: Buffer, seq: number): Buffer | undefined {
-  const clear = frame[frame.length - 2]!;
-  const trailer = frame.subarray(frame.length - E2EE_TRAILER_BYTES);
-  const decipher = createDecipheriv('aes-256-gcm', key, e2eeNonce(seq));
-  decipher.setAAD(Buffer.concat([frame.subarray(0, clear), trailer]));
-  decipher.setAuthTag(frame.subarray(frame.length - E2EE_TRAILER_BYTES - E2EE_TAG_BYTES, frame.length - E2EE_TRAILER_BYTES));
-  const body = decipher.update(frame.subarray(clear, frame.length - E2EE_TRAILER_BYTES - E2EE_TAG_BYTES));
-  try {
-    decipher.final();
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat([frame.subarray(0, clear), body]);
-}
 
 describe('audio and video between browsers over WebRTC (Chromium, fake camera and microphone)', () => {
   let coturn: Coturn | undefined;
@@ -61,19 +48,7 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
     await coturn?.stop();
   });
 
-  const openPage = async (): Promise<Page> => {
-    const context = await browser!.newContext();
-    const page = await context.newPage();
-    await page.goto(site!.url);
-    await page.waitForFunction(() => (globalThis as unknown as { rtc?: unknown }).rtc !== undefined);
-    return page;
-  };
-  const rtc = (page: Page): Promise<PageMeasure> => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.measure());
-  const join = (page: Page, token: TokenResponse, webrtc?: { iceTransportPolicy: 'relay' }, options?: PageJoinOptions) =>
-    page.evaluate(([t, w, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.join(t, w, o), [token, webrtc, options] as const);
-  const publish = (page: Page, kinds: readonly ('audio' | 'video')[], streamIds?: readonly number[], options?: PagePublishOptions) =>
-    page.evaluate(([k, s, o]) => (globalThis as unknown as { rtc: PageRtc }).rtc.publish(k, s, o), [kinds, streamIds, options] as const);
-  const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { rtc: PageRtc }).rtc.sent());
+  const openPage = (): Promise<Page> => openRtcPage(browser!, site!.url);
   type Sent = Awaited<ReturnType<typeof sent>>;
   /** The page's sent encodings once `ok` holds, or as they are after `limitMs`: a layer shows in the stats once it has sent. */
   const sentOnce = async (page: Page, ok: (encodings: Sent) => boolean, limitMs = 20_000): Promise<Sent> => {
@@ -84,37 +59,14 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       await page.waitForTimeout(100);
     }
   };
-  /** Polls the page's measure until `ok` holds (the suite's timeout bounds it). */
-  const until = async (page: Page, ok: (m: PageMeasure) => boolean, what: string, limitMs = 20_000): Promise<PageMeasure> => {
-    const deadline = Date.now() + limitMs;
-    for (;;) {
-      const m = await rtc(page);
-      if (ok(m)) return m;
-      if (Date.now() > deadline) assert.fail(`${what}: ${JSON.stringify(m)}`);
-      await page.waitForTimeout(100);
-    }
-  };
   // stream ids are room-wide: each publisher of a room gets its own pair
   let nextStream = 10;
   const speaker = (room: string, user: string, extra: Record<string, unknown> = {}): Promise<TokenResponse> => {
     nextStream += 2;
     return issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [nextStream, nextStream + 1], subscribe_room: true, ...extra });
   };
-  const closePage = (page: Page): Promise<void> => page.context().close();
   const speakerAs = (room: string, user: string, streams: readonly number[]): Promise<TokenResponse> =>
     issuer.issue({ room_id: room, user_id: user, role: 'speaker', publish_streams: [...streams], subscribe_room: true, ttl_seconds: 60 });
-
-  /** Each remote video of `from` decoded and not black, each remote audio with energy, then more frames later. */
-  const seesAndHears = async (page: Page, from: string, what: string): Promise<void> => {
-    const first = await until(page, (m) => {
-      const video = m.remote.find((r) => r.kind === 'video' && r.userId === from);
-      const audio = m.remote.find((r) => r.kind === 'audio' && r.userId === from);
-      return video !== undefined && video.framesDecoded > 5 && video.brightness > 10 && audio !== undefined && audio.totalAudioEnergy > 0;
-    }, `${what} sees and hears ${from}`);
-    assert.deepEqual(first.events.filter((e) => e.startsWith('mediaError')), [], `${what}: renegotiations succeed`);
-    const decoded = first.remote.find((r) => r.kind === 'video' && r.userId === from)!.framesDecoded;
-    await until(page, (m) => (m.remote.find((r) => r.kind === 'video' && r.userId === from)?.framesDecoded ?? 0) > decoded + 5, `${what} keeps decoding ${from}`);
-  };
 
   it('two pages each decode the other\'s video (not black) and hear the other\'s audio, encrypted end to end', async () => {
     const [a, b] = [await openPage(), await openPage()];
@@ -183,8 +135,7 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       }
 
       // bounded to 320x240: the half-size layer (layer 0), announced by a layer report, decoded at that size
-      const setBounds = (id: number, bounds: Parameters<PageRtc['setVideoBounds']>[1]) =>
-        b.evaluate(([i, x]) => (globalThis as unknown as { rtc: PageRtc }).rtc.setVideoBounds(i, x), [id, bounds] as const);
+      const setBounds = (id: number, bounds: Parameters<PageRtc['setVideoBounds']>[1]) => setPageVideoBounds(b, id, bounds);
       await setBounds(cVideo!.streamId!, { maxWidth: 320, maxHeight: 240 });
       const half = await until(b, (m) => remote(m, cVideo!.streamId)?.layer?.layer === 0 && remote(m, cVideo!.streamId)!.frameWidth === 320,
         'milo gets the 320x240 layer', 30_000);
@@ -297,22 +248,7 @@ describe('audio and video between browsers over WebRTC (Chromium, fake camera an
       await waitFor(() => (subscriber.wire.streamKeys.get(MIC)?.size ?? 0) > 0, 'the microphone\'s stream key');
       assert.deepEqual((await node.negotiate([{ streamId: MIC, kind: 'audio', direction: 'recv' }])).refused, []);
       const packets = await node.waitForRtp(MIC, 20);
-      const keys = node.wire.streamKeys.get(MIC)!;
-      const wrongKey = randomBytes(32);
-      for (const payload of packets.slice(5)) {
-        // each Opus frame is one RTP payload: TOC byte || ciphertext || tag || trailer
-        const trailer = decodeTrailer(payload);
-        assert.ok(trailer, 'every forwarded frame carries the trailer');
-        assert.equal(trailer.clear, 1);
-        const key = keys.get(trailer.epoch);
-        assert.ok(key, `a key for epoch ${trailer.epoch}`);
-        const plain = openFrame(key, payload, trailer.seq);
-        assert.ok(plain, 'the stream key opens the frame');
-        assert.equal(plain.length, payload.length - E2EE_TAG_BYTES - E2EE_TRAILER_BYTES);
-        assert.equal(plain[0], payload[0], 'the TOC byte stays clear');
-        assert.notDeepEqual(plain.subarray(1), payload.subarray(1, plain.length), 'the SFU never had the encoded frame in the clear');
-        assert.equal(openFrame(wrongKey, payload, trailer.seq), undefined, 'another key opens nothing');
-      }
+      assertEncryptedAudio(packets.slice(5), node.wire.streamKeys.get(MIC)!);
     } finally {
       await node?.close();
       await closePage(pub);

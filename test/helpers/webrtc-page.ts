@@ -127,6 +127,7 @@ globalThis.rtc = {
         streamId: t.streamId, kind: t.kind, userId: t.userId, readyState: t.track.readyState,
         framesDecoded: s.framesDecoded ?? 0, packetsReceived: s.packetsReceived ?? 0,
         audioLevel: s.audioLevel ?? 0, totalAudioEnergy: s.totalAudioEnergy ?? 0, brightness,
+        totalSamplesReceived: s.totalSamplesReceived ?? 0, concealedSamples: s.concealedSamples ?? 0,
         frameWidth: s.frameWidth ?? 0, frameHeight: s.frameHeight ?? 0, paused: t.paused, layer: t.layer ?? null,
       });
     }
@@ -148,6 +149,8 @@ export interface PageMeasure {
     readonly streamId: number; readonly kind: string; readonly userId: string; readonly readyState: string;
     readonly framesDecoded: number; readonly packetsReceived: number; readonly audioLevel: number;
     readonly totalAudioEnergy: number; readonly brightness: number;
+    /** Audio: samples played out, and those of them the decoder made up for missing packets. */
+    readonly totalSamplesReceived: number; readonly concealedSamples: number;
     /** Size of the last decoded frame (video). */
     readonly frameWidth: number; readonly frameHeight: number;
     /** The remote track's `paused` and `layer`. */

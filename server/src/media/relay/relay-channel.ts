@@ -25,6 +25,8 @@ export interface RelayHandlers {
   onKeyFrameRequest?(track: number, layer: number): void;
   /** Packets the peer's history did not hold; only these go upstream. */
   onNackMiss?(track: number, layer: number, seqs: readonly number[]): void;
+  /** A subscriber of `track` at the peer lost access: the stream's key must rotate at its origin (this node). */
+  onRotateKey?(track: number): void;
   /** The stream's key of `epoch`, for the peer to deliver to its own subscribers under their session keys. */
   onStreamKey?(track: number, epoch: number, key: Buffer): void;
   /** The origin's stream is gone (unpublished, or its publisher left this node). */
@@ -143,6 +145,10 @@ export class RelayChannel implements DatagramReceiver {
     return this.control({ type: 'nack_miss', track, layer, seqs });
   }
 
+  requestKeyRotation(track: number): boolean {
+    return this.control({ type: 'rotate_key', track });
+  }
+
   sendStreamKey(track: number, epoch: number, key: Uint8Array): boolean {
     return this.control({ type: 'stream_key', track, epoch, key: Buffer.from(key).toString('base64url') });
   }
@@ -221,6 +227,7 @@ export class RelayChannel implements DatagramReceiver {
       case 'unsubscribe': return h.onUnsubscribe?.(message.track);
       case 'key_frame': return h.onKeyFrameRequest?.(message.track, message.layer);
       case 'nack_miss': return h.onNackMiss?.(message.track, message.layer, message.seqs);
+      case 'rotate_key': return h.onRotateKey?.(message.track);
       case 'stream_key': return h.onStreamKey?.(message.track, message.epoch, fromB64u(message.key)!);
       case 'stream_end': return h.onStreamEnd?.(message.track);
       case 'frame': return h.onFrame?.(message.track, fromB64u(message.frame)!);

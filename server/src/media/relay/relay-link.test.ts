@@ -21,11 +21,12 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     const origin = await startNode('127.0.0.1:7001', credentials);
     const relaying = await openEndpoint({ nodeId: '127.0.0.1:7002', credentials, host: '127.0.0.1', port: 0 });
 
-    const atOrigin = { subscribe: inbox<[number, unknown, readonly number[]]>(), keyFrame: inbox<[number, number]>(), nack: inbox<[number, number, readonly number[]]>(), rtp: inbox<[number, number, Buffer]>(), unsubscribe: inbox<number>() };
+    const atOrigin = { subscribe: inbox<[number, unknown, readonly number[]]>(), keyFrame: inbox<[number, number]>(), nack: inbox<[number, number, readonly number[]]>(), rotate: inbox<number>(), rtp: inbox<[number, number, Buffer]>(), unsubscribe: inbox<number>() };
     origin.handlers = {
       onSubscribe: (t, s, l) => atOrigin.subscribe.push([t, s, l]),
       onKeyFrameRequest: (t, l) => atOrigin.keyFrame.push([t, l]),
       onNackMiss: (t, l, s) => atOrigin.nack.push([t, l, s]),
+      onRotateKey: (t) => atOrigin.rotate.push(t),
       onRtp: (t, l, p) => atOrigin.rtp.push([t, l, p]),
       onUnsubscribe: (t) => atOrigin.unsubscribe.push(t),
     };
@@ -72,6 +73,9 @@ describe('relay link between two media nodes (docs/protocol/relay.md)', { timeou
     assert.deepEqual(await atOrigin.keyFrame.next(), [11, 2]);
     assert.ok(l.sendNackMiss(11, 0, [65535, 0, 1]));
     assert.deepEqual(await atOrigin.nack.next(), [11, 0, [65535, 0, 1]]);
+    // a subscriber there lost access: the origin rotates the stream's key
+    assert.ok(l.requestKeyRotation(11));
+    assert.equal(await atOrigin.rotate.next(), 11);
     assert.ok(l.subscribe(11, STREAM, [0]));
     assert.deepEqual(await atOrigin.subscribe.next(), [11, STREAM, [0]]);
 

@@ -100,6 +100,10 @@ export class RelayLink {
     return this.up && this.channel!.sendNackMiss(track, layer, seqs);
   }
 
+  requestKeyRotation(track: number): boolean {
+    return this.up && this.channel!.requestKeyRotation(track);
+  }
+
   sendStreamKey(track: number, epoch: number, key: Uint8Array): boolean {
     return this.up && this.channel!.sendStreamKey(track, epoch, key);
   }

@@ -53,6 +53,8 @@ export type RelayControl =
   | { readonly type: 'unsubscribe'; readonly track: number }
   | { readonly type: 'key_frame'; readonly track: number; readonly layer: number }
   | { readonly type: 'nack_miss'; readonly track: number; readonly layer: number; readonly seqs: readonly number[] }
+  /** A subscriber of the track on the sending node lost access: the origin rotates the stream's key. */
+  | { readonly type: 'rotate_key'; readonly track: number }
   | { readonly type: 'stream_key'; readonly track: number; readonly epoch: number; readonly key: string }
   | { readonly type: 'stream_end'; readonly track: number }
   /** A sealed media frame of a WebSocket stream (`data`), as its publisher sent it (b64u). */
@@ -118,6 +120,7 @@ export function parseControl(text: string): RelayControl | undefined {
       return ok ? o as unknown as RelayControl : undefined;
     }
     case 'unsubscribe':
+    case 'rotate_key':
     case 'stream_end':
       return exactly(o, ['type', 'track']) && track ? o as unknown as RelayControl : undefined;
     case 'key_frame':

@@ -18,15 +18,19 @@ interface FakeLink extends RelayFeedLink {
   readonly keyFrames: [number, number][];
   readonly misses: [number, readonly number[]][];
   unsubscribed: number;
+  /** Rotation requests sent; while `down`, none leaves. */
+  rotations: number;
+  down: boolean;
 }
 
 function link(): FakeLink {
   const l: FakeLink = {
-    subscribed: [], keyFrames: [], misses: [], unsubscribed: 0,
+    subscribed: [], keyFrames: [], misses: [], unsubscribed: 0, rotations: 0, down: false,
     subscribe: (_track, _ref, layers) => Boolean(l.subscribed.push([...layers])),
     unsubscribe: () => Boolean(++l.unsubscribed),
     requestKeyFrame: (track, layer) => Boolean(l.keyFrames.push([track, layer])),
     sendNackMiss: (_track, layer, seqs) => Boolean(l.misses.push([layer, [...seqs]])),
+    requestKeyRotation: () => !l.down && Boolean(++l.rotations),
   };
   return l;
 }
@@ -131,6 +135,23 @@ describe('relay-fed stream', () => {
     assert.deepEqual(feed.stream.describe(members[0]!), {
       stream_id: 7, kind: 'video', participant_id: 'pa_pub', user_id: 'pub', subscribed: true, epoch: 4, key: key.toString('base64url'),
     });
+  });
+
+  it('asks the origin to rotate the key when a subscriber leaves, never rotating it here; once the link is back if it was down', () => {
+    const { feed, l } = setup([0, 0]);
+    const key = Buffer.alloc(32, 9);
+    feed.onStreamKey(4, key);
+    feed.stream.rotateAtOrigin!();
+    assert.equal(l.rotations, 1);
+    assert.deepEqual([feed.stream.current.epoch, feed.stream.current.key], [4, key]);
+    l.down = true;
+    feed.linkDown();
+    feed.stream.rotateAtOrigin!();
+    assert.equal(l.rotations, 1);
+    l.down = false;
+    feed.linkUp();
+    feed.linkUp();
+    assert.equal(l.rotations, 2);
   });
 
   it('resumes after the link comes back as after a pause: tracks restart and key frames are asked for', () => {

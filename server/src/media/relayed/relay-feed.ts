@@ -20,6 +20,7 @@ export interface RelayFeedLink {
   unsubscribe(track: number): boolean;
   requestKeyFrame(track: number, layer: number): boolean;
   sendNackMiss(track: number, layer: number, seqs: readonly number[]): boolean;
+  requestKeyRotation(track: number): boolean;
 }
 
 /** The publisher as the relaying node knows it: from the origin's announcement. */
@@ -32,7 +33,7 @@ export interface RelayFeedOptions {
   readonly track: number;
   readonly ref: RelayStreamRef;
   readonly kind: MediaKind;
-  /** Simulcast layers the origin announced (1 for audio and single-layer video). */
+  /** Simulcast layers the origin announced (1 for audio and single-layer video); see setLayerCount. */
   readonly layerCount: number;
   readonly publisher: RemotePublisher;
   readonly link: RelayFeedLink;
@@ -50,12 +51,28 @@ export class RelayFeed {
   private readonly nacks = new Map<number, NackRequester>();
   private requested: readonly number[] | undefined;
   private keyed = false;
+  private rotationOwed = false;
+  private layerCount: number;
 
   constructor(options: RelayFeedOptions) {
     this.o = options;
+    this.layerCount = options.layerCount;
     const keyFrames: KeyFrameSource = { requestKeyFrame: (_id, layer) => this.requestKeyFrame(layer) };
     this.stream = new Stream(options.ref.stream_id, options.kind, remoteMember(options.publisher, keyFrames));
-    if (options.kind === 'video') this.stream.setSimulcast(options.layerCount > 1 ? Array.from({ length: options.layerCount }, (_, i) => `r${i}`) : []);
+    this.stream.rotateAtOrigin = () => {
+      // asked again once the link is back if it is down now: the departed subscriber holds the key
+      if (!options.link.requestKeyRotation(options.track)) this.rotationOwed = true;
+    };
+    this.setLayerCount(options.layerCount);
+  }
+
+  /**
+   * The layers the origin announces: a camera is announced as it is published, with one layer, and
+   * again with its simulcast layers once its m-line is negotiated there.
+   */
+  setLayerCount(count: number): void {
+    this.layerCount = count;
+    if (this.o.kind === 'video') this.stream.setSimulcast(count > 1 ? Array.from({ length: count }, (_, i) => `r${i}`) : []);
   }
 
   /** Whether the origin's key arrived: until then the stream is not shown to local members. */
@@ -84,7 +101,7 @@ export class RelayFeed {
 
   /** An RTP datagram of the track: forwarded to the local down tracks; a gap is asked of the origin. */
   onRtp(layer: number, data: Uint8Array): void {
-    if (!this.stream.live || layer >= this.o.layerCount) return;
+    if (!this.stream.live || layer >= this.layerCount) return;
     const packet = unpackRelayedRtp(this.o.kind, layer, data);
     if (!packet) return;
     const nowMs = this.o.now();
@@ -139,6 +156,7 @@ export class RelayFeed {
   linkUp(): void {
     this.stream.sourceLost = false;
     this.refresh();
+    if (this.rotationOwed) this.rotationOwed = !this.o.link.requestKeyRotation(this.o.track);
     this.stream.restartTracks();
     if (this.o.kind === 'video') this.requestKeyFrame(-1);
   }
@@ -159,9 +177,9 @@ export class RelayFeed {
     if (this.o.kind !== 'video') return [0];
     const targets = this.stream.downTargets();
     if (targets.length === 0) return [];
-    const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.o.layerCount - 1)));
+    const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.layerCount - 1)));
     const top = Math.max(...needed);
-    if (top + 1 < this.o.layerCount) needed.add(top + 1);
+    if (top + 1 < this.layerCount) needed.add(top + 1);
     return [...needed].sort((a, b) => a - b);
   }
 }

@@ -10,26 +10,36 @@ import { RelayConsumer, type RelayConsumerSink } from './relay-consumer.ts';
 
 /** The local stream a peer names, if this node originates it. */
 export type FindStream = (ref: RelayStreamRef) => Stream | undefined;
+/** Rotates the key of a stream this node originates (its room coalesces and sends the new key). */
+export type RotateKey = (ref: RelayStreamRef, stream: Stream) => void;
 
 export class RelayOrigin {
   private readonly consumers = new Map<number, RelayConsumer>();
+  private readonly refs = new Map<number, RelayStreamRef>();
   private readonly sink: RelayConsumerSink;
   private readonly find: FindStream;
+  private readonly rotate: RotateKey;
   private readonly now: () => number;
 
-  constructor(sink: RelayConsumerSink, find: FindStream, now: () => number) {
+  constructor(sink: RelayConsumerSink, find: FindStream, rotate: RotateKey, now: () => number) {
     this.sink = sink;
     this.find = find;
+    this.rotate = rotate;
     this.now = now;
   }
 
   /** The handlers of the link's origin side, to merge with its relaying side's. */
-  get handlers(): Required<Pick<RelayHandlers, 'onSubscribe' | 'onUnsubscribe' | 'onKeyFrameRequest' | 'onNackMiss'>> {
+  get handlers(): Required<Pick<RelayHandlers, 'onSubscribe' | 'onUnsubscribe' | 'onKeyFrameRequest' | 'onNackMiss' | 'onRotateKey'>> {
     return {
       onSubscribe: (track, ref, layers) => this.subscribe(track, ref, layers),
       onUnsubscribe: (track) => this.unsubscribe(track),
       onKeyFrameRequest: (track, layer) => this.consumers.get(track)?.onKeyFrameRequest(layer),
       onNackMiss: (track, layer, seqs) => this.consumers.get(track)?.onNackMiss(layer, seqs),
+      onRotateKey: (track) => {
+        const consumer = this.consumers.get(track);
+        const ref = this.refs.get(track);
+        if (consumer && ref) this.rotate(ref, consumer.stream);
+      },
     };
   }
 
@@ -41,6 +51,7 @@ export class RelayOrigin {
   close(): void {
     for (const consumer of this.consumers.values()) consumer.stream.removeRelay(consumer);
     this.consumers.clear();
+    this.refs.clear();
   }
 
   private subscribe(track: number, ref: RelayStreamRef, layers: readonly number[]): void {
@@ -52,8 +63,12 @@ export class RelayOrigin {
       this.sink.endStream(track);
       return;
     }
-    const consumer = new RelayConsumer(track, stream, this.sink, layers, this.now, () => this.consumers.delete(track));
+    const consumer = new RelayConsumer(track, stream, this.sink, layers, this.now, () => {
+      this.consumers.delete(track);
+      this.refs.delete(track);
+    });
     this.consumers.set(track, consumer);
+    this.refs.set(track, ref);
     consumer.sendKey();
     stream.addRelay(consumer);
   }
@@ -62,6 +77,7 @@ export class RelayOrigin {
     const consumer = this.consumers.get(track);
     if (!consumer) return;
     this.consumers.delete(track);
+    this.refs.delete(track);
     consumer.stream.removeRelay(consumer);
   }
 }

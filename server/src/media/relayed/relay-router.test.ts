@@ -160,4 +160,36 @@ describe('relays between two media nodes', () => {
     await until(() => told().length > 1, pump);
     assert.deepEqual(told().at(-1), [true, true, true]);
   });
+
+  it('a camera announced before its simulcast m-line was negotiated crosses with every layer once the origin announces them', { timeout: 30_000 }, async () => {
+    const a = await node(() => 100_000);
+    const b = await node(() => 100_000);
+    const roomA = new Room('pr_1', 'stage', () => 100_000);
+    a.rooms.set('stage', roomA);
+    const publisher = member('pub');
+    roomA.add(publisher);
+    // an app publishes, then negotiates its m-line: the stream is announced with one layer first
+    const published = roomA.publish(publisher, 1, 'video');
+    assert.ok(published.ok);
+    const stream = published.stream;
+    a.router.roomChanged('pr_1', 'stage');
+    const roomB = new Room('pr_1', 'stage', () => 100_000);
+    b.rooms.set('stage', roomB);
+    const t1 = track();
+    roomB.add(member('s1', t1));
+    b.router.roomChanged('pr_1', 'stage', true);
+    await until(() => roomB.streams.has(1));
+    const relayed = roomB.streams.get(1)!;
+    assert.equal(relayed.layers?.count ?? 1, 1);
+
+    stream.setSimulcast(['h', 'f']);
+    a.router.roomChanged('pr_1', 'stage');
+    await until(() => relayed.layers?.count === 2);
+    // the subscriber targets the lowest layer: the one above crosses too, so that it can climb
+    let seq = 1;
+    await until(() => t1.got.some((p) => p.layer === 1), () => {
+      for (const layer of [0, 1]) stream.forwardRtp(packet(seq, layer), 100_000);
+      seq += 1;
+    });
+  });
 });

@@ -159,7 +159,9 @@ export class RelayRouter {
         const relayed = room.streams.get(s.streamId);
         // its members are told of a mute or unmute at the origin as of one here
         if (relayed?.relayedFrom === node && relayed.muted !== s.muted) room.setMuted(relayed, s.muted);
-        const has = [...(this.peers.get(node)?.feeds.values() ?? [])].some((f) => f.key === key && f.feed.stream.id === s.streamId);
+        const has = [...(this.peers.get(node)?.feeds.values() ?? [])].find((f) => f.key === key && f.feed.stream.id === s.streamId);
+        // its simulcast layers became known at the origin after it was announced
+        has?.feed.setLayerCount(s.layers);
         // a stream already relayed from another node (its publisher moved) is taken from here once that node's is gone
         if (has || relayed) continue;
         const peer = this.peerOf(node, url);
@@ -272,6 +274,9 @@ export class RelayRouter {
       const room = this.o.room(ref.project_id, ref.room_id);
       if (room) this.spanned.add(roomKey(ref.project_id, ref.room_id));
       return room?.streams.get(ref.stream_id);
+    }, (ref, stream) => {
+      const room = this.o.room(ref.project_id, ref.room_id);
+      if (room?.streams.get(ref.stream_id) === stream) room.scheduleRotation(stream);
     }, this.o.now);
     channel.handlers = origin.handlers;
     channel.onClose = () => origin.close();

@@ -69,6 +69,28 @@ describe('a room across two media nodes', () => {
       clearInterval(pumping);
     }
   });
+
+  it('rotates a relayed stream\'s key at its origin when a subscriber on the other node leaves: the publisher and the remaining subscriber share the new key', { timeout: 60_000 }, async () => {
+    const room = 'rotation';
+    const pub = await RtcTestClient.join(a.urls['media']!, await issuer.issue({ room_id: room, user_id: 'pub', role: 'speaker', publish_streams: [1] }));
+    clients.push(pub);
+    assert.equal((await pub.publish(1, 'audio')).type, 'published');
+    const audience = (user: string) => issuer.issue({ room_id: room, user_id: user, role: 'audience', subscribe_room: true });
+    const [leaving, staying] = [await RtcTestClient.join(b.urls['media']!, await audience('leaving')), await RtcTestClient.join(b.urls['media']!, await audience('staying'))];
+    clients.push(leaving, staying);
+    // a copy: the client updates its publishing state in place at each new key
+    const first = { ...pub.wire.publishing.get(1)! };
+    for (const sub of [leaving, staying]) await waitFor(() => sub.wire.streamKeys.get(1)?.get(first.epoch) !== undefined, 'the stream\'s key at B');
+
+    // the leaving subscriber held the key: the origin rotates it, B only passes the new one on
+    await leaving.close();
+    await waitFor(() => pub.wire.publishing.get(1)!.epoch !== first.epoch, 'a new key for the publisher on A');
+    const next = pub.wire.publishing.get(1)!;
+    await waitFor(() => staying.wire.streamKeys.get(1)?.has(next.epoch) ?? false, 'the new key at the subscriber on B');
+    for (const [epoch, key] of staying.wire.streamKeys.get(1)!) {
+      assert.deepEqual(key, epoch === first.epoch ? first.key : next.key, `the key of epoch ${epoch} is the publisher's`);
+    }
+  });
 });
 
 describe('the relay\'s UDP port', () => {

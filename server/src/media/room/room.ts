@@ -215,7 +215,11 @@ export class Room {
 
   /** Rotates a stream key once the current turn of the event loop is over (one rotation for many departures). */
   scheduleRotation(stream: Stream): void {
-    if (stream.rotationPending || !stream.live) return;
+    if (!stream.live) return;
+    // a relayed stream's publisher uses the key of its origin: the origin rotates it (and coalesces)
+    // and sends the new key over the relay, which passes it on to the subscribers here
+    if (stream.rotateAtOrigin) return stream.rotateAtOrigin();
+    if (stream.rotationPending) return;
     stream.rotationPending = true;
     setImmediate(() => {
       stream.rotationPending = false;

@@ -61,6 +61,8 @@ export class Stream {
    * down tracks pause as under a bandwidth pause (`stream_paused` with reason `relay`) until it is back.
    */
   sourceLost = false;
+  /** For a stream fed by a relay: asks its origin to rotate the key (a rotation happens there, never here). */
+  rotateAtOrigin: (() => void) | undefined;
   /** Muted by the customer's server: none of its media is forwarded (docs/reference/room-api.md, "Muting a stream"). */
   muted = false;
   /** The simulcast rids of a WebRTC video, smallest first, once its m-line is negotiated (empty: one layer). */
