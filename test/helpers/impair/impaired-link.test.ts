@@ -131,11 +131,17 @@ describe('startImpairedLink (a UDP proxy in a process of its own)', () => {
     const capped = [...target.arrivals];
     const { up } = await link.stats();
     assert.ok(up.queueDropped > 50, `${up.queueDropped} dropped at the queue's tail`);
-    // from the 10th arrival to the last: the link's own pace, whatever the first packets found
+    // from the 10th arrival to the last: the link's own pace, whatever the first packets found. On
+    // average it never beats the cap; and it keeps up with it by the median gap between arrivals,
+    // since a sender starved of CPU on a loaded machine leaves the queue empty now and then, and a
+    // long gap with it (a receiver starved of CPU takes some together: shorter gaps, never longer)
     const steady = capped.slice(10);
     const bits = steady.slice(1).reduce((sum, x) => sum + (x.bytes + IP_UDP_OVERHEAD_BYTES) * 8, 0);
     const kbps = bits / (steady.at(-1)!.at - steady[0]!.at);
-    assert.ok(kbps > rateKbps * 0.75 && kbps < rateKbps * 1.15, `${kbps.toFixed(0)} kbit/s through a ${rateKbps} kbit/s cap`);
+    assert.ok(kbps < rateKbps * 1.15, `${kbps.toFixed(0)} kbit/s through a ${rateKbps} kbit/s cap`);
+    const gaps = steady.slice(1).map((x, i) => x.at - steady[i]!.at).sort((a, b) => a - b);
+    const paced = ((1000 + IP_UDP_OVERHEAD_BYTES) * 8) / gaps[Math.floor(gaps.length / 2)]!;
+    assert.ok(paced > rateKbps * 0.75, `packets ${paced.toFixed(0)} kbit/s apart through a ${rateKbps} kbit/s cap`);
 
     await link.set({ up: { rateKbps: null } });
     const before = await link.stats();
