@@ -38,7 +38,7 @@ describe('a room across two media nodes, placed by load', () => {
     method, headers: { authorization: issuer.customer.auth }, ...(body !== undefined && { body }),
   });
   const enter = async (room: string, user: string): Promise<{ token: TokenResponse; session: MediaSession }> => {
-    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, publish_streams: [1, 2] });
+    const token = await issuer.issue({ room_id: room, user_id: user, role: 'speaker', subscribe_room: true, publish_streams: [1, 2, 3] });
     const session = await join(token);
     sessions.push(session);
     return { token, session };
@@ -142,6 +142,17 @@ describe('a room across two media nodes, placed by load', () => {
       assert.deepEqual(r.texts(), ['2:a0', '2:a1', '2:a2']);
     }
     await audio.close();
+    // and a video sent as WebSocket frames, to subscribers that have no WebRTC down track for it
+    const seen = [joined[1]!.session, joined[2]!.session].map((session) => collectFrames(session));
+    const video = await u1.publish(3, 'video');
+    await until(() => joined[2]!.session.streams().some((st) => st.streamId === 3 && st.participantId === u1.participantId), 5000,
+      'the video stream shown on the other node');
+    for (let i = 0; i < 3; i++) await video.send(text(`v${i}`));
+    for (const r of seen) {
+      await until(() => r.texts().length === 3, 5000, 'three video frames');
+      assert.deepEqual(r.texts(), ['3:v0', '3:v1', '3:v2']);
+    }
+    await video.close();
 
     // a leave on one node is a participant_left on the other
     const u4 = joined[3]!.session;

@@ -176,7 +176,8 @@ export class RelayFeed {
   private neededLayers(): number[] {
     if (this.o.kind !== 'video') return [0];
     const targets = this.stream.downTargets();
-    if (targets.length === 0) return [];
+    // subscribers without a down track of it take a video sent as WebSocket frames: its one layer
+    if (targets.length === 0) return this.stream.subscribers.size > 0 ? [0] : [];
     const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.layerCount - 1)));
     const top = Math.max(...needed);
     if (top + 1 < this.layerCount) needed.add(top + 1);

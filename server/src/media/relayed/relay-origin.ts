@@ -47,11 +47,12 @@ export class RelayOrigin {
     return this.consumers.size;
   }
 
-  /** The link closed: its consumers stop (the peer subscribes again once it is back). */
+  /**
+   * The link closed: its consumers stop (the peer subscribes again once it is back), and their
+   * streams' keys rotate, as when a subscription ends.
+   */
   close(): void {
-    for (const consumer of this.consumers.values()) consumer.stream.removeRelay(consumer);
-    this.consumers.clear();
-    this.refs.clear();
+    for (const track of [...this.consumers.keys()]) this.unsubscribe(track);
   }
 
   private subscribe(track: number, ref: RelayStreamRef, layers: readonly number[]): void {
@@ -73,11 +74,19 @@ export class RelayOrigin {
     stream.addRelay(consumer);
   }
 
+  /**
+   * A subscription ends: the stream's key rotates, as when a subscriber of its own leaves. The peer
+   * node also asks for a rotation when one of its subscribers leaves (`rotate_key`), but a request
+   * made while its link is down, or queued as the link closes, may never arrive; a key its
+   * subscribers held must not open what follows (the room coalesces rotations of one turn).
+   */
   private unsubscribe(track: number): void {
     const consumer = this.consumers.get(track);
-    if (!consumer) return;
+    const ref = this.refs.get(track);
+    if (!consumer || !ref) return;
     this.consumers.delete(track);
     this.refs.delete(track);
     consumer.stream.removeRelay(consumer);
+    this.rotate(ref, consumer.stream);
   }
 }

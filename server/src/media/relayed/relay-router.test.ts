@@ -192,4 +192,28 @@ describe('relays between two media nodes', () => {
       seq += 1;
     });
   });
+
+  it('a node that lets a relayed stream go has its origin rotate the key, whether or not it could still ask', { timeout: 30_000 }, async () => {
+    const a = await node(() => 200_000);
+    const b = await node(() => 200_000);
+    const roomA = new Room('pr_1', 'let-go', () => 200_000);
+    a.rooms.set('let-go', roomA);
+    const publisher = member('pub');
+    roomA.add(publisher);
+    const published = roomA.publish(publisher, 1, 'video');
+    assert.ok(published.ok);
+    a.router.roomChanged('pr_1', 'let-go');
+    const roomB = new Room('pr_1', 'let-go', () => 200_000);
+    b.rooms.set('let-go', roomB);
+    roomB.add(member('s1', track()));
+    b.router.roomChanged('pr_1', 'let-go', true);
+    await until(() => published.stream.relayed.length === 1);
+    const keys = (): number => publisher.control.filter((m) => m.type === 'stream_key').length;
+    const before = keys();
+    // B's part of the room goes without a departure that asks for a rotation (its link broke, its node stops)
+    b.rooms.delete('let-go');
+    b.router.roomChanged('pr_1', 'let-go');
+    await until(() => published.stream.relayed.length === 0);
+    await until(() => keys() > before);
+  });
 });
