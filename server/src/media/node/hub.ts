@@ -285,7 +285,8 @@ export class MediaHub implements SessionHost {
     room.emptyTimer = undefined;
     this.recorder.joined(session, grant, room, firstOfRoom);
     this.span?.joined(room, session);
-    this.relay?.roomChanged(room.projectId, room.roomId, true);
+    // the room's first member here asks the other nodes what they originate in it; a later one finds it known
+    this.relay?.roomChanged(room.projectId, room.roomId, room.members.size === 1);
   }
 
   renewed(session: Session): void {

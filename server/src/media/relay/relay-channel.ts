@@ -230,7 +230,11 @@ export class RelayChannel implements DatagramReceiver {
       case 'rotate_key': return h.onRotateKey?.(message.track);
       case 'stream_key': return h.onStreamKey?.(message.track, message.epoch, fromB64u(message.key)!);
       case 'stream_end': return h.onStreamEnd?.(message.track);
-      case 'frame': return h.onFrame?.(message.track, fromB64u(message.frame)!);
+      case 'frame': {
+        // its text was checked by its characters only (relay-messages.ts): a non-canonical encoding is refused here
+        const frame = fromB64u(message.frame);
+        return frame ? h.onFrame?.(message.track, frame) : this.close(RelayClose.protocol_error);
+      }
     }
   }
 

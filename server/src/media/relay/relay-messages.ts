@@ -78,6 +78,11 @@ const exactly = (o: Fields, keys: readonly string[]): boolean => {
 const isUint = (v: unknown, max: number, min = 0): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_ID_LENGTH;
 const isBytes = (v: unknown, length: number): v is string => typeof v === 'string' && fromB64u(v)?.length === length;
+/**
+ * Base64url text of a frame: checked by its characters only, so a frame is decoded once, where it is
+ * taken (a non-canonical one is dropped there).
+ */
+const B64U_TEXT = /^[A-Za-z0-9_-]+$/;
 const isTrack = (v: unknown): v is number => isUint(v, 0xffff_ffff, 1);
 const isLayer = (v: unknown): v is number => isUint(v, MAX_LAYER);
 
@@ -134,7 +139,7 @@ export function parseControl(text: string): RelayControl | undefined {
     case 'frame': {
       const frame = o['frame'];
       const ok = exactly(o, ['type', 'track', 'frame']) && track && typeof frame === 'string'
-        && frame.length <= Math.ceil(MAX_RELAYED_FRAME_BYTES * 4 / 3) && (fromB64u(frame)?.length ?? 0) > 0;
+        && frame.length > 1 && frame.length <= Math.ceil(MAX_RELAYED_FRAME_BYTES * 4 / 3) && B64U_TEXT.test(frame) && frame.length % 4 !== 1;
       return ok ? o as unknown as RelayControl : undefined;
     }
     case 'stream_key':

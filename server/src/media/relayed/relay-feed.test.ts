@@ -114,12 +114,12 @@ describe('relay-fed stream', () => {
     feed.refresh();
     for (const seq of [1, 2, 5, 6]) feed.onRtp(0, datagram(seq, 0));
     advance(5);
-    feed.flushNacks();
+    feed.flush();
     assert.deepEqual(l.misses, [[0, [3, 4]]]);
     feed.onRtp(0, datagram(3, 0));
     feed.onRtp(0, datagram(4, 0));
     advance(100);
-    feed.flushNacks();
+    feed.flush();
     assert.equal(l.misses.length, 1);
   });
 
@@ -137,16 +137,21 @@ describe('relay-fed stream', () => {
     });
   });
 
-  it('asks the origin to rotate the key when a subscriber leaves, never rotating it here; once the link is back if it was down', () => {
+  it('asks the origin to rotate the key once per flush however many subscribers left, never rotating it here; once the link is back if it was down', () => {
     const { feed, l } = setup([0, 0]);
     const key = Buffer.alloc(32, 9);
     feed.onStreamKey(4, key);
     feed.stream.rotateAtOrigin!();
-    assert.equal(l.rotations, 1);
+    feed.stream.rotateAtOrigin!();
+    assert.equal(l.rotations, 0, 'asked at the next flush');
+    feed.flush();
+    feed.flush();
+    assert.equal(l.rotations, 1, 'two departures of one turn: one request');
     assert.deepEqual([feed.stream.current.epoch, feed.stream.current.key], [4, key]);
     l.down = true;
     feed.linkDown();
     feed.stream.rotateAtOrigin!();
+    feed.flush();
     assert.equal(l.rotations, 1);
     l.down = false;
     feed.linkUp();

@@ -59,9 +59,10 @@ export class RelayFeed {
     this.layerCount = options.layerCount;
     const keyFrames: KeyFrameSource = { requestKeyFrame: (_id, layer) => this.requestKeyFrame(layer) };
     this.stream = new Stream(options.ref.stream_id, options.kind, remoteMember(options.publisher, keyFrames));
+    // asked on the next flush, once for every subscriber that left meanwhile (and again once the link
+    // is back if it is down then): the departed subscribers hold the key
     this.stream.rotateAtOrigin = () => {
-      // asked again once the link is back if it is down now: the departed subscriber holds the key
-      if (!options.link.requestKeyRotation(options.track)) this.rotationOwed = true;
+      this.rotationOwed = true;
     };
     this.setLayerCount(options.layerCount);
   }
@@ -124,8 +125,17 @@ export class RelayFeed {
     for (const member of this.stream.subscribers) member.pushMedia(KIND_CODE[this.o.kind], frame);
   }
 
-  /** Sends the origin the packets still missing (NACK misses); the owner calls it on a short timer. */
-  flushNacks(): void {
+  /**
+   * Sends the origin what is owed: a key rotation asked since the last flush (one `rotate_key`
+   * however many subscribers left), and the packets still missing (NACK misses). The owner calls it
+   * on a short timer.
+   */
+  flush(): void {
+    if (this.rotationOwed) this.rotationOwed = !this.o.link.requestKeyRotation(this.o.track);
+    this.flushNacks();
+  }
+
+  private flushNacks(): void {
     const nowMs = this.o.now();
     for (const [layer, nack] of this.nacks) {
       const due = nack.due(nowMs, RELAY_RTT_MS);
@@ -175,12 +185,9 @@ export class RelayFeed {
 
   private neededLayers(): number[] {
     if (this.o.kind !== 'video') return [0];
-    const targets = this.stream.downTargets();
+    const needed = this.stream.trackLayers(this.layerCount);
     // subscribers without a down track of it take a video sent as WebSocket frames: its one layer
-    if (targets.length === 0) return this.stream.subscribers.size > 0 ? [0] : [];
-    const needed = new Set(targets.map((t) => Math.min(Math.max(t, 0), this.layerCount - 1)));
-    const top = Math.max(...needed);
-    if (top + 1 < this.layerCount) needed.add(top + 1);
+    if (needed.size === 0) return this.stream.subscribers.size > 0 ? [0] : [];
     return [...needed].sort((a, b) => a - b);
   }
 }

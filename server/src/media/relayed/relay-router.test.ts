@@ -11,7 +11,7 @@ import { Room } from '../room/room.ts';
 import { LAYER_REST_AFTER_MS } from '../room/stream.ts';
 import { relayCleanup } from '../../../../test/helpers/relay-nodes.ts';
 import {
-  fakeMember as member, fakeTrack as track, relayedNode as node, sealedVp8 as vp8, until, vp8Packet as packet,
+  fakeMember as member, fakeTrack as track, relayBus, relayedNode as node, sealedVp8 as vp8, until, vp8Packet as packet,
 } from '../../../../test/helpers/relayed-nodes.ts';
 
 after(relayCleanup);
@@ -215,5 +215,50 @@ describe('relays between two media nodes', () => {
     b.router.roomChanged('pr_1', 'let-go');
     await until(() => published.stream.relayed.length === 0);
     await until(() => keys() > before);
+  });
+
+  it('a member joining or leaving a room whose streams stay as they were costs the bus nothing; a change of its streams is announced', { timeout: 30_000 }, async () => {
+    const a = await node(() => 300_000);
+    const b = await node(() => 300_000);
+    const said: string[] = [];
+    const stop = relayBus.subscribe((event) => {
+      if (event.type === 'media.streams' && event.roomId === 'town-hall') said.push(`${event.node === a.id ? 'A' : 'B'}${event.ask ? '?' : ''}:${event.streams.length}`);
+    });
+    try {
+      const roomA = new Room('pr_1', 'town-hall', () => 300_000);
+      a.rooms.set('town-hall', roomA);
+      const publisher = member('pub');
+      roomA.add(publisher);
+      a.router.roomChanged('pr_1', 'town-hall', true);
+      assert.ok(roomA.publish(publisher, 1, 'audio').ok);
+      a.router.roomChanged('pr_1', 'town-hall');
+      const roomB = new Room('pr_1', 'town-hall', () => 300_000);
+      b.rooms.set('town-hall', roomB);
+      roomB.add(member('l1', track()));
+      b.router.roomChanged('pr_1', 'town-hall', true);
+      await until(() => roomB.streams.has(1));
+      const settled = said.length;
+      // (the bus delivers in the publisher's turn: A's answer can be heard before B's question)
+      assert.deepEqual([...said].sort(), ['A:1', 'A:1', 'A?:0', 'B?:0'], 'A asks and announces its stream; B asks and A answers');
+      // listeners come and go on both nodes: nothing any node originates changed
+      for (let i = 2; i <= 20; i++) {
+        const listener = member(`l${i}`, track());
+        roomB.add(listener);
+        b.router.roomChanged('pr_1', 'town-hall', false);
+        roomB.remove(listener);
+        b.router.roomChanged('pr_1', 'town-hall');
+      }
+      const extra = member('l-a');
+      roomA.add(extra);
+      a.router.roomChanged('pr_1', 'town-hall', false);
+      assert.equal(said.length, settled, 'no announcement for joins and departures');
+      // the publisher mutes: that is announced, and B's copy of the stream is muted for its members
+      roomA.setMuted(roomA.streams.get(1)!, true);
+      a.router.roomChanged('pr_1', 'town-hall');
+      await until(() => roomB.streams.get(1)?.muted === true);
+      assert.deepEqual(said.slice(settled), ['A:1']);
+    } finally {
+      stop();
+    }
   });
 });

@@ -56,6 +56,12 @@ export class RelayRouter {
   /** Rooms whose last announcement named streams, by room key, and when it was sent: repeated while they do. */
   private readonly announced = new Map<string, { readonly projectId: string; readonly roomId: string; sentMs: number }>();
   /**
+   * What each room's last announcement said (its streams as JSON): a change of the room that leaves
+   * them as they were (a member joining or leaving) is not announced again, so that a large room's
+   * joins and departures do not each cost every node a message.
+   */
+  private readonly lastSaid = new Map<string, string>();
+  /**
    * Rooms of this node that another node spoke of (an announcement or a subscription): only their
    * announcements are repeated, so a room on one node costs the bus nothing between its changes.
    */
@@ -81,20 +87,20 @@ export class RelayRouter {
       if (this.o.room(event.projectId, event.roomId)) this.spanned.add(roomKey(event.projectId, event.roomId));
       this.learned(event.projectId, event.roomId, event.node, event.url, event.streams);
       // a node a member just joined asks what the others originate in the room
-      if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false);
+      if (event.ask && this.o.room(event.projectId, event.roomId)) this.announce(event.projectId, event.roomId, false, true);
     });
     this.timer = setInterval(() => this.tick(), RELAY_TICK_MS);
     this.timer.unref();
   }
 
   /**
-   * A room of this node changed: a member joined (`ask`: the other nodes answer with what they
-   * originate there) or left, or what it publishes changed. Tells the other nodes what it originates
-   * there, and relays what the others do while it has members.
+   * A room of this node changed: its first member here joined (`ask`: the other nodes answer with
+   * what they originate there), a member left, or what it publishes changed. Tells the other nodes
+   * what it originates there when that changed, and relays what the others do while it has members.
    */
   roomChanged(projectId: string, roomId: string, ask = false): void {
     if (this.closed) return;
-    this.announce(projectId, roomId, ask);
+    this.announce(projectId, roomId, ask, ask);
     this.sync(projectId, roomId);
   }
 
@@ -112,16 +118,22 @@ export class RelayRouter {
     this.server.close();
   }
 
-  private announce(projectId: string, roomId: string, ask: boolean): void {
+  /** Tells the other nodes what this one originates in a room: when it changed, or always when `force`d (an answer, a repeat). */
+  private announce(projectId: string, roomId: string, ask: boolean, force: boolean): void {
     const room = this.o.room(projectId, roomId);
     // audio and video cross over RTP, a stream of WebSocket frames (data) in `frame` messages
     const streams: OriginStream[] = room ? [...room.streams.values()].flatMap((s) => s.relayedFrom !== undefined || !s.live ? [] : [{
       streamId: s.id, kind: s.kind, layers: s.layers?.count ?? 1, participantId: s.publisher.participantId, userId: s.publisher.userId, muted: s.muted,
     }]) : [];
     const key = roomKey(projectId, roomId);
+    if (!room) this.spanned.delete(key);
+    const said = JSON.stringify(streams);
+    // a room that never originated a stream here, or whose streams are as last said, is not announced again
+    if (!force && said === (this.lastSaid.get(key) ?? '[]')) return;
+    if (room) this.lastSaid.set(key, said);
+    else this.lastSaid.delete(key);
     if (streams.length > 0) this.announced.set(key, { projectId, roomId, sentMs: this.o.now() });
     else this.announced.delete(key);
-    if (!room) this.spanned.delete(key);
     this.o.bus.publish({ type: 'media.streams', projectId, roomId, node: this.nodeId, url: this.o.url, streams, ask })
       .catch((err: unknown) => this.o.logger.warn({ err }, 'media: announcing a room\'s streams failed'));
   }
@@ -247,9 +259,12 @@ export class RelayRouter {
         this.announced.delete(key);
         this.spanned.delete(key);
       } else if (this.spanned.has(key) && nowMs - a.sentMs >= this.livenessMs / 3) {
-        this.announce(a.projectId, a.roomId, false);
+        this.announce(a.projectId, a.roomId, false, true);
       }
     }
+    // a room this node only subscribes in, closed here: nothing of it is kept
+    for (const key of this.spanned) if (!this.roomOfKey(key)) this.spanned.delete(key);
+    for (const key of this.lastSaid.keys()) if (!this.roomOfKey(key)) this.lastSaid.delete(key);
     for (const [key, nodes] of [...this.directory]) {
       const gone = [...nodes].filter(([, n]) => nowMs - n.seenMs > this.livenessMs);
       if (gone.length === 0) continue;
@@ -288,7 +303,7 @@ export class RelayRouter {
       for (const { feed } of peer.feeds.values()) {
         if (!feed.ready) continue;
         feed.refresh();
-        feed.flushNacks();
+        feed.flush();
       }
     }
   }

@@ -173,11 +173,6 @@ export class Stream {
     this.relays = this.relays.filter((r) => r !== relay);
   }
 
-  /** The layer each attached down track targets (-1 or none: paused or not allocated yet, counted as the lowest). */
-  downTargets(): number[] {
-    return this.tracks.map((t) => t.target ?? 0);
-  }
-
   /** The relays it feeds (each remote node's subscription). */
   get relayed(): readonly StreamRelay[] {
     return this.relays;
@@ -249,7 +244,18 @@ export class Stream {
    * finds it measured), and every layer another node's relay asked for (it adds its own layer above).
    */
   neededLayers(count: number): Set<number> {
-    const needed = new Set([0]);
+    const needed = this.trackLayers(count);
+    needed.add(0);
+    for (const relay of this.relays) for (const layer of relay.layers) if (layer < count) needed.add(layer);
+    return needed;
+  }
+
+  /**
+   * The simulcast layers this node's down tracks need: each one's target (the lowest while it is
+   * paused or has none yet) and the layer above the highest of them; none without a down track.
+   */
+  trackLayers(count: number): Set<number> {
+    const needed = new Set<number>();
     let top = -1;
     for (const t of this.tracks) {
       const layer = Math.min(Math.max(t.target ?? 0, 0), count - 1);
@@ -257,7 +263,6 @@ export class Stream {
       top = Math.max(top, layer);
     }
     if (top >= 0 && top + 1 < count) needed.add(top + 1);
-    for (const relay of this.relays) for (const layer of relay.layers) if (layer < count) needed.add(layer);
     return needed;
   }
 
