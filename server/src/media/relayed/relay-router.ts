@@ -240,7 +240,10 @@ export class RelayRouter {
     if (wasReady) return;
     const room = this.roomOfKey(f.key);
     if (!room || !room.addRelayed(f.feed.stream)) return;
+    // its subscribers are known now: the layers they need are asked for in this turn, before any of
+    // them hears of the stream (a frame of a WebSocket stream sent on the way would not cross), and
     // its down tracks need a key frame to start
+    f.feed.refresh();
     f.feed.stream.requestKeyFrame(-1);
   }
 
