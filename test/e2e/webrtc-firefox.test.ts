@@ -144,4 +144,28 @@ describe('the app SDK in Firefox, through the platform', () => {
       for (const page of [ant, bee, cat, dog]) if (page) await close(page);
     }
   });
+
+  it('rests the larger layer at Firefox\'s encoder while no subscriber needs it, and sends it again once one does', async () => {
+    const [elk, gnu] = [await openPage(), await openPage()];
+    try {
+      await join(elk, await issuer.issue({ room_id: 'rest', user_id: 'elk', role: 'speaker', publish_streams: [41] }));
+      assert.deepEqual(await publish(elk, { video: { width: 640, height: 480, frameRate: 15 } }), [{ ok: true, streamId: 41, kind: 'video' }]);
+      const frames = (encodings: PageEncoding[], rid: string): number => encodings.find((e) => e.rid === rid)?.framesEncoded ?? 0;
+      /** Frames each layer encoded over one second. */
+      const growth = async (): Promise<{ h: number; f: number }> => {
+        const before = await sent(elk);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const later = await sent(elk);
+        return { h: frames(later, 'h') - frames(before, 'h'), f: frames(later, 'f') - frames(before, 'f') };
+      };
+      // alone in the room: the smaller layer goes on, the larger one rests (publish_layers, media.md 10.5)
+      await until(growth, (g) => g.h >= 3 && g.f === 0, 'the larger layer rests while the smaller one is encoded');
+      // a subscriber joins: the layer above its first target is needed again
+      await join(gnu, await issuer.issue({ room_id: 'rest', user_id: 'gnu', role: 'audience', subscribe_room: true }));
+      await until(growth, (g) => g.f >= 3, 'the larger layer is encoded again once a subscriber needs it');
+    } finally {
+      await within(elk.browserContext().close(), 10_000, 'closing elk').catch(() => undefined);
+      await within(gnu.browserContext().close(), 10_000, 'closing gnu').catch(() => undefined);
+    }
+  });
 });
