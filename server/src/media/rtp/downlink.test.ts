@@ -217,6 +217,23 @@ describe('stream layers', () => {
     assert.ok(fresh.rates(3000)[1]! > 0);
   });
 
+  it('holds out a layer that stopped while a smaller one flows within half a second, but not when both went quiet', () => {
+    const layers = new StreamLayers(2);
+    feed(layers, 0, 30, 0, 2);
+    feed(layers, 1, 30, 0, 2);
+    // the uplink went quiet for 0.5 s (both layers): nothing is held out
+    const quiet = layers.rates(2500);
+    assert.ok(quiet[0]! > 0 && quiet[1]! > 0, JSON.stringify(quiet));
+    feed(layers, 0, 30, 2500, 0.5);
+    feed(layers, 1, 30, 2500, 0.5);
+    // then the larger layer stops while the smaller one goes on: out after 400 ms, not after 1.5 s
+    feed(layers, 0, 30, 3000, 0.3);
+    assert.ok(layers.rates(3300)[1]! > 0, 'silent 300 ms: still there');
+    feed(layers, 0, 30, 3300, 0.2);
+    assert.equal(layers.rates(3500)[1], 0, 'silent 500 ms while the smaller layer flows: stopped');
+    assert.ok(layers.rates(3500)[0]! > 0);
+  });
+
   it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {
     const layers = new StreamLayers(1);
     assert.equal(layers.recoveryMs(0), 0);

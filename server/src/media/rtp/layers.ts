@@ -25,6 +25,15 @@ const RECOVERY_MEMORY_MS = 10_000;
 
 /** A layer stays available this long after its last packet (a publisher may drop its top layer). */
 const STALE_MS = 1_500;
+/**
+ * A layer silent this long (or four of its frame intervals, if longer) while a smaller one received a
+ * packet within SMALLER_FLOWING_MS has stopped: its publisher's encoder turned it off (its uplink
+ * cannot carry it). It is held out at once, as a starved layer, rather than after STALE_MS: its
+ * subscribers move to the smaller layer about a second sooner, which on a capped uplink was the
+ * difference between a stalled second and none.
+ */
+const STOPPED_MS = 400;
+const SMALLER_FLOWING_MS = 200;
 /** The rate of a layer is measured over windows of this length. */
 const WINDOW_MS = 500;
 /**
@@ -114,11 +123,16 @@ export class StreamLayers {
   /** Each layer's rate in bit/s; 0 for a layer not received lately (or not yet measured), or starved. */
   rates(nowMs: number): number[] {
     let smallerFps = 0;
+    let smallerLastMs = Number.NEGATIVE_INFINITY;
     return this.layers.map((l) => {
-      const stale = nowMs - l.lastPacketMs > STALE_MS;
+      const silentMs = nowMs - l.lastPacketMs;
+      const stale = silentMs > STALE_MS;
       // a layer that stops while a smaller one flows (the publisher's encoder turns it off and on
       // as its uplink allows) is held out like a starved one: it would come back for a moment only
-      const stopped = stale && Number.isFinite(l.lastPacketMs) && smallerFps > 0;
+      const flowingBelow = smallerFps > 0 && nowMs - smallerLastMs <= SMALLER_FLOWING_MS;
+      const stopped = Number.isFinite(l.lastPacketMs) && smallerFps > 0
+        && (stale || (flowingBelow && silentMs > Math.max(STOPPED_MS, l.fps > 0 ? 4000 / l.fps : 0)));
+      smallerLastMs = Math.max(smallerLastMs, l.lastPacketMs);
       if (!l.starved && (stopped || (!stale && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION))) {
         l.holdMs = nowMs - l.starvedAtMs < STARVED_MEMORY_MS ? Math.min(l.holdMs * 2, STARVED_HOLD_MAX_MS) : STARVED_HOLD_MS;
         l.starved = true;
