@@ -232,6 +232,16 @@ describe('stream layers', () => {
     feed(layers, 0, 30, 3300, 0.2);
     assert.equal(layers.rates(3500)[1], 0, 'silent 500 ms while the smaller layer flows: stopped');
     assert.ok(layers.rates(3500)[0]! > 0);
+    // its encoder turns it on for 4 s and off for 1 s, over and over: it never comes back
+    for (let t = 3500; t < 18_500; t += 5000) {
+      feed(layers, 0, 30, t, 5);
+      feed(layers, 1, 30, t + 1000, 4);
+      assert.equal(layers.rates(t + 5000)[1], 0, `held out at ${t + 5000} ms`);
+    }
+    // once it has flowed without a stop for the 5 s hold (9 s here), it is back
+    feed(layers, 0, 30, 18_500, 5);
+    feed(layers, 1, 30, 18_500, 5);
+    assert.ok(layers.rates(23_500)[1]! > 0);
   });
 
   it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {

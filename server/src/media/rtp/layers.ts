@@ -41,7 +41,7 @@ const WINDOW_MS = 500;
  * a smaller one flows, is starved (the publisher's uplink leaves it too little, and its encoder drops
  * frames or turns it off): it counts as unavailable,
  * since the smaller layer at full motion looks better than the larger one stuttering. It counts
- * again once it is back at RECOVERED_FPS_FRACTION and STARVED_HOLD_MS have passed, a hold that
+ * again once it is back at RECOVERED_FPS_FRACTION and has flowed without a stop for STARVED_HOLD_MS, a hold that
  * doubles (up to STARVED_HOLD_MAX_MS) each time the layer starves again within a minute, so that
  * subscribers do not switch back and forth (each switch costs a key frame on the uplink that starved it).
  */
@@ -56,6 +56,8 @@ class Layer {
   width = 0;
   height = 0;
   lastPacketMs = Number.NEGATIVE_INFINITY;
+  /** Since when its packets come without a gap of STOPPED_MS. */
+  flowingSinceMs = Number.NEGATIVE_INFINITY;
   windowStartMs = 0;
   windowBytes = 0;
   windowFrames = 0;
@@ -96,6 +98,7 @@ export class StreamLayers {
       l.width = vp8.width;
       l.height = vp8.height;
     }
+    if (nowMs - l.lastPacketMs > STOPPED_MS) l.flowingSinceMs = nowMs;
     if (nowMs - l.lastPacketMs > STALE_MS) {
       l.windowStartMs = nowMs;
       l.windowBytes = 0;
@@ -139,7 +142,9 @@ export class StreamLayers {
         l.starvedAtMs = nowMs;
       }
       if (stale) return 0;
-      if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
+      // back only once it flowed without a stop for the whole hold: a layer its encoder turns on
+      // and off every few seconds would take its subscribers up only to drop them a moment later
+      if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && nowMs - l.flowingSinceMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
         l.starved = false;
       }
       smallerFps = Math.max(smallerFps, l.fps);
