@@ -283,6 +283,7 @@ export class Stream {
     const told = this.toldActive ?? active.map(() => true);
     if (active.every((a, i) => a === told[i])) return;
     this.toldActive = active;
+    this.layers?.setRested(active.map((a) => !a));
     this.publisher.sendControl({ type: 'publish_layers', stream_id: this.id, active });
   }
 

@@ -244,6 +244,19 @@ describe('stream layers', () => {
     assert.ok(layers.rates(23_500)[1]! > 0);
   });
 
+  it('does not take a layer the publisher was told to rest for a starved one: asked back, it counts once measured', () => {
+    const layers = new StreamLayers(2);
+    feed(layers, 0, 30, 0, 2);
+    feed(layers, 1, 30, 0, 2);
+    layers.setRested([false, true]);
+    feed(layers, 0, 30, 2000, 10);
+    assert.equal(layers.rates(12_000)[1], 0, 'rested: not there');
+    layers.setRested([false, false]);
+    feed(layers, 0, 30, 12_000, 1);
+    feed(layers, 1, 30, 12_000, 1);
+    assert.ok(layers.rates(13_000)[1]! > 0, 'back within a second of being asked back, with no hold');
+  });
+
   it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {
     const layers = new StreamLayers(1);
     assert.equal(layers.recoveryMs(0), 0);

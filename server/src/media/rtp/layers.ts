@@ -64,6 +64,8 @@ class Layer {
   bps = 0;
   fps = 0;
   starved = false;
+  /** The server told the publisher to rest it (publish_layers): its silence is asked for, not a starved uplink. */
+  rested = false;
   starvedAtMs = Number.NEGATIVE_INFINITY;
   holdMs = STARVED_HOLD_MS;
   /** Its rate for billing, and the picture size that rate has verified (docs/console.md, "Usage kind of a session"). */
@@ -87,6 +89,19 @@ export class StreamLayers {
 
   get count(): number {
     return this.layers.length;
+  }
+
+  /**
+   * The layers the publisher was told to rest (`rested[i]` for layer i). A rested layer's silence is
+   * not taken for a starved uplink, and one asked back counts as soon as it is measured (if its
+   * uplink still starves it, that shows again, and its hold doubles as for any repeat).
+   */
+  setRested(rested: readonly boolean[]): void {
+    this.layers.forEach((l, i) => {
+      const now = rested[i] ?? false;
+      if (l.rested && !now) l.starved = false;
+      l.rested = now;
+    });
   }
 
   /** Every packet of the layer as it arrives; `marker` ends a frame. */
@@ -136,7 +151,7 @@ export class StreamLayers {
       const stopped = Number.isFinite(l.lastPacketMs) && smallerFps > 0
         && (stale || (flowingBelow && silentMs > Math.max(STOPPED_MS, l.fps > 0 ? 4000 / l.fps : 0)));
       smallerLastMs = Math.max(smallerLastMs, l.lastPacketMs);
-      if (!l.starved && (stopped || (!stale && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION))) {
+      if (!l.starved && !l.rested && (stopped || (!stale && l.fps > 0 && l.fps < smallerFps * STARVED_FPS_FRACTION))) {
         l.holdMs = nowMs - l.starvedAtMs < STARVED_MEMORY_MS ? Math.min(l.holdMs * 2, STARVED_HOLD_MAX_MS) : STARVED_HOLD_MS;
         l.starved = true;
         l.starvedAtMs = nowMs;
@@ -144,7 +159,8 @@ export class StreamLayers {
       if (stale) return 0;
       // back only once it flowed without a stop for the whole hold: a layer its encoder turns on
       // and off every few seconds would take its subscribers up only to drop them a moment later
-      if (l.starved && nowMs - l.starvedAtMs >= l.holdMs && nowMs - l.flowingSinceMs >= l.holdMs && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
+      const held = nowMs - l.starvedAtMs < l.holdMs || nowMs - l.flowingSinceMs < l.holdMs;
+      if (l.starved && !held && l.fps >= smallerFps * RECOVERED_FPS_FRACTION) {
         l.starved = false;
       }
       smallerFps = Math.max(smallerFps, l.fps);
