@@ -24,6 +24,8 @@ const FAILOVER_ALLOWANCE_MS = 3000;
 const MAX_RECONNECT_DELAY_MS = 2000;
 /** Between two token requests of the trickle, on each node. */
 const TRICKLE_MS = 50;
+/** Token requests in a row a node answers with 200 before the limits are counted after a failover (1 s at TRICKLE_MS). */
+const STEADY_ANSWERS = 20;
 
 interface Sample {
   readonly sentAt: number;
@@ -86,6 +88,26 @@ describe('a cluster on PostgreSQL and Redis Sentinel, while Redis fails over or 
       await new Promise<void>((resolve) => setTimeout(resolve, 100));
     }
     assert.fail(`${server.token} is not ready: ${last?.text}`);
+  };
+
+  /**
+   * Resolves once the node has answered STEADY_ANSWERS token requests in a row with 200 (for
+   * `who`): a node may still be told of a sentinel's announcement, and drop its connections once
+   * more, a while after `/ready` first answers, more so on a loaded machine.
+   */
+  const steadily = async (server: RunningServer, who: Customer): Promise<void> => {
+    let inRow = 0;
+    let last: HttpResult | undefined;
+    for (let attempt = 0; attempt < 400 && inRow < STEADY_ANSWERS; attempt++) {
+      last = await issue(server, 'steady', who);
+      if (last.status === 200) inRow += 1;
+      else {
+        assertUnavailable(last, server.token);
+        inRow = 0;
+      }
+      await new Promise<void>((resolve) => setTimeout(resolve, TRICKLE_MS));
+    }
+    assert.ok(inRow >= STEADY_ANSWERS, `${server.token} does not answer steadily: ${last?.status} ${last?.text}`);
   };
 
   before(async () => {
@@ -200,6 +222,8 @@ describe('a cluster on PostgreSQL and Redis Sentinel, while Redis fails over or 
     // has announced it (each announcement may drop the nodes' connections once more)
     await group.agreed();
     await Promise.all([a, b].map(readyAgain));
+    const probe = await createCustomer(a);
+    await Promise.all([a, b].map((server) => steadily(server, probe)));
     const own = await createCustomer(a);
     const extra = 100;
     const results = await pool(APP_LIMIT + extra, 16, (i) => issue(i % 2 === 0 ? a : b, 'limit-room', own));
