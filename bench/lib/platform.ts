@@ -23,7 +23,8 @@ export interface PlatformOptions {
 }
 
 /**
- * Node flags of the server under test, from BENCH_SERVER_NODE_ARGS (space-separated), e.g.
+ * Node flags of the server under test and of the servers it is compared with, from
+ * BENCH_SERVER_NODE_ARGS (space-separated), e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it during a bench run.
  */
 function serverNodeArgs(): string[] {
@@ -90,7 +91,7 @@ export const basicAuthorization = basic;
  */
 export function startBenchFileServer(work: string, benchFile: string, role: string): Promise<ServerProcess> {
   return startServerProcess({
-    command: process.execPath, args: ['--import', 'tsx', benchFile, role], cwd: ROOT, roles: [role],
+    command: process.execPath, args: [...serverNodeArgs(), '--import', 'tsx', benchFile, role], cwd: ROOT, roles: [role],
     stderrFile: join(work, `${role}.log`), env: { PATH: process.env['PATH'] ?? '' },
   });
 }

@@ -13,6 +13,7 @@ import { Downlink, type DownlinkSnapshot, type VideoBounds } from './downlink.ts
 import type { DownTrack } from './down-track.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 import { retireLines } from './retired-lines.ts';
+import { leaveMediaToSession } from './receive-path.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
@@ -296,6 +297,7 @@ export class RtcPeer implements KeyFrameSource {
 
   private open(): RTCPeerConnection {
     const pc = new RTCPeerConnection(peerConfig(this.options));
+    leaveMediaToSession(pc);
     this.pc = pc;
     pc.connectionStateChange.subscribe((state) => {
       // a replaced connection closing says nothing of its successor
