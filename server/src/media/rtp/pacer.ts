@@ -5,8 +5,6 @@
  * interval's worth out at once. What would wait longer than `maxQueueMs` at the current rate is
  * given back to `onOverflow` with everything still queued, and the queue starts empty again.
  */
-import { everyShared } from './shared-interval.ts';
-
 export interface PacerOptions<T> {
   /** Sends one item now. */
   send(item: T): void;
@@ -17,13 +15,19 @@ export interface PacerOptions<T> {
   /** How often the queue drains while something waits. */
   readonly intervalMs: number;
   now(): number;
-  /** Runs `fn` every `ms` until the returned function is called; the process's shared intervals by default (shared-interval.ts). */
+  /** Runs `fn` every `ms` until the returned function is called; setInterval by default. */
   every?(ms: number, fn: () => void): () => void;
 }
 
 interface Entry<T> {
   readonly item: T;
   readonly bytes: number;
+}
+
+function everyInterval(ms: number, fn: () => void): () => void {
+  const timer = setInterval(fn, ms);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export class Pacer<T> {
@@ -70,7 +74,7 @@ export class Pacer<T> {
     if (this.stop !== undefined) return;
     this.refill();
     this.drain();
-    if (!this.idle) this.stop = (this.options.every ?? everyShared)(this.options.intervalMs, () => this.drain());
+    if (!this.idle) this.stop = (this.options.every ?? everyInterval)(this.options.intervalMs, () => this.drain());
   }
 
   /** Idle: what the time since the last send allows, at most one interval's worth at once. */
