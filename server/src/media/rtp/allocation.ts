@@ -10,6 +10,11 @@
 /** One received video: its layers' rates (0: not available now), their sizes, the client's bounds, and its layer now (-1 paused). */
 export interface VideoDemand {
   readonly layers: readonly number[];
+  /**
+   * Whether each layer's rate has settled (layers.ts); a layer that has not is not raised to, since
+   * a publisher's encoder ramps a layer up from a low rate. All settled when absent.
+   */
+  readonly settled?: readonly boolean[] | undefined;
   readonly sizes: readonly { readonly width: number; readonly height: number }[];
   readonly bounds: { readonly maxWidth: number | null; readonly maxHeight: number | null; readonly maxLayer: number | null };
   readonly current: number;
@@ -59,7 +64,7 @@ export function allocate(demands: readonly VideoDemand[], availableBps: number):
       const at = targets[i]!;
       if (at < 0) continue;
       let next = at + 1;
-      while (next <= ceilings[i]! && !(d.layers[next]! > 0)) next += 1;
+      while (next <= ceilings[i]! && !(d.layers[next]! > 0 && (next <= d.current || (d.settled?.[next] ?? true)))) next += 1;
       if (next > ceilings[i]!) continue;
       const extra = d.layers[next]! - (d.layers[at] ?? 0);
       const margin = next > d.current ? UPGRADE_MARGIN : 1;

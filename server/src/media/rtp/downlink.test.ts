@@ -46,6 +46,14 @@ describe('allocation', () => {
     assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 0 }], 1_050_000), [0]);
     assert.deepEqual(allocate([{ layers, sizes, bounds: noBounds, current: 1 }], 1_050_000), [1]);
   });
+
+  it('raises a video only to a layer whose rate has settled, and keeps one it is on', () => {
+    const layers = [150_000, 300_000, 1_000_000];
+    const settled = [true, false, true];
+    assert.deepEqual(allocate([{ layers, settled, sizes, bounds: noBounds, current: 0 }], 500_000), [0]);
+    assert.deepEqual(allocate([{ layers, settled, sizes, bounds: noBounds, current: 0 }], 2_000_000), [2], 'past it to a settled one that fits');
+    assert.deepEqual(allocate([{ layers, settled, sizes, bounds: noBounds, current: 1 }], 500_000), [1]);
+  });
 });
 
 describe('downlink estimator', () => {
@@ -255,6 +263,21 @@ describe('stream layers', () => {
     feed(layers, 0, 30, 12_000, 1);
     feed(layers, 1, 30, 12_000, 1);
     assert.ok(layers.rates(13_000)[1]! > 0, 'back within a second of being asked back, with no hold');
+  });
+
+  it('tells a layer\'s rate settled once it was measured over two windows since it started, and again after a stop', () => {
+    const layers = new StreamLayers(2);
+    feed(layers, 0, 30, 0, 2);
+    feed(layers, 1, 30, 1000, 0.6);
+    assert.ok(layers.rates(1600)[1]! > 0, 'measured over one window: available');
+    assert.deepEqual(layers.settled(), [true, false], 'but not settled');
+    feed(layers, 0, 30, 2000, 1);
+    feed(layers, 1, 30, 1600, 1.4);
+    assert.deepEqual(layers.settled(), [true, true]);
+    // silent for 2 s, then back: measured again from its first window
+    feed(layers, 0, 30, 3000, 2);
+    feed(layers, 1, 30, 5000, 0.6);
+    assert.deepEqual(layers.settled(), [true, false]);
   });
 
   it('tells how late packets asked for again come, the larger recent ones weighing most, and forgets it after 10 s', () => {

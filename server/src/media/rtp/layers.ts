@@ -37,6 +37,14 @@ const SMALLER_FLOWING_MS = 200;
 /** The rate of a layer is measured over windows of this length. */
 const WINDOW_MS = 500;
 /**
+ * A layer's rate has settled once it was measured over this many windows since it started (or
+ * started again after STALE_MS). A browser's encoder starts a simulcast layer low and ramps it up:
+ * in its first window the 640-wide layer of a 300 kbit/s-capped subscriber's publisher measured
+ * under what the start estimate leaves, and a subscriber raised to it overran its link (lost 26-50
+ * packets in its first second) before the layer grew to 400 kbit/s and more.
+ */
+const SETTLED_WINDOWS = 2;
+/**
  * A layer encoded at less than this fraction of the frame rate of a smaller one, or that stops while
  * a smaller one flows, is starved (the publisher's uplink leaves it too little, and its encoder drops
  * frames or turns it off): it counts as unavailable,
@@ -63,6 +71,8 @@ class Layer {
   windowFrames = 0;
   bps = 0;
   fps = 0;
+  /** Windows measured since the layer started, up to SETTLED_WINDOWS. */
+  windows = 0;
   starved = false;
   /** The server told the publisher to rest it (publish_layers): its silence is asked for, not a starved uplink. */
   rested = false;
@@ -120,6 +130,7 @@ export class StreamLayers {
       l.windowFrames = 0;
       l.bps = 0;
       l.fps = 0;
+      l.windows = 0;
     }
     l.lastPacketMs = nowMs;
     // a key frame's size counts only once the layer carried a rate that size needs, for seconds
@@ -132,6 +143,7 @@ export class StreamLayers {
       const fps = (l.windowFrames * 1000) / span;
       l.bps = l.bps === 0 ? rate : l.bps * 0.6 + rate * 0.4;
       l.fps = l.fps === 0 ? fps : l.fps * 0.6 + fps * 0.4;
+      l.windows = Math.min(l.windows + 1, SETTLED_WINDOWS);
       l.windowStartMs = nowMs;
       l.windowBytes = 0;
       l.windowFrames = 0;
@@ -166,6 +178,11 @@ export class StreamLayers {
       smallerFps = Math.max(smallerFps, l.fps);
       return l.starved ? 0 : l.bps || (l.windowBytes > 0 ? 1 : 0);
     });
+  }
+
+  /** Whether each layer's rate has settled (SETTLED_WINDOWS): a subscriber is raised only to a layer that has. */
+  settled(): boolean[] {
+    return this.layers.map((l) => l.windows >= SETTLED_WINDOWS);
   }
 
   /** A packet of the stream came only when asked for again, `afterMs` after its loss showed. */

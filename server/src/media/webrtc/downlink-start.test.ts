@@ -24,9 +24,18 @@ const FEEDBACK_MS = 50;
 
 interface Sent { readonly ssrc: number; readonly seq: number; readonly padding: boolean; readonly bytes: number; readonly sentMs: number }
 
-/** A subscriber of `videos` single-layer videos of `videoBps` each, behind a link of `linkBps` holding at most `queueBytes`. */
-function call(options: { videos: number; videoBps: number; linkBps: number; queueBytes: number }) {
-  let now = 10_000;
+/**
+ * A subscriber of `videos` videos of `videoBps` each, behind a link of `linkBps` holding at most
+ * `queueBytes`. A video is of one layer unless `simulcast` gives its layers' rates as the publisher
+ * sends them, by ms since the call's start (what the server has measured of each: 1 for a layer not
+ * measured yet, as StreamLayers.rates has it).
+ */
+function call(options: {
+  videos: number; videoBps: number; linkBps: number; queueBytes: number;
+  simulcast?: { sent: (ms: number) => number[]; measured: (ms: number) => number[]; settledMs: number };
+}) {
+  const startMs = 10_000;
+  let now = startMs;
   const sent: Sent[] = [];
   const paused: number[] = [];
   const reasons: string[] = [];
@@ -35,15 +44,17 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
   const recorder = new TwccRecorder(1);
   let linkFreeAt = 0;
   let linkLost = 0;
+  let mediaLost = 0;
   /** The link's far end: what the server sent, in the clear (the fake SRTP session only joins header and payload). */
   const receive = (data: Buffer): Promise<void> => {
-    const { header, payload } = RtpPacket.deSerialize(data);
-    const bytes = payload.length + 58;
+    const { header } = RtpPacket.deSerialize(data);
+    const bytes = data.length + 38; // with its padding, the SRTP tag and UDP/IP
     sent.push({ ssrc: header.ssrc, seq: header.sequenceNumber, padding: header.padding, bytes, sentMs: now });
     // the link: a queue drained at linkBps; what does not fit is lost
     const start = Math.max(now, linkFreeAt);
     if ((start - now) * (options.linkBps / 8000) + bytes > options.queueBytes) {
       linkLost += 1;
+      if (!header.padding) mediaLost += 1;
       return Promise.resolve();
     }
     linkFreeAt = start + (bytes * 8000) / options.linkBps;
@@ -58,12 +69,15 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
     iceTransport: { connection: { nominated: { remoteAddr: ['127.0.0.1', 9], protocol: { sendData: receive } } } },
     sendRtcp: (): Promise<void> => Promise.resolve(),
   } as unknown as RTCDtlsTransport;
+  const simulcast = options.simulcast;
+  const sizes = simulcast ? [{ width: 320, height: 180 }, { width: 640, height: 360 }, { width: 1280, height: 720 }] : [{ width: 1280, height: 720 }];
   const layers = {
-    rates: () => [options.videoBps],
-    sizes: () => [{ width: 1280, height: 720 }],
-    get: () => ({ width: 1280, height: 720 }),
+    rates: () => simulcast?.measured(now - startMs) ?? [options.videoBps],
+    settled: () => (simulcast?.measured(0) ?? [0]).map(() => now - startMs >= (simulcast?.settledMs ?? 0)),
+    sizes: () => sizes.slice(0, simulcast?.measured(0).length ?? 1),
+    get: (layer: number) => sizes[layer],
     recoveryMs: () => 0,
-    frameRates: () => [30],
+    frameRates: () => (simulcast?.measured(0) ?? [0]).map(() => 30),
   } as unknown as StreamLayers;
   const events = {
     paused: (id: number, reason: string) => {
@@ -85,21 +99,25 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
     mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
   });
   /** Runs the publishers for `ms`: 30 frames/s each, key frames first and when asked. */
+  const seqs = new Map<number, number>();
   const run = (ms: number): void => {
-    const perFrame = Math.max(1, Math.round(options.videoBps / 8 / 30 / PACKET_BYTES));
-    const seqs = new Map<number, number>();
     const needKey = new Set(streams);
     for (const end = now + ms; now < end;) {
+      const rates = simulcast?.sent(now - startMs) ?? [options.videoBps];
       for (const id of streams) {
         if (keyAsked.delete(id)) needKey.add(id);
         const key = needKey.delete(id);
-        for (let k = 0; k < perFrame; k += 1) {
-          const payload = vp8Payload(PACKET_BYTES, key && k === 0);
-          const seq = ((seqs.get(id) ?? 0) + 1) & 0xffff;
-          seqs.set(id, seq);
-          downlink.track(id)!.forward({
-            layer: 0, ssrc: 500 + id, seq, timestamp: now * 90, marker: k === perFrame - 1, payload, vp8: parseVp8(payload),
-          });
+        for (const [layer, bps] of rates.entries()) {
+          const perFrame = Math.max(1, Math.round(bps / 8 / 30 / PACKET_BYTES));
+          const ssrc = 500 + id * 10 + layer;
+          for (let k = 0; k < perFrame; k += 1) {
+            const payload = vp8Payload(PACKET_BYTES, key && k === 0);
+            const seq = ((seqs.get(ssrc) ?? 0) + 1) & 0xffff;
+            seqs.set(ssrc, seq);
+            downlink.track(id)!.forward({
+              layer, ssrc, seq, timestamp: now * 90, marker: k === perFrame - 1, payload, vp8: parseVp8(payload),
+            });
+          }
         }
       }
       for (let t = 0; t < 33; t += 1) {
@@ -120,7 +138,7 @@ function call(options: { videos: number; videoBps: number; linkBps: number; queu
     }
     return gaps;
   };
-  return { downlink, sent, paused, reasons, resumed, run, skipped, linkLost: () => linkLost };
+  return { downlink, sent, paused, reasons, resumed, run, skipped, linkLost: () => linkLost, mediaLost: () => mediaLost };
 }
 
 describe('a call\'s start through the downlink', () => {
@@ -165,5 +183,35 @@ describe('a call\'s start through the downlink', () => {
     assert.ok(c.sent.some((s, i) => i >= before && s.ssrc === 1001 && !s.padding), 'it flows again');
     assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
     c.downlink.close();
+  });
+
+  it('raises a simulcast video to a larger layer only once that layer\'s rate has settled', () => {
+    // the larger layers are measured low while the publisher's encoder ramps them up
+    const sent = (): number[] => [240_000, 480_000, 960_000];
+    const measured = (ms: number): number[] => (ms < 500 ? [254_000, 1, 1] : ms < 1500 ? [254_000, 200_000, 400_000] : [254_000, 510_000, 1_020_000]);
+    const clean = call({ videos: 1, videoBps: 0, linkBps: 100_000_000, queueBytes: 1_000_000, simulcast: { sent, measured, settledMs: 1000 } });
+    clean.run(200);
+    assert.equal(clean.downlink.forwardedLayer(1), 0, 'the smallest layer first');
+    clean.run(2_800);
+    assert.equal(clean.downlink.forwardedLayer(1), 2, 'the top layer once the probe showed room for it');
+    assert.equal(clean.mediaLost(), 0);
+    clean.downlink.close();
+  });
+
+  it('does not overrun a link capped under the middle layer with a layer measured low in its first second', () => {
+    // the larger layer ramps up: unmeasured, then measured at 300 kbit/s over its first window, then 510
+    const sent = (ms: number): number[] => [240_000, ms < 500 ? 240_000 : 480_000];
+    const measured = (ms: number): number[] => (ms < 500 ? [254_000, 1] : ms < 1000 ? [254_000, 300_000] : [254_000, 510_000]);
+    const capped = call({ videos: 1, videoBps: 0, linkBps: 400_000, queueBytes: 20_000, simulcast: { sent, measured, settledMs: 1000 } });
+    const layers = new Set<number | undefined>();
+    for (let ms = 0; ms < 5_000; ms += 50) {
+      capped.run(50);
+      layers.add(capped.downlink.forwardedLayer(1));
+    }
+    assert.deepEqual([...layers], [0], 'the smallest layer all along');
+    assert.equal(capped.mediaLost(), 0, 'no media packet is lost on the capped link');
+    assert.deepEqual(capped.paused, []);
+    assert.equal(capped.skipped(), 0);
+    capped.downlink.close();
   });
 });
