@@ -342,9 +342,7 @@ export class Downlink implements DownTrackLink {
       if (out.kind !== 'video') continue;
       videos.push(out);
       const layers = out.layers;
-      demands.push({
-        layers: layers?.rates(now) ?? [], settled: layers?.settled(), sizes: layers?.sizes() ?? [], bounds: out.bounds, current: out.paused ? -1 : out.target,
-      });
+      demands.push({ layers: layers?.rates(now) ?? [], settled: layers?.settled(), sizes: layers?.sizes() ?? [], bounds: out.bounds, current: out.paused ? -1 : out.target });
     }
     if (videos.length === 0) return;
     const available = Math.max(this.estimator.bps - this.audioBps * 1.1, 0);
