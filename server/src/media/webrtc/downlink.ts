@@ -430,9 +430,9 @@ export class Downlink implements DownTrackLink {
       const rates = layers.rates(now);
       if (!out.paused) forwarded += rates[out.target] ?? 0;
       if (out.hold.holding && !out.paused) need = Math.max(need, rates[out.target] ?? 0);
-      const top = ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target });
       const next = out.paused ? 0 : out.target + 1;
-      if (next > top || next >= rates.length || (rates[next] ?? 0) <= 0) continue;
+      if (next >= rates.length || (rates[next] ?? 0) <= 0) continue; // a video of one layer ends here, every tick
+      if (next > ceiling({ layers: rates, sizes: layers.sizes(), bounds: out.bounds, current: out.target })) continue;
       const step = (rates[next] ?? 0) - (out.paused ? 0 : (rates[out.target] ?? 0));
       if (step > need) need = step;
     }
