@@ -324,7 +324,7 @@ export class Downlink implements DownTrackLink {
       const report = track.senderReport(now);
       if (report) packets.push(report);
     }
-    if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+    if (packets.length > 0) this.route.sendRtcp(transport, packets);
   }
 
   private onReports(reports: readonly ReceiverReport[]): void {

@@ -14,6 +14,7 @@ import type { DownTrack } from './down-track.ts';
 import { addFeedback, announce, extensionIds, keepInactiveOpen, scanOffer, withoutCandidates } from './sdp.ts';
 import { retireLines } from './retired-lines.ts';
 import { leaveMediaToSession } from './receive-path.ts';
+import { takeMediaIngress } from './media-ingress.ts';
 import { Uplink, type SendingLine } from './uplink.ts';
 import type { IceOutcome, MediaStats } from '../../metrics/media-stats.ts';
 
@@ -359,6 +360,14 @@ export class RtcPeer implements KeyFrameSource {
       this.watchedTransports.add(transport);
       this.uplink.attach(transport);
       this.downlink.attach(transport);
+      // SRTP is up when the transport connects; a restarted ICE agent's sockets are taken when it connects again
+      transport.onStateChange.subscribe((state) => {
+        if (state === 'connected') takeMediaIngress(transport);
+      });
+      transport.iceTransport.onStateChange.subscribe((state) => {
+        if (state === 'connected' || state === 'completed') takeMediaIngress(transport);
+      });
+      takeMediaIngress(transport);
       transport.onRtcp.subscribe((packet: RtcpPacket) => {
         this.downlink.onRtcp(packet);
         if (packet.type !== RtcpPayloadSpecificFeedback.type) return;

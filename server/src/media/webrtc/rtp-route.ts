@@ -1,11 +1,11 @@
 /**
- * Sends protected RTP on a connection's transport as werift's `sendRtp` does (SRTP, then the ICE
- * pair ICE nominated), without its four promises per packet: over a plain UDP pair the datagram goes
+ * Sends protected RTP and RTCP on a connection's transport as werift's `sendRtp` and `sendRtcp` do
+ * (SRTP, then the ICE pair ICE nominated), without their promises per packet: over a plain UDP pair the datagram goes
  * straight to the pair's socket; over TURN, or to a remote address that is a name, through werift.
  */
 import { isIP } from 'node:net';
 import type { Socket } from 'node:dgram';
-import { StunProtocol, type CandidatePair, type RTCDtlsTransport, type RtpHeader } from 'werift';
+import { StunProtocol, type CandidatePair, type RTCDtlsTransport, type RtcpPacket, type RtpHeader } from 'werift';
 import type { SrtpHeaderView } from '../rtp/header-bytes.ts';
 
 interface Route {
@@ -21,10 +21,8 @@ export class RtpRoute {
 
   /** Protects `payload` behind `header` and sends it; false when the transport cannot send now. */
   send(transport: RTCDtlsTransport, payload: Buffer, header: SrtpHeaderView): boolean {
-    const pair = transport.iceTransport.connection.nominated;
-    if (!pair || !transport.srtp) return false;
-    let route = this.route;
-    if (route?.pair !== pair) route = this.route = routeOf(pair);
+    const route = this.routeFor(transport);
+    if (!route || !transport.srtp) return false;
     let packet: Buffer;
     try {
       // werift's SRTP reads the header's SSRC and sequence number and its serialized bytes, nothing else
@@ -32,18 +30,44 @@ export class RtpRoute {
     } catch {
       return false;
     }
-    if (route.socket) {
-      if (pair.protocol instanceof StunProtocol && pair.protocol.transport.closed) return false;
-      try {
-        route.socket.send(packet, route.port, route.host);
-      } catch {
-        return false; // the socket closed under the pair
-      }
-    } else {
-      pair.protocol.sendData(packet, pair.remoteAddr).catch(() => undefined);
-    }
-    return true;
+    return sendOn(route, packet);
   }
+
+  /** Protects `packets` as one compound RTCP datagram and sends it, as werift's `sendRtcp` does; false when the transport cannot send now. */
+  sendRtcp(transport: RTCDtlsTransport, packets: readonly RtcpPacket[]): boolean {
+    const route = this.routeFor(transport);
+    if (!route || !transport.srtcp) return false;
+    let packet: Buffer;
+    try {
+      packet = transport.srtcp.encrypt(packets.length === 1 ? packets[0]!.serialize() : Buffer.concat(packets.map((p) => p.serialize())));
+    } catch {
+      return false;
+    }
+    return sendOn(route, packet);
+  }
+
+  /** The nominated pair's route, undefined before ICE nominated one. */
+  private routeFor(transport: RTCDtlsTransport): Route | undefined {
+    const pair = transport.iceTransport.connection.nominated;
+    if (!pair) return undefined;
+    const route = this.route;
+    return route?.pair === pair ? route : (this.route = routeOf(pair));
+  }
+}
+
+function sendOn(route: Route, packet: Buffer): boolean {
+  const { pair } = route;
+  if (route.socket) {
+    if (pair.protocol instanceof StunProtocol && pair.protocol.transport.closed) return false;
+    try {
+      route.socket.send(packet, route.port, route.host);
+    } catch {
+      return false; // the socket closed under the pair
+    }
+  } else {
+    pair.protocol.sendData(packet, pair.remoteAddr).catch(() => undefined);
+  }
+  return true;
 }
 
 function routeOf(pair: CandidatePair): Route {

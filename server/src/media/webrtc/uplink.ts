@@ -10,6 +10,7 @@ import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
+import { RtpRoute } from './rtp-route.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 
 const TICK_MS = 20;
@@ -75,6 +76,7 @@ export class Uplink {
   private readonly now: () => number;
   private readonly rtcpSsrc = randomBytes(4).readUInt32BE(0);
   private readonly twcc: TwccRecorder;
+  private readonly route = new RtpRoute();
   private transport: RTCDtlsTransport | undefined;
   private ids: ExtensionIds = { mid: undefined, rid: undefined, twcc: undefined };
   private lines = new Map<string, SendingLine>();
@@ -218,7 +220,7 @@ export class Uplink {
       const transport = this.transport;
       if (!transport || transport.state !== 'connected') return;
       const packets = this.nacks(this.now());
-      if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+      if (packets.length > 0) this.route.sendRtcp(transport, packets);
     }, NACK_REORDER_MS + 1);
   }
 
@@ -268,7 +270,7 @@ export class Uplink {
       });
       for (let i = 0; i < reports.length; i += 31) packets.push(new RtcpRrPacket({ ssrc: this.rtcpSsrc, reports: reports.slice(i, i + 31) }));
     }
-    if (packets.length > 0) transport.sendRtcp(packets).catch(() => undefined);
+    if (packets.length > 0) this.route.sendRtcp(transport, packets);
   }
 
   private pliPacket(ssrc: number): RtcpPacket {
@@ -278,6 +280,6 @@ export class Uplink {
   private pli(ssrc: number): void {
     if (!this.transport) return;
     this.stats.keyFrameRequestsSent += 1;
-    this.transport?.sendRtcp([this.pliPacket(ssrc)]).catch(() => undefined);
+    this.route.sendRtcp(this.transport, [this.pliPacket(ssrc)]);
   }
 }
