@@ -9,7 +9,8 @@
  * refused RTP header throws, and werift drops the packet as it drops one that fails authentication.
  * An accepted RTCP datagram is parsed here, each sub-packet from its own bytes (werift hands each the
  * rest of the datagram), by werift's parser for its type; transport-cc feedback by the node's own
- * (rtp/twcc-compact.ts), which does not build an object per status reported. werift is pinned exactly:
+ * (rtp/twcc-compact.ts), which does not build an object per status reported. RTP and RTCP headers
+ * are read by werift's parses rewritten without their cost (rtp-header-parse.ts). werift is pinned exactly:
  * `webrtc/input-guard.test.ts` and `webrtc/webrtc-input-guard.test.ts` fail if an upgrade bypasses this.
  */
 import {
@@ -20,6 +21,7 @@ import { refusedInput } from '../../metrics/media-stats.ts';
 import { checkRtcp, FMT_TWCC, RTCP_PSFB, RTCP_RR, RTCP_RTPFB, RTCP_SR } from '../rtp/rtcp-check.ts';
 import { checkRtpHeader } from '../rtp/rtp-check.ts';
 import { parseCompactTwcc } from '../rtp/twcc-compact.ts';
+import { parseRtcpHeader, parseRtpHeader } from './rtp-header-parse.ts';
 
 /** An RTP header the checks refused (werift drops the packet). */
 export class RefusedRtpError extends Error {
@@ -67,14 +69,14 @@ let installed = false;
 export function installInputGuard(): void {
   if (installed) return;
   installed = true;
-  const parseHeader = RtpHeader.deSerialize.bind(RtpHeader);
   RtpHeader.deSerialize = function checkedRtpHeader(rawPacket: Buffer): RtpHeader {
     const check = checkRtpHeader(rawPacket);
     if (!check.ok) {
       refusedInput.rtp += 1;
       throw new RefusedRtpError(check.reason);
     }
-    return parseHeader(rawPacket);
+    return parseRtpHeader(rawPacket);
   };
+  RtcpHeader.deSerialize = parseRtcpHeader;
   RtcpPacketConverter.deSerialize = parseCheckedRtcp;
 }
