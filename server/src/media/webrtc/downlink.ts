@@ -8,6 +8,7 @@ import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, KEEP_MARGIN, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
+import { everyShared } from '../rtp/shared-interval.ts';
 import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTargetBps, probeTrainPackets } from '../rtp/probe-schedule.ts';
 import { RetransmitBudget } from '../rtp/retransmit-budget.ts';
 import { playoutFloorMs } from '../rtp/playout-delay.ts';
@@ -91,7 +92,7 @@ export class Downlink implements DownTrackLink {
   private connected = false;
   private readonly rtxBudget = new RetransmitBudget();
   private lastTickMs: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private stopTicks: (() => void) | undefined;
   private readonly probes = new ProbeSchedule();
   /** The rate the last train stood for: its result is capped there. */
   private probeTrainBps = 0;
@@ -139,8 +140,7 @@ export class Downlink implements DownTrackLink {
   attach(transport: RTCDtlsTransport): void {
     if (this.transport === transport) return;
     this.transport = transport;
-    this.timer ??= setInterval(() => this.tick(), TICK_MS);
-    this.timer.unref();
+    this.stopTicks ??= everyShared(TICK_MS, () => this.tick());
   }
 
   /** Whether the peer connection is up: media goes out only while it is. */
@@ -232,8 +232,8 @@ export class Downlink implements DownTrackLink {
   }
 
   close(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTicks?.();
+    this.stopTicks = undefined;
     this.pacer.close();
     for (const track of this.tracks.values()) track.detach();
     this.tracks.clear();

@@ -8,6 +8,7 @@ import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
 import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
+import { everyShared } from '../rtp/shared-interval.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
 import { RtpRoute } from './rtp-route.ts';
@@ -81,7 +82,7 @@ export class Uplink {
   private ids: ExtensionIds = { mid: undefined, rid: undefined, twcc: undefined };
   private lines = new Map<string, SendingLine>();
   private readonly sources = new Map<number, Source>();
-  private timer: NodeJS.Timeout | undefined;
+  private stopTicks: (() => void) | undefined;
   private nackTimer: NodeJS.Timeout | undefined;
   private lastReportMs = 0;
   private readonly unsubscribe: (() => void)[] = [];
@@ -101,8 +102,7 @@ export class Uplink {
     this.transport = transport;
     this.unsubscribe.push(transport.onRtp.subscribe((rtp) => this.onRtp(rtp)).unSubscribe);
     this.unsubscribe.push(transport.onRtcp.subscribe((rtcp) => this.onRtcp(rtcp)).unSubscribe);
-    this.timer = setInterval(() => this.tick(), TICK_MS);
-    this.timer.unref();
+    this.stopTicks = everyShared(TICK_MS, () => this.tick());
   }
 
   /** After each negotiation: the extension ids and the m-lines the client publishes on, by mid. */
@@ -145,8 +145,8 @@ export class Uplink {
   }
 
   private detach(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTicks?.();
+    this.stopTicks = undefined;
     clearTimeout(this.nackTimer);
     this.nackTimer = undefined;
     for (const off of this.unsubscribe.splice(0)) off();
