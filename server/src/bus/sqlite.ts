@@ -34,26 +34,35 @@ export function createSqliteBus(path: string, options: SqliteBusOptions): EventB
   const insert = db.prepare('INSERT INTO bus_events (origin, body, created_at) VALUES (?, ?, ?)');
   const after = db.prepare<[number, number], EventRow>('SELECT seq, origin, body FROM bus_events WHERE seq > ? ORDER BY seq LIMIT ?');
   const purge = db.prepare('DELETE FROM bus_events WHERE created_at < ?');
+  // changes when another connection to the file commits (SQLite's PRAGMA data_version): a poll with
+  // nothing new costs that read instead of a query
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let readAtVersion: unknown;
   let position = (db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM bus_events').get() as { seq: number }).seq;
   let lastPurge = Date.now();
   const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
 
   const poll = (): void => {
     try {
-      for (;;) {
-        const rows = after.all(position, BATCH);
-        for (const row of rows) {
-          position = row.seq;
-          if (row.origin !== origin) void local.publish(JSON.parse(row.body) as BusEvent);
-        }
-        if (rows.length < BATCH) break;
-      }
+      const version = dataVersion.get();
+      if (version !== readAtVersion) readNew();
+      readAtVersion = version;
       if (Date.now() - lastPurge > retainMs / 10) {
         lastPurge = Date.now();
         purge.run(lastPurge - retainMs);
       }
     } catch (err) {
       options.onPollError?.(err);
+    }
+  };
+  const readNew = (): void => {
+    for (;;) {
+      const rows = after.all(position, BATCH);
+      for (const row of rows) {
+        position = row.seq;
+        if (row.origin !== origin) void local.publish(JSON.parse(row.body) as BusEvent);
+      }
+      if (rows.length < BATCH) break;
     }
   };
   const timer = setInterval(poll, options.pollMs ?? DEFAULT_POLL_MS);
