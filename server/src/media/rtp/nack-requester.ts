@@ -1,5 +1,3 @@
-import { GenericNack, RtcpTransportLayerFeedback } from 'werift';
-
 export interface NackOptions {
   /** Stop asking for a packet this long after it went missing (e.g. 1000). */
   readonly maxAgeMs: number;
@@ -249,39 +247,4 @@ export class NackRequester {
 
 function retryInterval(rttMs: number): number {
   return rttMs > NACK_MIN_RETRY_INTERVAL_MS ? rttMs : NACK_MIN_RETRY_INTERVAL_MS;
-}
-
-/** Most FCI entries in one NACK message: 12 + 4 × 250 bytes stays well under a path MTU. */
-const MAX_FCI_ENTRIES = 250;
-
-/**
- * Generic NACK messages (RFC 4585 section 6.2.1) asking `mediaSourceSsrc` for `seqs`, as werift
- * packs them (each entry a PID and a bitmask of the 16 numbers after it), split into several
- * messages when they would not fit one. Give the numbers ascending, as due() returns them.
- */
-export function buildGenericNacks(senderSsrc: number, mediaSourceSsrc: number, seqs: readonly number[]): RtcpTransportLayerFeedback[] {
-  const out: RtcpTransportLayerFeedback[] = [];
-  let start = 0;
-  let entries = 0;
-  let pid = -1;
-  for (let i = 0; i < seqs.length; i++) {
-    const seq = seqs[i]! & 0xffff;
-    // werift's own rule: a number joins the current entry when it is 1..16 above its PID, without wrapping.
-    const d = seq - pid - 1;
-    if (pid >= 0 && d >= 0 && d < 16) continue;
-    if (entries === MAX_FCI_ENTRIES) {
-      out.push(nack(senderSsrc, mediaSourceSsrc, seqs.slice(start, i)));
-      start = i;
-      entries = 0;
-    }
-    pid = seq;
-    entries += 1;
-  }
-  if (start < seqs.length) out.push(nack(senderSsrc, mediaSourceSsrc, seqs.slice(start)));
-  return out;
-}
-
-function nack(senderSsrc: number, mediaSourceSsrc: number, lost: readonly number[]): RtcpTransportLayerFeedback {
-  const feedback = new GenericNack({ senderSsrc: senderSsrc >>> 0, mediaSourceSsrc: mediaSourceSsrc >>> 0, lost: lost.map((s) => s & 0xffff) });
-  return new RtcpTransportLayerFeedback({ feedback, header: feedback.header });
 }

@@ -21,7 +21,8 @@ import { Renewal, type RenewingSession } from './renewal.ts';
 import { grantFields, SessionGrants, type Permissions } from './session-grants.ts';
 import type { DownlinkSnapshot, VideoBounds } from '../webrtc/downlink.ts';
 import type { DownTrack } from '../webrtc/down-track.ts';
-import { RtcPeer, type PeerOwner } from '../webrtc/peer.ts';
+import type * as PeerModule from '../webrtc/peer.ts';
+import type { PeerOwner, RtcPeer } from '../webrtc/peer.ts';
 import type { KeyFrameSource, Member, Room, RoomSettings, Stream } from '../room/room.ts';
 import { SendQueue } from '../frames/send-queue.ts';
 import { leftReasonOf, type SessionHost } from './session-host.ts';
@@ -33,6 +34,21 @@ import { MediaAccount } from './media-account.ts';
 import { socketSink } from '../frames/socket-sink.ts';
 
 export type { SessionHost };
+
+/**
+ * The WebRTC side of a session (webrtc/peer.ts and werift under it, some 18 MB of a process): loaded
+ * when the first session of a process that offers WebRTC connects, and waited for before it joins,
+ * rather than at start, so that a process no WebRTC client reaches never holds it
+ * (docs/decisions/webrtc.md).
+ */
+let peerModule: typeof PeerModule | undefined;
+let peerModuleLoading: Promise<void> | undefined;
+
+function loadPeerModule(): Promise<void> {
+  return (peerModuleLoading ??= import('../webrtc/peer.ts').then((loaded) => {
+    peerModule = loaded;
+  }));
+}
 
 type State = 'handshake' | 'joining' | 'joined' | 'closed';
 
@@ -105,6 +121,8 @@ export class Session implements Member, PeerOwner, RenewingSession {
     // protocol errors of the ws library (bad framing, 1009 too big) close the socket themselves
     ws.on('error', () => undefined);
     this.handshakeTimer = setTimeout(() => this.close('timeout'), HANDSHAKE_TIMEOUT_MS);
+    // loaded while the client answers the challenge; a failure shows when the join waits for it
+    if (host.rtc) loadPeerModule().catch(() => undefined);
     ws.send(JSON.stringify({ type: 'challenge', version: PROTOCOL_VERSION, nonce: b64u(this.serverNonce) }));
   }
 
@@ -310,7 +328,10 @@ export class Session implements Member, PeerOwner, RenewingSession {
     if (!check.ok) return this.close(check.close);
     this.state = 'joining';
     const { grant, keys } = check;
-    Promise.all([this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId), this.host.grantPermissions(grant)]).then(
+    Promise.all([
+      this.host.isRefused(grant), this.host.roomSettings(grant.projectId, grant.roomId), this.host.grantPermissions(grant),
+      this.host.rtc ? loadPeerModule() : undefined,
+    ]).then(
       ([refused, settings, permissions]) => {
         if (this.state !== 'joining') return;
         // a revocation or archive event may have arrived while the store answered
@@ -393,7 +414,12 @@ export class Session implements Member, PeerOwner, RenewingSession {
   private rtcOffer(control: ClientControl & { readonly type: 'rtc_offer' }): void {
     const options = this.host.rtc;
     if (!options) return this.sendControl(errorReply(control.id, 'rtc_unavailable', 'this media node runs without WebRTC'));
-    this.peer ??= new RtcPeer(this, options, () => this.host.nowMs(), this.host.stats);
+    // loaded before the session joined (loadPeerModule)
+    if (!peerModule) {
+      void loadPeerModule().then(() => this.state === 'joined' && this.rtcOffer(control), () => this.close('internal_error'));
+      return;
+    }
+    this.peer ??= new peerModule.RtcPeer(this, options, () => this.host.nowMs(), this.host.stats);
     this.peer.reply(control, this.host.logger);
   }
 }

@@ -4,7 +4,8 @@ import {
   PictureLossIndication, RtcpPayloadSpecificFeedback, RtcpRrPacket, RtcpSrPacket, type RTCDtlsTransport, type RtcpPacket, type RtpPacket,
 } from 'werift';
 import type { ForwardedRtp } from '../rtp/layers.ts';
-import { NackRequester, buildGenericNacks } from '../rtp/nack-requester.ts';
+import { buildGenericNacks } from '../rtp/generic-nack.ts';
+import { NackRequester } from '../rtp/nack-requester.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
 import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
