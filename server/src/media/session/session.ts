@@ -339,7 +339,7 @@ export class Session implements Member, PeerOwner, RenewingSession {
         this.admit(grant, keys, settings, permissions);
       },
       (err: unknown) => {
-        this.host.logger.error({ err }, 'media: revocation look-up failed');
+        this.host.logger.error({ err }, 'media: join look-ups failed (revocation, room settings, permissions or the WebRTC module)');
         this.close('internal_error');
       },
     );
