@@ -11,6 +11,14 @@
  * The check sits in front of werift's DTLS client handshake handler (`DtlsClient`, exported by
  * werift); a key exchange that fails it never reaches werift, so the handshake never completes.
  * werift is pinned exactly: `webrtc/webrtc-protocol.test.ts` fails if an upgrade bypasses this.
+ *
+ * The same place keeps a finished handshake finished. A browser sends its flight (ServerHello to
+ * ServerHelloDone) again when the client's answer is slow to come, as it is from a loaded media
+ * process; a copy that arrives once werift has read the browser's Finished would make werift build
+ * and send a new key exchange, then retransmit it for about 33 s waiting for a Finished that never
+ * comes, and fail the DTLS transport: the subscriber's media would stop while its session stayed up.
+ * Once connected, the client drops every handshake message (DTLS 1.2 in WebRTC has no renegotiation,
+ * and the server sends the last flight): `webrtc/dtls-verify.test.ts` replays such a flight.
  */
 import { X509Certificate, verify } from 'node:crypto';
 import { DtlsClient } from 'werift';
@@ -58,6 +66,8 @@ export function signedByCertificate(cipher: CipherState, fragment: Buffer): bool
 
 interface ClientInternals {
   cipher: CipherState;
+  /** Set by werift once it read the server's Finished. */
+  readonly connected: boolean;
   onHandleHandshakes: (assembled: Handshake[]) => Promise<void>;
   /** werift's bounded wait (about 4.5 s), rejecting when the condition never holds. */
   waitForReady(condition: () => boolean): Promise<void>;
@@ -75,9 +85,10 @@ function firstCertificate(fragment: Buffer): Buffer | undefined {
 let installed = false;
 
 /**
- * Installs the check once per process: every werift DTLS client hands the server's handshake
+ * Installs the checks once per process: every werift DTLS client hands the server's handshake
  * messages to werift one at a time, and a key exchange that fails the check is dropped, so the
- * client never sends its own key exchange and the handshake never completes.
+ * client never sends its own key exchange and the handshake never completes; once the handshake
+ * is done, none.
  */
 export function installDtlsKeyCheck(): void {
   if (installed) return;
@@ -90,6 +101,8 @@ export function installDtlsKeyCheck(): void {
       // in order; werift reads each record as it comes, so the hello and the certificate may still
       // be on their way in when the key exchange arrives: it waits for them as werift does
       for (const handshake of assembled) {
+        // a copy of a flight already answered: the handshake is over
+        if (this.connected) return;
         if (handshake.msg_type === SERVER_KEY_EXCHANGE) {
           await this.waitForReady(() => this.cipher.remoteCertificate !== undefined && this.cipher.remoteRandom !== undefined);
           if (!signedByCertificate(this.cipher, handshake.fragment)) throw new Error('DTLS: the key exchange is not signed by the presented certificate');
