@@ -115,4 +115,29 @@ describe('the DTLS client once its handshake is done (dtls-verify.ts)', () => {
       server.close();
     }
   });
+
+  it('sends no flight again from a handler werift began before the Finished and ends after it', async () => {
+    const [clientKeys, serverKeys] = await Promise.all([generateDtlsKeys(), generateDtlsKeys()]);
+    const { client, server, clientEnd, clientErrors } = await handshake(clientKeys, serverKeys);
+    try {
+      // what werift's handler of a copy's ServerHelloDone does last, once the rest of its flight
+      // is in: under load that can come after the Finished was read
+      const internals = client as unknown as { flight5?: { exec(): Promise<void> } };
+      assert.ok(internals.flight5, 'werift keeps the flight of the handshake');
+      const sentBefore = clientEnd.sent.length;
+      await internals.flight5.exec();
+      const received: Buffer[] = [];
+      server.onData.subscribe((data) => received.push(data));
+      await client.send(Buffer.from('after the late handler'));
+      await waitFor(() => received.length > 0, 'data from the client after the late handler');
+      const answered = clientEnd.sent.slice(sentBefore).map(recordOf).filter((r) => r.contentType !== APPLICATION_DATA);
+      assert.deepEqual(answered, [], 'the client sent its flight again');
+      assert.equal(received[0]!.toString(), 'after the late handler');
+      assert.equal(client.connected, true);
+      assert.deepEqual(clientErrors, []);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
 });

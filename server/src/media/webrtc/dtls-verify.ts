@@ -18,7 +18,9 @@
  * and send a new key exchange, then retransmit it for about 33 s waiting for a Finished that never
  * comes, and fail the DTLS transport: the subscriber's media would stop while its session stayed up.
  * Once connected, the client drops every handshake message (DTLS 1.2 in WebRTC has no renegotiation,
- * and the server sends the last flight): `webrtc/dtls-verify.test.ts` replays such a flight.
+ * and the server sends the last flight), and a handler werift began on a copy before the Finished
+ * (one waiting for the rest of its flight) sends nothing when it ends after: its flight 5 is not
+ * built again. `webrtc/dtls-verify.test.ts` replays such a flight.
  */
 import { X509Certificate, verify } from 'node:crypto';
 import { DtlsClient } from 'werift';
@@ -64,8 +66,15 @@ export function signedByCertificate(cipher: CipherState, fragment: Buffer): bool
   }
 }
 
+/** werift's flight 5 (the client's key exchange and Finished), built and sent by `exec`. */
+interface ClientFlight {
+  exec(): Promise<void>;
+}
+
 interface ClientInternals {
   cipher: CipherState;
+  /** The flight the server's ServerHello started, set by werift's handler of each ServerHello. */
+  flight5: ClientFlight | undefined;
   /** Set by werift once it read the server's Finished. */
   readonly connected: boolean;
   onHandleHandshakes: (assembled: Handshake[]) => Promise<void>;
@@ -97,6 +106,20 @@ export function installDtlsKeyCheck(): void {
   prototype.connect = function checkedConnect(this: ClientInternals): Promise<void> {
     const handle = this.onHandleHandshakes;
     let verified: Buffer | undefined;
+    // each copy of the server's flight gets a flight 5 of its own: once connected, none is built again
+    let flight5: ClientFlight | undefined;
+    Object.defineProperty(this, 'flight5', {
+      configurable: true,
+      enumerable: true,
+      get: () => flight5,
+      set: (next: ClientFlight | undefined) => {
+        if (next) {
+          const exec = next.exec.bind(next);
+          next.exec = () => (this.connected ? Promise.resolve() : exec());
+        }
+        flight5 = next;
+      },
+    });
     this.onHandleHandshakes = async (assembled) => {
       // in order; werift reads each record as it comes, so the hello and the certificate may still
       // be on their way in when the key exchange arrives: it waits for them as werift does
