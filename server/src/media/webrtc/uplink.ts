@@ -15,7 +15,12 @@ import { parseVp8 } from '../rtp/vp8.ts';
 import { RtpRoute } from './rtp-route.ts';
 import type { MediaStats } from '../../metrics/media-stats.ts';
 
-const TICK_MS = 20;
+/**
+ * How often the transport-wide feedback (and the receiver reports, once a second) leave for the
+ * publisher: every 50 ms, as a browser receiving this stream in a direct call sends its own
+ * (libwebrtc's shortest interval), not more often. NACKs keep their own timer (scheduleNacks).
+ */
+const TICK_MS = 50;
 /** A gap waits this long for a reordered packet before its NACK leaves. */
 const NACK_REORDER_MS = 5;
 const REPORT_INTERVAL_MS = 1_000;
@@ -85,6 +90,8 @@ export class Uplink {
   private readonly sources = new Map<number, Source>();
   private stopTicks: (() => void) | undefined;
   private nackTimer: NodeJS.Timeout | undefined;
+  /** When the armed NACK timer fires (the clock's ms). */
+  private nackDueMs = Number.POSITIVE_INFINITY;
   private lastReportMs = 0;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly stats: MediaStats;
@@ -150,6 +157,7 @@ export class Uplink {
     this.stopTicks = undefined;
     clearTimeout(this.nackTimer);
     this.nackTimer = undefined;
+    this.nackDueMs = Number.POSITIVE_INFINITY;
     for (const off of this.unsubscribe.splice(0)) off();
     this.transport = undefined;
   }
@@ -193,7 +201,7 @@ export class Uplink {
     const seq = header.sequenceNumber;
     if (source.highest === undefined || seqAfter(seq, source.highest)) {
       // a gap just opened: the NACK leaves once the reorder delay is over, not at the next tick
-      if (source.nack && source.highest !== undefined && seq !== ((source.highest + 1) & 0xffff)) this.nackSoon();
+      if (source.nack && source.highest !== undefined && seq !== ((source.highest + 1) & 0xffff)) this.scheduleNacks(now);
       source.highest = seq;
     }
     if (!source.stats.onPacket(header.sequenceNumber, header.timestamp, now, retransmitted)) return;
@@ -214,15 +222,34 @@ export class Uplink {
     }
   }
 
-  private nackSoon(): void {
-    if (this.nackTimer !== undefined) return;
-    this.nackTimer = setTimeout(() => {
-      this.nackTimer = undefined;
-      const transport = this.transport;
-      if (!transport || transport.state !== 'connected') return;
-      const packets = this.nacks(this.now());
-      if (packets.length > 0) this.route.sendRtcp(transport, packets);
-    }, NACK_REORDER_MS + 1);
+  /**
+   * Arms the NACK timer for the earliest ask or give-up due on any stream (rtp/nack-requester.ts):
+   * a first ask leaves the reorder delay after its gap opened and each retry one round trip after the
+   * ask before, whatever the feedback's period; no timer while nothing is missing.
+   */
+  private scheduleNacks(now: number): void {
+    const rtt = this.rttMs() ?? DEFAULT_RTT_MS;
+    let next = Number.POSITIVE_INFINITY;
+    for (const source of this.sources.values()) {
+      const due = source.nack?.nextDueMs(rtt);
+      if (due !== undefined && due < next) next = due;
+    }
+    if (next === Number.POSITIVE_INFINITY || (this.nackTimer !== undefined && this.nackDueMs <= next)) return;
+    clearTimeout(this.nackTimer);
+    this.nackDueMs = next;
+    // a millisecond over: the timer's clock may run behind this one's by up to one
+    this.nackTimer = setTimeout(() => this.onNackTimer(), Math.max(1, Math.ceil(next - now) + 1));
+  }
+
+  private onNackTimer(): void {
+    this.nackTimer = undefined;
+    this.nackDueMs = Number.POSITIVE_INFINITY;
+    const transport = this.transport;
+    if (!transport || transport.state !== 'connected') return;
+    const now = this.now();
+    const packets = this.nacks(now);
+    if (packets.length > 0) this.route.sendRtcp(transport, packets);
+    this.scheduleNacks(now);
   }
 
   /** NACKs due now for every lost video packet, and a PLI for each layer that gave some up. */
@@ -272,6 +299,7 @@ export class Uplink {
       for (let i = 0; i < reports.length; i += 31) packets.push(new RtcpRrPacket({ ssrc: this.rtcpSsrc, reports: reports.slice(i, i + 31) }));
     }
     if (packets.length > 0) this.route.sendRtcp(transport, packets);
+    this.scheduleNacks(now);
   }
 
   private pliPacket(ssrc: number): RtcpPacket {
