@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     printFigure({
       bench: BENCH, figure: 'peak_rss', value: mb(ok.peakRssBytes), unit: 'MB', baseline: mb(base.peakRssBytes),
       target_max: TARGET_PEAK_RSS_MB, meets_target: mb(ok.peakRssBytes) < TARGET_PEAK_RSS_MB,
-      // the peak since the process started adds start-up transients (scrypt hashes: 32 MiB each)
+      // the peak since the process started adds start-up transients (scrypt hashes: 8 MiB each)
       since_start: mb(ok.peakRssSinceStartBytes), baseline_since_start: mb(base.peakRssSinceStartBytes),
       token_role_value: mb(alone.peakRssBytes), token_role_since_start: mb(alone.peakRssSinceStartBytes),
     });

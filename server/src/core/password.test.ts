@@ -6,9 +6,17 @@ describe('password hashing', () => {
   it('hashes at the production cost by default and records it in the hash', async () => {
     const hasher = createPasswordHasher();
     const stored = await hasher.hash('a long passphrase');
-    assert.match(stored, /^scrypt\$32768\$8\$3\$[\w-]{22}\$[\w-]{43}$/);
+    assert.match(stored, /^scrypt\$8192\$8\$10\$[\w-]{22}\$[\w-]{43}$/);
     assert.equal(await hasher.verify('a long passphrase', stored), true);
     assert.equal(await hasher.verify('a long passphrasf', stored), false);
+  });
+
+  it('still verifies a hash made at the earlier cost (N=2^15, r=8, p=3)', async () => {
+    const earlier = createPasswordHasher({ N: 32768, r: 8, p: 3 });
+    const stored = await earlier.hash('an older passphrase');
+    assert.match(stored, /^scrypt\$32768\$8\$3\$/);
+    assert.equal(await createPasswordHasher().verify('an older passphrase', stored), true);
+    assert.equal(await createPasswordHasher().verify('an older passphrasf', stored), false);
   });
 
   it('verifies with the parameters recorded in the hash, whatever the hasher\'s own cost', async () => {

@@ -4,13 +4,15 @@ import { safeEqual } from './encoding.ts';
 import { ApiError } from './errors.ts';
 import { Gate } from './gate.ts';
 
-// OWASP's scrypt alternative for equal strength with less memory: N=2^15, r=8, p=3 (32 MiB)
-const PARAMS: ScryptParams = { N: 32768, r: 8, p: 3 };
+// The least memory of OWASP's equal-strength scrypt settings: N=2^13, r=8, p=10. Each hash holds
+// 8 MiB (128 * r * N) where N=2^15, p=3 held 32 MiB, a peak every process that serves a sign-in
+// reached (docs/decisions/customers.md); the p blocks run one after the other in the same memory.
+const PARAMS: ScryptParams = { N: 8192, r: 8, p: 10 };
 const KEY_LENGTH = 32;
 const MAXMEM = 128 * 1024 * 1024;
 
 /**
- * Each hash costs about half a second of CPU and 32 MiB: at most one per core at once, and a short
+ * Each hash costs about a seventh of a second of CPU and 8 MiB: at most one per core at once, and a short
  * queue behind them; a sign-in or registration beyond that is answered 503 with Retry-After at once,
  * so a burst of logins cannot starve the token API of CPU or the process of memory.
  */
