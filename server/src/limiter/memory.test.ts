@@ -60,4 +60,43 @@ describe('memory limiter: fixed windows opened by the first hit', () => {
     clock.advance(1_000);
     assert.deepEqual(await limiter.hit('k', 2, 60), { ok: true, retryAfterSec: 0 });
   });
+
+  it('holds at most maxKeysPerLimit keys a limit: beyond, the window opened first is forgotten', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock, { maxKeysPerLimit: 3 });
+    assert.equal((await limiter.hit('a', 1, 60)).ok, true);
+    assert.equal((await limiter.hit('a', 1, 60)).ok, false);
+    await limiter.hit('b', 1, 60);
+    await limiter.hit('c', 1, 60);
+    assert.equal((await limiter.peek('a', 1, 60)).ok, false, 'three keys: a is still counted');
+    assert.equal((await limiter.hit('other limit', 1, 30)).ok, true, 'another limit holds its own keys');
+    assert.equal((await limiter.peek('a', 1, 60)).ok, false);
+    await limiter.hit('d', 1, 60);
+    assert.equal((await limiter.peek('a', 1, 60)).ok, true, 'a fourth key: the first window is forgotten');
+    assert.equal((await limiter.hit('b', 1, 60)).ok, false, 'the later ones are not');
+    assert.equal((await limiter.hit('d', 1, 60)).ok, false);
+  });
+
+  it('moves a window that opens again behind those opened since', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock, { maxKeysPerLimit: 2 });
+    await limiter.hit('a', 1, 10);
+    clock.advance(5_000);
+    await limiter.hit('b', 1, 10);
+    clock.advance(5_000);
+    assert.equal((await limiter.hit('a', 1, 10)).ok, true, 'a new window of a');
+    await limiter.hit('c', 1, 10);
+    assert.equal((await limiter.hit('a', 1, 10)).ok, false, 'a opened after b: b was forgotten, not a');
+    assert.equal((await limiter.hit('b', 1, 10)).ok, true);
+  });
+
+  it('reuses the room of windows that ended, whatever the number of keys over time', async () => {
+    const clock = manualClock();
+    const limiter = createMemoryLimiter(clock, { maxKeysPerLimit: 100 });
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 100; i++) assert.equal((await limiter.hit(`r${round}k${i}`, 1, 1)).ok, true);
+      for (let i = 0; i < 100; i++) assert.equal((await limiter.hit(`r${round}k${i}`, 1, 1)).ok, false);
+      clock.advance(1_000);
+    }
+  });
 });
