@@ -114,6 +114,17 @@ export function describeStoreContract(name: string, fixture: StoreFixture): void
         assert.equal(results.filter(Boolean).length, 1);
       });
 
+      it('replaces a password hash only while it is still the one named', async () => {
+        const id = await account();
+        assert.equal(await store.replacePasswordHash(id, 'ph', 'ph2'), true);
+        assert.equal((await other.getAccount(id))?.passwordHash, 'ph2');
+        // a password changed since the hash was read stays
+        await other.updateAccountPassword(id, 'changed');
+        assert.equal(await store.replacePasswordHash(id, 'ph2', 'ph3'), false);
+        assert.equal((await store.getAccount(id))?.passwordHash, 'changed');
+        assert.equal(await store.replacePasswordHash(uid('acc'), 'ph', 'ph2'), false);
+      });
+
       it('refuses a second account with the same id', async () => {
         const id = await account();
         await assert.rejects(store.insertAccount({ id, email: `${uid('u')}@example.test`, passwordHash: 'ph', createdAt: T0 }));

@@ -26,6 +26,14 @@ describe('password hashing', () => {
     assert.equal(await createPasswordHasher().verify('pw', stored), true);
   });
 
+  it('tells a hash of another cost, or of no known form, from one of its own', async () => {
+    const hasher = createPasswordHasher({ N: 1024, r: 8, p: 1 });
+    assert.equal(hasher.needsRehash(await hasher.hash('pw')), false);
+    assert.equal(hasher.needsRehash(await createPasswordHasher({ N: 1024, r: 8, p: 2 }).hash('pw')), true);
+    assert.equal(hasher.needsRehash(await createPasswordHasher({ N: 2048, r: 8, p: 1 }).hash('pw')), true);
+    assert.equal(hasher.needsRehash('bcrypt$whatever'), true);
+  });
+
   it('refuses malformed hashes and compares Unicode passwords in NFC', async () => {
     const hasher = createPasswordHasher({ N: 1024, r: 8, p: 1 });
     assert.equal(await hasher.verify('pw', 'bcrypt$whatever'), false);

@@ -40,6 +40,8 @@ export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** Checks a password against a stored hash in constant time; false for a malformed hash. */
   verify(password: string, stored: string): Promise<boolean>;
+  /** Whether a stored hash was made at another cost than this hasher's (it is hashed again at the next sign-in). */
+  needsRehash(stored: string): boolean;
   /**
    * A hash of a password nobody knows: verified against when an e-mail is unknown (no timing
    * oracle). Made on first use, so processes that never see a login never pay for it.
@@ -68,6 +70,10 @@ export function createPasswordHasher(params: ScryptParams = PARAMS): PasswordHas
       const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length,
         { N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM });
       return safeEqual(actual, expected);
+    },
+    needsRehash(stored) {
+      const [scheme, n, r, p] = stored.split('$');
+      return scheme !== 'scrypt' || Number(n) !== params.N || Number(r) !== params.r || Number(p) !== params.p;
     },
     dummyHash() {
       dummy ??= hash(randomBytes(16).toString('base64url'));

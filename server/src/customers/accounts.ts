@@ -96,7 +96,22 @@ async function checkLogin(deps: ServiceDeps<AccountStore>, normalized: string, p
     for (const key of keys) await deps.limiter.hit(key, AUTH_FAILURES_PER_WINDOW, AUTH_FAILURE_WINDOW_SECONDS);
     throw new ApiError('invalid_credentials', LOGIN_FAILED);
   }
+  if (deps.passwords.needsRehash(account.passwordHash)) await rehash(deps, account.id, account.passwordHash, password);
   return openSession(deps, account, newOpaqueId());
+}
+
+/**
+ * Hashes a password that verified against a hash of an earlier cost again at today's
+ * (docs/decisions/customers.md). The sign-in stands whatever happens here: when the hashing queue
+ * is full or the store does not answer, the next sign-in tries again; a password changed meanwhile
+ * is kept (the hash is replaced only while it is still the one that verified).
+ */
+async function rehash(deps: ServiceDeps<AccountStore>, accountId: string, previous: string, password: string): Promise<void> {
+  try {
+    await deps.store.replacePasswordHash(accountId, previous, await deps.passwords.hash(password));
+  } catch {
+    // tried again at the next sign-in
+  }
 }
 
 /** Rotates the pair; a refresh token used twice ends its whole session family (theft detected). */

@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { bearer, createCustomer, type Customer, newLogin, registerAccount, type SessionBody } from '../../../test/helpers/customer.ts';
 import { basic, type HttpResult } from '../../../test/helpers/http.ts';
 import { startInProcess, type InProcessPlatform } from '../../../test/helpers/inproc.ts';
+import { newId } from '../core/ids.ts';
+import { createPasswordHasher } from '../core/password.ts';
 
 const TOKEN_BODY = { room_id: 'room-1', user_id: 'user-1', role: 'participant' };
 
@@ -107,6 +109,25 @@ describe('customer API: accounts and console sessions', () => {
       assert.equal(unknown.status, 401, unknown.text);
       assert.equal(wrong.json()['error'], 'invalid_credentials');
       assert.equal(wrong.text, unknown.text);
+    });
+
+    it('hashes a password stored at an earlier cost again at sign-in, and it keeps working', async () => {
+      const { email, password } = newLogin();
+      const earlier = await createPasswordHasher({ N: 2048, r: 8, p: 2 }).hash(password);
+      const id = newId('account');
+      assert.equal(await server.deps.store.insertAccount({ id, email, passwordHash: earlier, createdAt: server.clock.nowMs() }), true);
+      assert.equal(server.deps.passwords.needsRehash(earlier), true);
+
+      assert.equal((await login(email, 'not-the-password-1')).status, 401);
+      assert.equal((await server.deps.store.getAccount(id))?.passwordHash, earlier, 'a failed sign-in changes nothing');
+      const res = await login(email, password);
+      assert.equal(res.status, 200, res.text);
+      const stored = (await server.deps.store.getAccount(id))!.passwordHash;
+      assert.notEqual(stored, earlier);
+      assert.equal(server.deps.passwords.needsRehash(stored), false);
+      assert.equal((await login(email, password)).status, 200);
+      assert.equal((await server.deps.store.getAccount(id))?.passwordHash, stored, 'hashed again once');
+      assert.equal((await login(email, 'not-the-password-1')).status, 401);
     });
   });
 

@@ -64,6 +64,10 @@ export function postgresCustomerStore(pool: pg.Pool): AccountStore & ProjectStor
     async updateAccountPassword(accountId, hash) {
       await pool.query('UPDATE accounts SET password_hash = $1 WHERE id = $2', [hash, accountId]);
     },
+    async replacePasswordHash(accountId, previous, next) {
+      const res = await pool.query('UPDATE accounts SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [next, accountId, previous]);
+      return res.rowCount === 1;
+    },
     async insertProject(p) {
       await pool.query(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at, updated_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7)`, [p.id, p.accountId, p.name, p.consoleAppId, p.archivedAt, p.createdAt, p.updatedAt]);

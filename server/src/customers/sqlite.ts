@@ -38,6 +38,7 @@ export function sqliteCustomerStore(db: Database.Database): AccountStore & Proje
     endFamily: db.prepare(`UPDATE sessions SET status = 'ended' WHERE family_id = ?`),
     endAccount: db.prepare<[string, string]>(`UPDATE sessions SET status = 'ended' WHERE account_id = ? AND family_id <> ?`),
     setPassword: db.prepare<[string, string]>('UPDATE accounts SET password_hash = ? WHERE id = ?'),
+    replacePassword: db.prepare<[string, string, string]>('UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash = ?'),
     insertProject: db.prepare(`INSERT INTO projects (id, account_id, name, console_app_id, archived_at, created_at,
       updated_at) VALUES (@id, @accountId, @name, @consoleAppId, @archivedAt, @createdAt, @updatedAt)`),
     listProjects: db.prepare<[string], ProjectRow>(
@@ -125,6 +126,7 @@ export function sqliteCustomerStore(db: Database.Database): AccountStore & Proje
     async endSessionFamily(familyId) { q.endFamily.run(familyId); },
     async endAccountSessions(accountId, keepFamilyId) { q.endAccount.run(accountId, keepFamilyId ?? ''); },
     async updateAccountPassword(accountId, hash) { q.setPassword.run(hash, accountId); },
+    async replacePasswordHash(accountId, previous, next) { return q.replacePassword.run(next, accountId, previous).changes === 1; },
     async insertProject(p) { q.insertProject.run(p); },
     async listProjects(accountId) { return q.listProjects.all(accountId).map(toProject); },
     async getProject(accountId, id) { const r = q.getProject.get(accountId, id); return r && toProject(r); },

@@ -100,6 +100,11 @@ export interface AccountStore {
   /** Ends every session of the account, but those of `keepFamilyId` when given. */
   endAccountSessions(accountId: string, keepFamilyId?: string): Promise<void>;
   updateAccountPassword(accountId: string, passwordHash: string): Promise<void>;
+  /**
+   * Replaces the password hash only while it is still `previous`, so that a password changed in
+   * the meantime stays; whether it was replaced.
+   */
+  replacePasswordHash(accountId: string, previous: string, next: string): Promise<boolean>;
 }
 
 /** Projects and their archive cut-offs. */
