@@ -13,7 +13,7 @@ const FIRST_SLOTS = 64;
  * new addresses) holds a bounded amount of memory, about 120 bytes a key, rather than growing for as
  * long as a window lasts (docs/decisions/operations.md).
  */
-export const MAX_KEYS_PER_LIMIT = 65_536;
+const MAX_KEYS_PER_LIMIT = 65_536;
 
 export interface MemoryLimiterOptions {
   readonly maxKeysPerLimit?: number;
