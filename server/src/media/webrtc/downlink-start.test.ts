@@ -41,6 +41,7 @@ function call(options: {
   const reasons: string[] = [];
   const resumed: number[] = [];
   const keyAsked = new Set<number>();
+  const published = new Map<number, Stream>();
   const recorder = new TwccRecorder(1);
   let linkFreeAt = 0;
   let linkLost = 0;
@@ -85,9 +86,15 @@ function call(options: {
       reasons.push(reason);
     },
     resumed: (id: number) => resumed.push(id), layer: () => undefined, report: () => undefined,
-    // the published stream that feeds the track: its layers, and the key frames asked of its publisher
+    // the published stream that feeds the track (the same one on a new m-line): its layers, and the
+    // key frames asked of its publisher
     attach: (id: number, track: DownTrack) => {
-      track.stream = { layers, askKeyFrame: () => keyAsked.add(id), detach: () => undefined, sourceLost: false } as unknown as Stream;
+      let stream = published.get(id);
+      if (!stream) {
+        stream = { layers, askKeyFrame: () => keyAsked.add(id), detach: () => undefined, sourceLost: false } as unknown as Stream;
+        published.set(id, stream);
+      }
+      track.stream = stream;
     },
   };
   const downlink = new Downlink(events, { rtpIn: () => undefined, rtpOut: () => undefined }, () => now, new MediaStats());
@@ -95,7 +102,8 @@ function call(options: {
   downlink.setConnected(true);
   const streams = Array.from({ length: options.videos }, (_, i) => i + 1);
   const transceiver = (id: number): RTCRtpTransceiver => ({ mid: String(id), sender: { ssrc: 1000 + id, codec: { payloadType: 96 } } }) as unknown as RTCRtpTransceiver;
-  downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceiver(id) })), {
+  const transceivers = new Map(streams.map((id) => [id, transceiver(id)]));
+  downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceivers.get(id)! })), {
     mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
   });
   /** Runs the publishers for `ms`: 30 frames/s each, key frames first and when asked. */
@@ -138,7 +146,14 @@ function call(options: {
     }
     return gaps;
   };
-  return { downlink, sent, paused, reasons, resumed, run, skipped, linkLost: () => linkLost, mediaLost: () => mediaLost };
+  /** Negotiates again, the streams of `moved` on new m-lines (new transceivers, new SSRCs). */
+  const renegotiate = (moved: readonly number[]): void => {
+    for (const id of moved) transceivers.set(id, transceiver(id + 1000));
+    downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceivers.get(id)! })), {
+      mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
+    });
+  };
+  return { downlink, sent, paused, reasons, resumed, run, renegotiate, skipped, linkLost: () => linkLost, mediaLost: () => mediaLost };
 }
 
 describe('a call\'s start through the downlink', () => {
@@ -182,6 +197,38 @@ describe('a call\'s start through the downlink', () => {
     assert.deepEqual(c.resumed, [1]);
     assert.ok(c.sent.some((s, i) => i >= before && s.ssrc === 1001 && !s.padding), 'it flows again');
     assert.equal(c.skipped(), 0, 'no media sequence number is skipped');
+    c.downlink.close();
+  });
+
+  it('tells the resume of a paused video that a negotiation moved to a new m-line', () => {
+    const c = call({ videos: 2, videoBps: 500_000, linkBps: 100_000_000, queueBytes: 1_000_000 });
+    c.run(1_000);
+    const source = c.downlink.track(1)!.stream!;
+    source.sourceLost = true;
+    c.run(1_000);
+    assert.deepEqual(c.paused, [1]);
+    // the source is back as the negotiation moves the video: it is wanted on its new m-line at once
+    const before = c.sent.length;
+    source.sourceLost = false;
+    c.renegotiate([1]);
+    c.run(1_000);
+    assert.deepEqual(c.resumed, [1], 'the client that was told of the pause hears of the resume');
+    assert.deepEqual(c.paused, [1]);
+    assert.ok(c.sent.some((s, i) => i >= before && s.ssrc === 2001 && !s.padding), 'it flows on the new m-line');
+    c.downlink.close();
+  });
+
+  it('keeps a paused video paused, without telling it again, when a negotiation moves it while its source is still away', () => {
+    const c = call({ videos: 2, videoBps: 500_000, linkBps: 100_000_000, queueBytes: 1_000_000 });
+    c.run(1_000);
+    c.downlink.track(1)!.stream!.sourceLost = true;
+    c.run(1_000);
+    c.renegotiate([1]);
+    const before = c.sent.length;
+    c.run(1_000);
+    assert.deepEqual(c.paused, [1]);
+    assert.deepEqual(c.resumed, []);
+    assert.equal(c.sent.filter((s, i) => i >= before && s.ssrc === 2001 && !s.padding).length, 0, 'nothing of it goes out while paused');
     c.downlink.close();
   });
 

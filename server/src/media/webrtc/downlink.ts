@@ -159,7 +159,14 @@ export class Downlink implements DownTrackLink {
     for (const e of entries) {
       let track = this.tracks.get(e.streamId);
       if (!track || track.transceiver !== e.transceiver || track.kind !== e.kind) {
+        const previous = track;
         track = new DownTrack(e.streamId, e.kind, e.transceiver, this, this.account);
+        // a video the client was told is paused stays paused on its new m-line until it is resumed,
+        // so that the client hears of the resume (a new track would start forwarding unannounced)
+        if (previous?.paused && previous.kind === e.kind) {
+          track.paused = true;
+          track.target = -1;
+        }
         added.push(track);
       }
       track.header = undefined; // the answer may have changed the extension ids or the codec
