@@ -103,9 +103,11 @@ function call(options: {
   const streams = Array.from({ length: options.videos }, (_, i) => i + 1);
   const transceiver = (id: number): RTCRtpTransceiver => ({ mid: String(id), sender: { ssrc: 1000 + id, codec: { payloadType: 96 } } }) as unknown as RTCRtpTransceiver;
   const transceivers = new Map(streams.map((id) => [id, transceiver(id)]));
-  downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceivers.get(id)! })), {
-    mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
-  });
+  const negotiate = (): void => downlink.setOutbound(
+    streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceivers.get(id)! })),
+    { mid: undefined, twcc: TWCC_ID, playoutDelay: undefined },
+  );
+  negotiate();
   /** Runs the publishers for `ms`: 30 frames/s each, key frames first and when asked. */
   const seqs = new Map<number, number>();
   const run = (ms: number): void => {
@@ -149,9 +151,7 @@ function call(options: {
   /** Negotiates again, the streams of `moved` on new m-lines (new transceivers, new SSRCs). */
   const renegotiate = (moved: readonly number[]): void => {
     for (const id of moved) transceivers.set(id, transceiver(id + 1000));
-    downlink.setOutbound(streams.map((id) => ({ streamId: id, kind: 'video' as const, transceiver: transceivers.get(id)! })), {
-      mid: undefined, twcc: TWCC_ID, playoutDelay: undefined,
-    });
+    negotiate();
   };
   return { downlink, sent, paused, reasons, resumed, run, renegotiate, skipped, linkLost: () => linkLost, mediaLost: () => mediaLost };
 }
