@@ -3,6 +3,7 @@ import { KEY_BYTES, KIND_CODE, REPLAY_WINDOW, ReplayWindow, type MediaKind, type
 import { KEY_ROTATION_GRACE_MS } from '../node/limits.ts';
 import { relayedLoss } from '../rtp/downstream-loss.ts';
 import { StreamLayers, type ForwardedRtp } from '../rtp/layers.ts';
+import { PayloadRing } from '../rtp/payload-ring.ts';
 import type { DownTrack, Member } from './member.ts';
 
 interface KeyGeneration {
@@ -73,6 +74,8 @@ export class Stream {
   live = true;
   /** Simulcast layers of a video published over WebRTC, once its m-line is negotiated. */
   layers: StreamLayers | undefined;
+  /** Its recent payloads, from which its down tracks answer NACKs. */
+  readonly recent = new PayloadRing();
   /** When the publisher was last asked for a key frame of each layer (ms). */
   private readonly keyFrameAskedAtMs: number[] = [];
   /** When some subscriber last needed each simulcast layer (ms), the layers the publisher was last told to send, and the next count. */

@@ -14,7 +14,7 @@ import type { ForwardedRtp } from '../rtp/layers.ts';
 import type { Vp8Packet } from '../rtp/vp8.ts';
 import { DownTrack, type DownTrackLink } from './down-track.ts';
 
-interface Sent { readonly seq: number; readonly timestamp: number; readonly charged: boolean; readonly audio: boolean }
+interface Sent { readonly seq: number; readonly timestamp: number; readonly charged: boolean; readonly audio: boolean; readonly payload: Buffer }
 
 type FakeLink = { -readonly [K in keyof DownTrackLink]: DownTrackLink[K] } & { sent: Sent[]; told: number[][]; budget: number; clock: number };
 
@@ -22,9 +22,10 @@ function fakeLink(): FakeLink {
   const link: FakeLink = {
     stats: new MediaStats(), sendable: true, transportUp: true, sent: [] as Sent[], told: [] as number[][], budget: 10_000, clock: 1_000,
     now: () => link.clock,
-    sendAudio: (_t: DownTrack, seq: number, timestamp: number) => link.sent.push({ seq, timestamp, charged: false, audio: true }),
-    pace: (_t: DownTrack, seq: number, timestamp: number, _m: boolean, _p: Buffer, charged: boolean) =>
-      link.sent.push({ seq, timestamp, charged, audio: false }),
+    sendAudio: (_t: DownTrack, seq: number, timestamp: number, _m: boolean, payload: Buffer) =>
+      link.sent.push({ seq, timestamp, charged: false, audio: true, payload }),
+    pace: (_t: DownTrack, seq: number, timestamp: number, _m: boolean, payload: Buffer, charged: boolean) =>
+      link.sent.push({ seq, timestamp, charged, audio: false, payload }),
     takeRetransmitBudget: (bytes: number) => {
       if (link.budget < bytes) return false;
       link.budget -= bytes;
@@ -51,8 +52,16 @@ const vp8 = (keyFrame: boolean, pictureId: number): Vp8Packet => ({
   keyFrame, width: keyFrame ? 640 : 0, height: keyFrame ? 360 : 0,
 });
 
+/** 50 bytes of VP8 whose payload descriptor carries a 15-bit picture id (RFC 7741 4.2), then `seq`. */
+function vp8Bytes(pictureId: number, seq: number): Buffer {
+  const payload = Buffer.alloc(50, seq & 0xff);
+  payload.set([0x90, 0x80, 0x80 | (pictureId >> 8), pictureId & 0xff]);
+  return payload;
+}
+
 const rtp = (layer: number, seq: number, keyFrame = false, kind: MediaKind = 'video'): ForwardedRtp => ({
-  layer, ssrc: 100 + layer, seq, timestamp: seq * 3000, marker: true, payload: Buffer.alloc(50),
+  layer, ssrc: 100 + layer, seq, timestamp: seq * 3000, marker: true,
+  payload: kind === 'video' ? vp8Bytes(seq, seq) : Buffer.alloc(50, seq & 0xff),
   vp8: kind === 'video' ? vp8(keyFrame, seq) : undefined,
 });
 
@@ -111,9 +120,11 @@ describe('the down track', () => {
     track.forward(rtp(0, 1, true));
     track.forward(rtp(0, 2));
     const [first, second] = link.sent.map((s) => s.seq);
-    // the downlink keeps what it sent
-    track.remember(first!, 0, true, Buffer.alloc(50), 1_000);
-    track.remember(second!, 0, true, Buffer.alloc(50), 1_000);
+    track.retransmit([first!], 2_000);
+    assert.equal(link.sent.length, 2, 'what has not gone out yet (still with the pacer) is not sent again');
+    // the downlink says when each went out
+    track.markSent(first!, 1_000);
+    track.markSent(second!, 1_000);
     track.retransmit([first!], 1_050);
     assert.equal(link.sent.length, 2, 'within a round trip of its sending');
     track.retransmit([first!, second!, 9999], 1_200);
@@ -123,6 +134,27 @@ describe('the down track', () => {
     link.budget = 0;
     track.retransmit([first!], 1_400);
     assert.equal(link.sent.length, 4, 'no budget left');
+  });
+
+  it('sends again the bytes it sent, a rewritten picture id as rewritten, audio too', () => {
+    const { track, link } = setUp();
+    track.target = 0;
+    track.forward(rtp(0, 10, true));
+    track.target = 1;
+    assert.equal(track.forward(rtp(1, 500, true)), true, 'switched up at a key frame');
+    track.forward(rtp(1, 501));
+    const sent = link.sent.slice();
+    assert.notDeepEqual(sent[1]!.payload.subarray(0, 4), rtp(1, 500).payload.subarray(0, 4), 'the picture id continues across the switch');
+    for (const s of sent) track.markSent(s.seq, 1_000);
+    track.retransmit(sent.map((s) => s.seq).reverse(), 1_500);
+    assert.deepEqual(link.sent.slice(3).map((s) => [s.seq, s.payload]), sent.reverse().map((s) => [s.seq, s.payload]));
+
+    const audio = setUp('audio');
+    audio.track.forward(rtp(0, 7, false, 'audio'));
+    const [packet] = audio.link.sent;
+    audio.track.markSent(packet!.seq, 1_000);
+    audio.track.retransmit([packet!.seq], 1_500);
+    assert.deepEqual(audio.link.sent[1]!.payload, packet!.payload);
   });
 
   it('starts a new source after a restart: a video waits for its next key frame', () => {

@@ -5,6 +5,7 @@ import type { DownTrack as StreamDownTrack, RtpAccount } from '../room/member.ts
 import type { HeaderBytes } from '../rtp/header-bytes.ts';
 import type { Stream } from '../room/stream.ts';
 import { OVERHEAD_BYTES, type ForwardedRtp, type StreamLayers } from '../rtp/layers.ts';
+import type { PayloadRing } from '../rtp/payload-ring.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
 import { PauseHold } from '../rtp/pause-hold.ts';
 import { cumulativeLost } from '../rtp/receive-stats.ts';
@@ -22,14 +23,6 @@ export interface VideoBounds {
   readonly maxWidth: number | null;
   readonly maxHeight: number | null;
   readonly maxLayer: number | null;
-}
-
-export interface SentPacket {
-  seq: number;
-  timestamp: number;
-  marker: boolean;
-  payload: Buffer;
-  lastSentMs: number;
 }
 
 /** One report block of a receiver report (RFC 3550 6.4.1), as werift parses it. */
@@ -80,7 +73,6 @@ export class DownTrack implements StreamDownTrack {
   readonly kindCode: number;
   readonly transceiver: RTCRtpTransceiver;
   readonly rewriter: StreamRewriter;
-  readonly history: (SentPacket | undefined)[] = new Array<SentPacket | undefined>(HISTORY);
   /** The published stream that feeds it, while it is attached (set by the stream). */
   stream: Stream | undefined;
   /** Layer the allocation wants forwarded; -1 paused. */
@@ -115,6 +107,20 @@ export class DownTrack implements StreamDownTrack {
   readonly loss = new LossWindow();
   private readonly link: DownTrackLink;
   private readonly account: RtpAccount;
+  /**
+   * What it forwarded, for retransmission, by sequence number modulo HISTORY: the number, where its
+   * stream keeps the payload (`Stream.recent`), the VP8 picture id and TL0PICIDX it was rewritten to
+   * (-1: as published), and when it last went out (NaN: not yet). Typed arrays: no object per packet.
+   */
+  private readonly keptSeq = new Int32Array(HISTORY).fill(-1);
+  private readonly keptAt = new Float64Array(HISTORY);
+  private readonly keptTimestamp = new Uint32Array(HISTORY);
+  private readonly keptMarker = new Uint8Array(HISTORY);
+  private readonly keptPictureId = new Int32Array(HISTORY);
+  private readonly keptTl0 = new Int32Array(HISTORY);
+  private readonly keptSentMs = new Float64Array(HISTORY);
+  /** The ring `keptAt` indexes: its stream's. */
+  private keptIn: PayloadRing | undefined;
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver, link: DownTrackLink, account: RtpAccount) {
     this.streamId = streamId;
@@ -149,6 +155,7 @@ export class DownTrack implements StreamDownTrack {
     if (this.kind === 'audio') {
       const mapped = this.rewriter.map(packet.ssrc, packet.seq, packet.timestamp, undefined, undefined, true, now);
       if (!mapped) return false;
+      this.keep(mapped.seq, mapped.timestamp, packet.marker, packet.payload, -1, -1);
       link.sendAudio(this, mapped.seq, mapped.timestamp, packet.marker, packet.payload, now);
       return this.sent(packet, now);
     }
@@ -176,10 +183,13 @@ export class DownTrack implements StreamDownTrack {
     }
     this.tellLayer(packet.layer, switching, vp8);
     let payload = packet.payload;
+    let pictureId = -1;
     if (vp8 && (mapped.pictureId !== vp8.pictureId || mapped.tl0PicIdx !== vp8.tl0PicIdx)) {
+      pictureId = mapped.pictureId ?? 0;
       payload = Buffer.from(payload);
-      rewriteVp8(payload, mapped.pictureId ?? 0, mapped.tl0PicIdx);
+      rewriteVp8(payload, pictureId, mapped.tl0PicIdx);
     }
+    this.keep(mapped.seq, mapped.timestamp, packet.marker, packet.payload, pictureId, mapped.tl0PicIdx ?? -1);
     link.pace(this, mapped.seq, mapped.timestamp, packet.marker, payload, false);
     this.lastMarker = packet.marker;
     return this.sent(packet, now);
@@ -222,30 +232,48 @@ export class DownTrack implements StreamDownTrack {
     this.lastSentMs = nowMs;
   }
 
-  /** Keeps a packet that went out, for retransmission. */
-  remember(seq: number, timestamp: number, marker: boolean, payload: Buffer, nowMs: number): void {
-    const slot = seq % HISTORY;
-    const kept = this.history[slot];
-    if (kept) {
-      kept.seq = seq;
-      kept.timestamp = timestamp;
-      kept.marker = marker;
-      kept.payload = payload;
-      kept.lastSentMs = nowMs;
-    } else {
-      this.history[slot] = { seq, timestamp, marker, payload, lastSentMs: nowMs };
+  /** Keeps what it forwards as `seq` (its payload as published: `pictureId` >= 0 says how it was rewritten), for retransmission once it went out. */
+  private keep(seq: number, timestamp: number, marker: boolean, published: Buffer, pictureId: number, tl0PicIdx: number): void {
+    const ring = this.stream?.recent;
+    if (!ring) return;
+    if (ring !== this.keptIn) {
+      this.keptIn = ring;
+      this.keptSeq.fill(-1);
     }
+    const slot = seq % HISTORY;
+    this.keptSeq[slot] = seq;
+    this.keptAt[slot] = ring.put(published);
+    this.keptTimestamp[slot] = timestamp;
+    this.keptMarker[slot] = marker ? 1 : 0;
+    this.keptPictureId[slot] = pictureId;
+    this.keptTl0[slot] = tl0PicIdx;
+    this.keptSentMs[slot] = Number.NaN;
   }
 
-  /** Answers a NACK: each packet at most once per round trip, and only within the budget. */
+  /** A packet it keeps went out (again) on its m-line. */
+  markSent(seq: number, nowMs: number): void {
+    const slot = seq % HISTORY;
+    if (this.keptSeq[slot] === seq) this.keptSentMs[slot] = nowMs;
+  }
+
+  /** Answers a NACK: each packet that went out, at most once per round trip, and only within the budget. */
   retransmit(lost: readonly number[], nowMs: number): void {
+    const ring = this.keptIn;
+    if (!ring) return;
     const rtt = this.link.rttMs(this);
     for (const seq of lost) {
-      const kept = this.history[seq % HISTORY];
-      if (!kept || kept.seq !== seq || nowMs - kept.lastSentMs < rtt) continue;
-      if (!this.link.takeRetransmitBudget(kept.payload.length + OVERHEAD_BYTES)) continue;
-      kept.lastSentMs = nowMs;
-      this.link.pace(this, kept.seq, kept.timestamp, kept.marker, kept.payload, true);
+      const slot = seq % HISTORY;
+      // NaN (never went out) fails the comparison too
+      if (this.keptSeq[slot] !== seq || !(nowMs - this.keptSentMs[slot]! >= rtt)) continue;
+      const kept = ring.get(this.keptAt[slot]!);
+      if (!kept || !this.link.takeRetransmitBudget(kept.length + OVERHEAD_BYTES)) continue;
+      // a copy: the ring may overwrite its bytes while the pacer holds it
+      const payload = Buffer.from(kept);
+      const pictureId = this.keptPictureId[slot]!;
+      const tl0 = this.keptTl0[slot]!;
+      if (pictureId >= 0) rewriteVp8(payload, pictureId, tl0 >= 0 ? tl0 : undefined);
+      this.keptSentMs[slot] = nowMs;
+      this.link.pace(this, seq, this.keptTimestamp[slot]!, this.keptMarker[slot] === 1, payload, true);
     }
   }
 

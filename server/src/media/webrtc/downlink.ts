@@ -304,7 +304,7 @@ export class Downlink implements DownTrackLink {
     out.onSent(seq, timestamp, payload.length, now, !charged);
     this.stats.webrtcOut.add(out.kindCode, payload.length);
     this.route.send(transport, payload, out.header.write(seq, timestamp, marker, probe !== 0, twccSeq ?? 0, playoutUnits));
-    if (probe === 0) out.remember(seq, timestamp, marker, payload, now);
+    if (probe === 0) out.markSent(seq, now);
   }
 
   /** docs/protocol/media.md, "Bandwidth": the repair of the publisher's uplink, and of the client's own link while it loses packets. */
