@@ -3,8 +3,7 @@
  * tracks (docs/protocol/media.md, "Downlink"). Each payload is copied into one slab, so that what a
  * subscriber may ask for again holds no object of its own: a history of references, one per
  * subscriber and packet, kept every payload alive for seconds, long enough for the garbage
- * collector to move it out of the young generation, and cost about a tenth of the forwarding's CPU
- * at 10 and 50 subscribers (docs/operations/benchmarks.md).
+ * collector to move it out of the young generation (docs/decisions/webrtc.md).
  *
  * The slab starts small and doubles, up to MAX_BYTES, while it fills before holding WANTED_PACKETS
  * (what a down track's own history numbers); what it held before a doubling is forgotten.
