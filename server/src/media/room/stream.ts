@@ -191,6 +191,7 @@ export class Stream {
     for (const track of this.tracks) track.stream = undefined;
     this.trackOf.clear();
     this.tracks = [];
+    this.recent.release();
   }
 
   /**

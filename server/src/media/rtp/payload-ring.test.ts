@@ -47,6 +47,22 @@ describe('payload ring', () => {
     assert.equal(ring.get(indexes.at(-4_097)!), undefined);
   });
 
+  it('takes what it holds along when it grows: the first packets of a key frame stay', () => {
+    const ring = new PayloadRing();
+    // 64 payloads of 1,024 bytes fill the first 64 KiB slab to the byte; the next ones make it grow
+    const indexes: number[] = [];
+    for (let n = 0; n < 200; n += 1) indexes.push(ring.put(payload(n, 1_024)));
+    for (const [n, index] of indexes.entries()) assert.deepEqual(ring.get(index), payload(n, 1_024), `entry ${n}`);
+  });
+
+  it('lets its payloads go when the stream ends', () => {
+    const ring = new PayloadRing();
+    const index = ring.put(payload(1));
+    ring.release();
+    assert.equal(ring.get(index), undefined);
+    assert.deepEqual(ring.get(ring.put(payload(2))), payload(2), 'a later payload is kept again');
+  });
+
   it('refuses a payload too large to number', () => {
     assert.equal(new PayloadRing().put(Buffer.alloc(70_000)), -1);
   });

@@ -5,8 +5,8 @@
  * subscriber and packet, kept every payload alive for seconds, long enough for the garbage
  * collector to move it out of the young generation (docs/decisions/webrtc.md).
  *
- * The slab starts small and doubles, up to MAX_BYTES, while it fills before holding WANTED_PACKETS
- * (what a down track's own history numbers); what it held before a doubling is forgotten.
+ * The slab starts small and doubles, up to MAX_BYTES, while it wraps before holding WANTED_PACKETS
+ * (what a down track's own history numbers), taking along what it held.
  */
 
 /** Payloads numbered at once; a power of two. */
@@ -39,15 +39,14 @@ export class PayloadRing {
     if (payload === this.last) return this.lastIndex;
     const length = payload.length;
     if (length > 0xffff) return -1;
-    let at = this.capacity === 0 ? 0 : (this.written - this.slabFrom) % this.capacity;
-    if (this.slab === undefined || at + length > this.capacity) {
-      const filling = this.capacity < MAX_BYTES && this.count - this.slabFirstIndex < WANTED_PACKETS;
-      if (this.slab === undefined || length > this.capacity || filling) {
-        this.grow(Math.max(length, this.capacity === 0 ? FIRST_BYTES : Math.min(this.capacity * 2, MAX_BYTES)));
-      } else {
-        this.written += this.capacity - at; // the tail too short for it stays unused
-      }
-      at = 0;
+    if (this.slab === undefined) this.grow(FIRST_BYTES, length);
+    const laid = this.written - this.slabFrom;
+    let at = laid % this.capacity;
+    if (laid > 0 && (at === 0 || at + length > this.capacity)) {
+      // it wraps: what follows overwrites the oldest, unless the slab is still filling
+      if (this.capacity < MAX_BYTES && this.count - this.slabFirstIndex < WANTED_PACKETS) this.grow(this.capacity * 2, length);
+      else if (at !== 0) this.written += this.capacity - at; // the tail too short for it stays unused
+      at = (this.written - this.slabFrom) % this.capacity;
     }
     payload.copy(this.slab!, at);
     const index = this.count;
@@ -63,20 +62,46 @@ export class PayloadRing {
 
   /** The bytes kept at `index` (a view into the slab: copy before keeping it), undefined once overwritten. */
   get(index: number): Buffer | undefined {
-    if (index < this.slabFirstIndex || index >= this.count || this.count - index > ENTRIES) return undefined;
+    const slab = this.slab;
+    if (!slab || index < this.slabFirstIndex || index >= this.count || this.count - index > ENTRIES) return undefined;
     const slot = index & (ENTRIES - 1);
     const start = this.starts![slot]!;
     if (start < this.written - this.capacity) return undefined;
     const at = (start - this.slabFrom) % this.capacity;
-    return this.slab!.subarray(at, at + this.lengths![slot]!);
+    return slab.subarray(at, at + this.lengths![slot]!);
   }
 
-  private grow(bytes: number): void {
-    this.capacity = bytes;
-    this.slab = Buffer.allocUnsafeSlow(this.capacity);
+  /** The stream ended: its payloads go (`get` finds none). */
+  release(): void {
+    this.slab = undefined;
+    this.capacity = 0;
+    this.slabFirstIndex = this.count;
+    this.last = undefined;
+    this.lastIndex = -1;
+  }
+
+  /** A slab of at least `bytes` that holds what the old one still held, in order, and `incoming` more. */
+  private grow(bytes: number, incoming: number): void {
     this.starts ??= new Float64Array(ENTRIES);
     this.lengths ??= new Uint16Array(ENTRIES);
-    this.slabFrom = this.written;
-    this.slabFirstIndex = this.count;
+    // what is still held is the newest entries: from the first one `get` finds
+    let first = Math.max(this.slabFirstIndex, this.count - ENTRIES);
+    while (first < this.count && this.get(first) === undefined) first += 1;
+    let held = 0;
+    for (let index = first; index < this.count; index += 1) held += this.lengths[index & (ENTRIES - 1)]!;
+    const slab = Buffer.allocUnsafeSlow(Math.max(bytes, held + incoming));
+    const from = this.written;
+    let at = 0;
+    for (let index = first; index < this.count; index += 1) {
+      const kept = this.get(index)!;
+      kept.copy(slab, at);
+      this.starts[index & (ENTRIES - 1)] = from + at;
+      at += kept.length;
+    }
+    this.slab = slab;
+    this.capacity = slab.length;
+    this.slabFrom = from;
+    this.written = from + at;
+    this.slabFirstIndex = first;
   }
 }

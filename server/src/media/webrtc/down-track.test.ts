@@ -157,6 +157,20 @@ describe('the down track', () => {
     assert.deepEqual(audio.link.sent[1]!.payload, packet!.payload);
   });
 
+  it('sends again what it sent from the stream it was attached to before', () => {
+    const { track, link } = setUp();
+    track.forward(rtp(0, 1, true));
+    const next = new Stream(3, 'video', publisher([]));
+    next.subscribe({ ...publisher([]), userId: 'sub', downTrack: () => track });
+    assert.equal(track.stream, next);
+    track.restart();
+    assert.equal(track.forward(rtp(0, 900, true)), true);
+    const sent = link.sent.slice();
+    for (const s of sent) track.markSent(s.seq, 1_000);
+    track.retransmit(sent.map((s) => s.seq), 1_500);
+    assert.deepEqual(link.sent.slice(2).map((s) => s.payload), sent.map((s) => s.payload));
+  });
+
   it('starts a new source after a restart: a video waits for its next key frame', () => {
     const { track } = setUp();
     track.forward(rtp(0, 1, true));

@@ -119,8 +119,12 @@ export class DownTrack implements StreamDownTrack {
   private readonly keptPictureId = new Int32Array(HISTORY);
   private readonly keptTl0 = new Int32Array(HISTORY);
   private readonly keptSentMs = new Float64Array(HISTORY);
-  /** The ring `keptAt` indexes: its stream's. */
+  /** Which of its streams' rings `keptAt` indexes: `keptGeneration` for `keptIn`, one less for `keptBefore`. */
+  private readonly keptGen = new Uint32Array(HISTORY);
+  private keptGeneration = 0;
   private keptIn: PayloadRing | undefined;
+  /** The ring of the stream it was attached to before, for what it sent from that stream. */
+  private keptBefore: PayloadRing | undefined;
 
   constructor(streamId: number, kind: MediaKind, transceiver: RTCRtpTransceiver, link: DownTrackLink, account: RtpAccount) {
     this.streamId = streamId;
@@ -237,11 +241,13 @@ export class DownTrack implements StreamDownTrack {
     const ring = this.stream?.recent;
     if (!ring) return;
     if (ring !== this.keptIn) {
+      this.keptBefore = this.keptIn;
       this.keptIn = ring;
-      this.keptSeq.fill(-1);
+      this.keptGeneration += 1;
     }
     const slot = seq % HISTORY;
     this.keptSeq[slot] = seq;
+    this.keptGen[slot] = this.keptGeneration;
     this.keptAt[slot] = ring.put(published);
     this.keptTimestamp[slot] = timestamp;
     this.keptMarker[slot] = marker ? 1 : 0;
@@ -258,14 +264,14 @@ export class DownTrack implements StreamDownTrack {
 
   /** Answers a NACK: each packet that went out, at most once per round trip, and only within the budget. */
   retransmit(lost: readonly number[], nowMs: number): void {
-    const ring = this.keptIn;
-    if (!ring) return;
     const rtt = this.link.rttMs(this);
     for (const seq of lost) {
       const slot = seq % HISTORY;
       // NaN (never went out) fails the comparison too
       if (this.keptSeq[slot] !== seq || !(nowMs - this.keptSentMs[slot]! >= rtt)) continue;
-      const kept = ring.get(this.keptAt[slot]!);
+      const generation = this.keptGen[slot]!;
+      const ring = generation === this.keptGeneration ? this.keptIn : generation + 1 === this.keptGeneration ? this.keptBefore : undefined;
+      const kept = ring?.get(this.keptAt[slot]!);
       if (!kept || !this.link.takeRetransmitBudget(kept.length + OVERHEAD_BYTES)) continue;
       // a copy: the ring may overwrite its bytes while the pacer holds it
       const payload = Buffer.from(kept);
