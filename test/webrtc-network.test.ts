@@ -10,7 +10,7 @@ import { startCoturn, type Coturn } from './helpers/coturn.ts';
 import type { RunningServer } from './helpers/platform.ts';
 import { bothWays } from './helpers/impair/link-settings.ts';
 import {
-  candidateTypes, joinPlatform, pageNow, publishCamera, receiveQuality, sendQuality, startCallLab, waitForVideo, type CallLab,
+  candidateTypes, currentVideo, joinPlatform, pageNow, publishCamera, receiveQuality, sendQuality, startCallLab, waitForVideo, type CallLab,
 } from './helpers/network-call.ts';
 import type { ReceiveQuality } from './helpers/call-quality.ts';
 import type { PageMeasure, PageRtc } from './helpers/webrtc-page.ts';
@@ -132,11 +132,20 @@ describe('a call through the platform over an impaired network (Chromium, each p
     await hearsAudio(sub!, 'the audio while the video is paused');
 
     await sub!.link.set({ down: { rateKbps: null } });
+    // the resume is told; it is waited for as an event of its own: frames from before the pause,
+    // repaired once the cap is lifted, may decode before the video comes back
+    const lastReport = (reports: PageMeasure['videoReports']) => reports.filter((r) => r.type !== 'streamLayer').at(-1);
+    const toldBy = Date.now() + 60_000;
+    m = await measure(sub!);
+    while (lastReport(m.videoReports)?.type !== 'streamResumed') {
+      if (Date.now() > toldBy) assert.fail(`no stream_resumed: ${JSON.stringify({ reports: m.videoReports, events: m.events, video: await currentVideo(sub!) })}`);
+      await sub!.page.waitForTimeout(500);
+      m = await measure(sub!);
+    }
     const resumed = await waitForVideo(sub!, (v) => v.fps >= 15, 'the video again once the cap is lifted', 60_000);
     assert.ok(resumed.frameWidth !== undefined && resumed.frameWidth > 0);
     m = await measure(sub!);
-    const last = m.videoReports.filter((r) => r.type !== 'streamLayer').at(-1);
-    assert.deepEqual(last, { type: 'streamResumed', streamId: 2 }, JSON.stringify({ reports: m.videoReports, events: m.events }));
+    assert.deepEqual(lastReport(m.videoReports), { type: 'streamResumed', streamId: 2 }, JSON.stringify({ reports: m.videoReports, events: m.events }));
     assert.equal(m.e2ee?.dropped, 0, JSON.stringify(m.e2ee));
   });
 
