@@ -22,9 +22,13 @@
  *   of the same run negotiated; the keys are random per session and sent in the registration
  *   datagram (no ICE, no DTLS handshake, no RTCP, no grant). This file with `srtp-baseline`.
  *
- * The three loads are paced the same way; after a warm-up (every subscriber received both streams,
- * then two seconds in a row delivered the offered load) the load runs MEASURE_SECONDS. Figures: RTP packets received by all subscribers together per second
- * (the offered load is 220 × N), and the forwarder's CPU per forwarded packet (/proc, user + system).
+ * The three loads are paced the same way. The three forwarders are connected at once and measured in
+ * turn, ROUNDS times (the order rotates each round), so that a machine whose speed drifts over the
+ * minutes weighs on all three alike: before each window the load runs until every subscriber
+ * received both streams and two seconds in a row delivered the offered load, then MEASURE_SECONDS.
+ * Figures, over the windows of all rounds together: RTP packets received by all subscribers
+ * together per second (the offered load is 220 × N), and the forwarder's CPU per forwarded packet
+ * (/proc, user + system).
  * The load generator (publisher and subscribers, werift SRTP in JavaScript) runs in this process;
  * the SRTP floor's subscribers count only the packets that unprotect with their keys.
  */
@@ -55,10 +59,20 @@ const OFFERED_PER_SUBSCRIBER = VIDEO.perSecond + AUDIO.perSecond;
 /** Subscriber counts; BENCH_WEBRTC_SUBSCRIBERS (comma-separated, from 1, 10, 50) runs a subset. */
 const SUBSCRIBERS = (process.env['BENCH_WEBRTC_SUBSCRIBERS'] ?? '1,10,50').split(',').map(Number).filter((n) => n === 1 || n === 10 || n === 50);
 const MEASURE_SECONDS = intSetting('BENCH_WEBRTC_SECONDS', 3, 1, 60);
+/** Windows per forwarder, taken in turn with the other two (BENCH_WEBRTC_ROUNDS). */
+const ROUNDS = intSetting('BENCH_WEBRTC_ROUNDS', 3, 1, 20);
 const SRTP_PROFILE_NAMES: Readonly<Record<SrtpProfile, string>> = {
   [ProtectionProfileAes128CmHmacSha1_80]: 'SRTP_AES128_CM_HMAC_SHA1_80',
   [ProtectionProfileAeadAes128Gcm]: 'SRTP_AEAD_AES_128_GCM',
 };
+
+/** What one window measured. */
+interface Window {
+  readonly packets: number;
+  readonly cpuSeconds: number;
+  readonly clientCpuSeconds: number;
+  readonly seconds: number;
+}
 
 interface Measured {
   readonly packetsPerSecond: number;
@@ -74,24 +88,38 @@ function cameraLoad(fanout: Fanout): CameraLoad {
   return { sendVideo: () => fanout.sendVideo(video), sendAudio: () => fanout.sendAudio(audio), received: () => fanout.received() };
 }
 
-async function measure(fanout: Fanout, pid: number, offered: number, what: string): Promise<Measured> {
+async function measure(fanout: Fanout, pid: number, offered: number, what: string): Promise<Window> {
   const stop = startCameraLoad(cameraLoad(fanout));
   try {
     await waitFor(() => fanout.flowing(), 'both streams at every subscriber', 30_000);
     if (!await settle(cameraLoad(fanout), offered)) progress(`${what}: less than the offered load gets through after ${SETTLE_SECONDS} s; measuring what does`);
     const before = { received: fanout.received(), cpu: readCpuSeconds(pid), client: process.cpuUsage(), at: performance.now() };
     await new Promise((resolve) => setTimeout(resolve, MEASURE_SECONDS * 1000));
-    const packets = fanout.received() - before.received;
-    const cpu = readCpuSeconds(pid) - before.cpu;
     const client = process.cpuUsage(before.client);
-    const seconds = (performance.now() - before.at) / 1000;
     return {
-      packetsPerSecond: packets / seconds, cpuMicrosPerPacket: packets === 0 ? Number.NaN : (cpu * 1e6) / packets,
-      serverLoad: cpu / seconds, clientLoad: (client.user + client.system) / 1e6 / seconds,
+      packets: fanout.received() - before.received, cpuSeconds: readCpuSeconds(pid) - before.cpu,
+      clientCpuSeconds: (client.user + client.system) / 1e6, seconds: (performance.now() - before.at) / 1000,
     };
   } finally {
     await stop();
   }
+}
+
+/** The windows of one forwarder together. */
+function summed(windows: readonly Window[]): Measured {
+  const sum = (pick: (w: Window) => number): number => windows.reduce((total, w) => total + pick(w), 0);
+  const packets = sum((w) => w.packets);
+  const seconds = sum((w) => w.seconds);
+  const cpu = sum((w) => w.cpuSeconds);
+  return {
+    packetsPerSecond: packets / seconds, cpuMicrosPerPacket: packets === 0 ? Number.NaN : (cpu * 1e6) / packets,
+    serverLoad: cpu / seconds, clientLoad: sum((w) => w.clientCpuSeconds) / seconds,
+  };
+}
+
+/** CPU per packet of one window, in µs. */
+function micros(w: Window): number {
+  return w.packets === 0 ? Number.NaN : (w.cpuSeconds * 1e6) / w.packets;
 }
 
 async function issue(api: string, cred: BenchCredential, body: Record<string, unknown>): Promise<{ media: WireCredentials }> {
@@ -173,28 +201,30 @@ async function main(): Promise<void> {
     for (const n of SUBSCRIBERS) {
       const offered = OFFERED_PER_SUBSCRIBER * n;
       progress(`${n} subscriber(s): joining and negotiating...`);
-      const p = await platformFanout(platform.urls['media']!, api, cred, n);
-      let platformResult: Measured;
+      const fanouts: Fanout[] = [];
+      const windows: Window[][] = [[], [], []];
+      let profile: SrtpProfile;
       try {
-        platformResult = await measure(p, platform.pid, offered, `${n} subscriber(s), platform`);
+        const p = await platformFanout(platform.urls['media']!, api, cred, n);
+        fanouts.push(p);
+        profile = p.srtpProfile;
+        fanouts.push(await baselineFanout(baseline.urls['baseline']!, n));
+        fanouts.push(await srtpFloorFanout(srtpFloor.urls['srtp-baseline']!, n, profile));
+        const forwarders = [
+          { pid: platform.pid, what: 'platform' }, { pid: baseline.pid, what: 'plain forwarder' }, { pid: srtpFloor.pid, what: 'SRTP floor' },
+        ];
+        for (let round = 0; round < ROUNDS; round++) {
+          for (let k = 0; k < forwarders.length; k++) {
+            const i = (round + k) % forwarders.length;
+            const { pid, what } = forwarders[i]!;
+            windows[i]!.push(await measure(fanouts[i]!, pid, offered, `${n} subscriber(s), ${what}, round ${round + 1}`));
+          }
+        }
       } finally {
-        await p.close();
+        for (const fanout of fanouts) await fanout.close();
       }
-      const profile = p.srtpProfile;
-      const b = await baselineFanout(baseline.urls['baseline']!, n);
-      let baselineResult: Measured;
-      try {
-        baselineResult = await measure(b, baseline.pid, offered, `${n} subscriber(s), plain forwarder`);
-      } finally {
-        await b.close();
-      }
-      const f = await srtpFloorFanout(srtpFloor.urls['srtp-baseline']!, n, profile);
-      let floorResult: Measured;
-      try {
-        floorResult = await measure(f, srtpFloor.pid, offered, `${n} subscriber(s), SRTP floor`);
-      } finally {
-        await f.close();
-      }
+      const [platformResult, baselineResult, floorResult] = windows.map(summed) as [Measured, Measured, Measured];
+      const roundRatios = windows[0]!.map((w, round) => Number((micros(w) / micros(windows[2]![round]!)).toFixed(3)));
       const cores = (m: Measured): string => `${m.serverLoad.toFixed(2)} / ${m.clientLoad.toFixed(2)}`;
       progress(`${n} subscriber(s): ${Math.round(platformResult.packetsPerSecond)} RTP packets/s forwarded of ${offered} offered ` +
         `(SRTP floor ${Math.round(floorResult.packetsPerSecond)}, plain ${Math.round(baselineResult.packetsPerSecond)}), ` +
@@ -211,7 +241,7 @@ async function main(): Promise<void> {
       });
       printFigure({
         bench: BENCH, figure: `server_cpu_per_packet_${n}_subs_vs_srtp_floor`, value: platformResult.cpuMicrosPerPacket, unit: 'us',
-        baseline: floorResult.cpuMicrosPerPacket, srtp_profile: SRTP_PROFILE_NAMES[profile],
+        baseline: floorResult.cpuMicrosPerPacket, srtp_profile: SRTP_PROFILE_NAMES[profile], rounds: ROUNDS, round_ratios: roundRatios,
       });
       printFigure({
         bench: BENCH, figure: `srtp_floor_cpu_per_packet_${n}_subs`, value: floorResult.cpuMicrosPerPacket, unit: 'us',
