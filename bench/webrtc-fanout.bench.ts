@@ -151,6 +151,8 @@ async function platformFanout(
       room_id: room, user_id: 'publisher', role: 'speaker', publish_streams: [VIDEO.streamId, AUDIO.streamId],
     }));
     clients.push(publisher);
+    // the rounds outlast the 45 s a silent media session is kept
+    stops.push(publisher.keepAlive());
     const subs: RtcClient[] = [];
     for (let i = 0; i < subscribers; i++) {
       const sub = await RtcClient.join(mediaUrl, await issue(api, cred, {
@@ -158,6 +160,7 @@ async function platformFanout(
       }), { keepPayloads: false, peer: feedbackPeerConfig() });
       clients.push(sub);
       subs.push(sub);
+      stops.push(sub.keepAlive());
       const got = await sub.negotiate([
         { streamId: VIDEO.streamId, kind: 'video', direction: 'recv' }, { streamId: AUDIO.streamId, kind: 'audio', direction: 'recv' },
       ]);

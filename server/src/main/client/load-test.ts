@@ -29,7 +29,6 @@ const JOIN_CONCURRENCY = 10;
 /** From the token request to a connected peer connection. */
 const JOIN_TIMEOUT_MS = 30_000;
 /** The session's keepalive (docs/protocol/media.md, section 6.1: 45 s of silence closes it). */
-const PING_MS = 15_000;
 /** A subscriber's offer carries at most 40 tracks (docs/protocol/media.md, section 10.1). */
 const MAX_TRACKS = 40;
 /** Tokens without `ttl_seconds` last 600 s (docs/reference/token-api.md); longer runs ask for more, up to 3600. */
@@ -246,10 +245,7 @@ export async function runLoadTest(settings: LoadTestSettings, io: ClientIO, clie
     rtc.pc.connectionStateChange.subscribe((state) => {
       if (!leaving && p.joinMs !== undefined && state === 'failed') p.dropped ??= 'peer connection failed';
     });
-    const ping = setInterval(() => {
-      if (rtc.closeInfo === undefined) rtc.wire.sendControl({ type: 'ping' });
-    }, PING_MS);
-    p.stops.push(() => clearInterval(ping));
+    p.stops.push(rtc.keepAlive());
     let specs: RtcTrackSpec[];
     if (p.role === 'publisher') {
       specs = [];

@@ -182,6 +182,16 @@ describe('WebRTC media protocol', () => {
     assert.deepEqual(reports(), [[0, 480, 360], [0, 640, 480], [0, 320, 240]]);
   });
 
+  it('keeps a client alive with pings on its interval, each answered by a pong', async () => {
+    const c = await client(await token('ws-keepalive', 'pinger', {}));
+    const stop = c.keepAlive(20);
+    try {
+      await waitFor(() => c.wire.controls.filter((m) => m.type === 'pong').length >= 3, 'three pongs');
+    } finally {
+      stop();
+    }
+  });
+
   it('refuses a receive m-line for a stream outside the subscriber\'s grant and sends nothing on it', async () => {
     const room = 'grants';
     const pub = await publisher(room, [2, 3]);

@@ -15,6 +15,9 @@ import {
 } from './loopback-peer.ts';
 import { WireClient, type Control, type WireCloseInfo, type WireCredentials } from './wire-client.ts';
 
+/** How often `keepAlive` pings, as the app SDK does. */
+export const KEEPALIVE_MS = 15_000;
+
 export type RtcKind = 'audio' | 'video';
 export type RtcDirection = 'send' | 'recv';
 
@@ -271,6 +274,19 @@ export class RtcClient {
       }
       return this.pc.connectionState === 'connected';
     }, 'the peer connection to connect', timeoutMs);
+  }
+
+  /**
+   * Sends `ping` every `intervalMs` until the returned function is called: a joined session that
+   * sends nothing on its WebSocket for 45 s is closed, whatever media flows (docs/protocol/media.md,
+   * section 6.1).
+   */
+  keepAlive(intervalMs = KEEPALIVE_MS): () => void {
+    const timer = setInterval(() => {
+      if (this.closeInfo === undefined) this.wire.sendControl({ type: 'ping' });
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Resolves with the close code once the media WebSocket closed. */
