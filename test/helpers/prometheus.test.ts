@@ -126,4 +126,27 @@ describe('the strict Prometheus text parser of the tests', () => {
       assert.ok(value >= 0 && value < 60, `${suffix}: ${value}`);
     }
   });
+
+  it('reports a stall of the event loop in its delays, sampled on the process\'s shared 50 ms timer', async () => {
+    const metrics = createMetrics();
+    const maxDelay = async (): Promise<number | undefined> =>
+      parseStrictExposition(await metrics.registry.metrics()).get('nodejs_eventloop_lag_max_seconds')?.samples[0]?.value;
+    const waitForDelay = async (atLeast: number): Promise<number> => {
+      const deadline = Date.now() + 10_000;
+      let max = 0;
+      while (max === 0 || max < atLeast) {
+        assert.ok(Date.now() < deadline, `no delay of ${atLeast} s measured (max ${max})`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        max = Math.max(max, (await maxDelay()) ?? 0);
+      }
+      return max;
+    };
+    await waitForDelay(0); // the timer ran twice: its phase is set and a delay measured
+    const stallMs = 150;
+    const until = performance.now() + stallMs;
+    while (performance.now() < until) { /* the loop is held */ }
+    // the run due during the stall comes at least stallMs - 50 ms late
+    const max = await waitForDelay((stallMs - 50) / 1000);
+    assert.ok(max < 60, `max ${max}`);
+  });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { BusEvent, EventBus } from '../core/ports.ts';
+import { everyShared } from '../core/shared-interval.ts';
 import { createMemoryBus } from './memory.ts';
 
 export interface SqliteBusOptions {
@@ -65,8 +66,9 @@ export function createSqliteBus(path: string, options: SqliteBusOptions): EventB
       if (rows.length < BATCH) break;
     }
   };
-  const timer = setInterval(poll, options.pollMs ?? DEFAULT_POLL_MS);
-  timer.unref();
+  // on the process's shared timer of its period: the poll wakes the loop with the media ticks and
+  // the event loop sampler, not at a phase of its own (core/shared-interval.ts)
+  const stopPolling = everyShared(options.pollMs ?? DEFAULT_POLL_MS, poll);
 
   return {
     reach: 'deployment',
@@ -78,7 +80,7 @@ export function createSqliteBus(path: string, options: SqliteBusOptions): EventB
     // events stay in the file for the retention time: a poll that failed catches up on the next one
     onResync: () => () => {},
     async close() {
-      clearInterval(timer);
+      stopPolling();
       await local.close();
       db.close();
     },

@@ -1,5 +1,6 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createHistogram, performance, type RecordableHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
+import { everyShared } from '../core/shared-interval.ts';
 
 /** The event loop metrics prom-client's defaults register, replaced here under the same names. */
 const LAG = 'nodejs_eventloop_lag_seconds';
@@ -13,13 +14,25 @@ const DELAY_GAUGES = [
   ['p99', 'The 99th percentile of the recorded event loop delays.', (h: Delays) => h.percentile(99)],
 ] as const;
 /**
- * How often the delay histogram samples the loop (ms): twice prom-client's default of 10. Each
- * sample wakes the loop; at 10 ms they were 100 of an idle process's 170 wake-ups a second, and a
- * stall still delays a sample at 20.
+ * The period of the timer whose lateness is sampled (ms): the process's shared 50 ms timer, which
+ * also runs the media ticks and the SQLite bus's poll (core/shared-interval.ts). A sampler of its
+ * own (node's monitorEventLoopDelay, prom-client's at 10 ms, ours at 20) woke the loop 50 to 100
+ * times a second more, most of an idle process's wake-ups (docs/operations/metrics.md, "Event loop lag").
  */
-const RESOLUTION_MS = 20;
+const SAMPLE_MS = 50;
 
-type Delays = ReturnType<typeof monitorEventLoopDelay>;
+type Delays = RecordableHistogram;
+
+/** Records, at each run of the shared timer, how late it ran (ns; at least 1, the histogram's floor). */
+function sampleDelays(delays: RecordableHistogram): void {
+  let last: number | undefined;
+  everyShared(SAMPLE_MS, () => {
+    const now = performance.now();
+    // the first run may come up to one period early (the timer's phase is shared): nothing to measure yet
+    if (last !== undefined) delays.record(Math.max(Math.round((now - last - SAMPLE_MS) * 1e6), 1));
+    last = now;
+  });
+}
 
 /**
  * The event loop lag gauges, in place of prom-client's (docs/operations/metrics.md). prom-client
@@ -32,8 +45,8 @@ export function replaceEventLoopLag(registry: Registry): void {
   registry.removeSingleMetric(LAG);
   for (const [suffix] of DELAY_GAUGES) registry.removeSingleMetric(`nodejs_eventloop_lag_${suffix}_seconds`);
 
-  const delays = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  delays.enable();
+  const delays = createHistogram();
+  sampleDelays(delays);
   const gauges: { readonly gauge: Gauge; readonly read: (h: Delays) => number }[] = [];
   // registered first: a scrape runs this collect before it reads the delay gauges
   const lag: Gauge = new Gauge({

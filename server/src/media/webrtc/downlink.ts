@@ -8,7 +8,7 @@ import { CompactTwcc } from '../rtp/twcc-compact.ts';
 import { OVERHEAD_BYTES } from '../rtp/layers.ts';
 import { allocate, ceiling, KEEP_MARGIN, type VideoDemand } from '../rtp/allocation.ts';
 import { Pacer } from '../rtp/pacer.ts';
-import { everyShared } from '../rtp/shared-interval.ts';
+import { everyShared } from '../../core/shared-interval.ts';
 import { EMPTY_PADDING, FILL_CLUSTER, PADDING_BYTES, PROBE_MAX_LOSS, ProbeSchedule, probeTargetBps, probeTrainPackets } from '../rtp/probe-schedule.ts';
 import { RetransmitBudget } from '../rtp/retransmit-budget.ts';
 import { playoutFloorMs } from '../rtp/playout-delay.ts';

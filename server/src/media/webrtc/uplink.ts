@@ -9,7 +9,7 @@ import { NackRequester } from '../rtp/nack-requester.ts';
 import { LossWindow } from '../rtp/loss-window.ts';
 import { cumulativeLost, ReceiveStats } from '../rtp/receive-stats.ts';
 import { seqAfter } from '../rtp/rewriter.ts';
-import { everyShared } from '../rtp/shared-interval.ts';
+import { everyShared } from '../../core/shared-interval.ts';
 import { TwccRecorder } from '../rtp/twcc-feedback.ts';
 import { parseVp8 } from '../rtp/vp8.ts';
 import { RtpRoute } from './rtp-route.ts';

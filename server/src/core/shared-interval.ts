@@ -1,8 +1,10 @@
 /**
- * Periodic work of a media process on shared timers: every callback of the same period runs from
- * one interval, in the order they were added, so that a thousand subscribers' downlinks tick in one
- * wake-up of the event loop rather than at a thousand phases of their own. Each callback measures
- * the time since its last run itself (the first run comes up to one period early).
+ * Periodic work of a process on shared timers: every callback of the same period runs from one
+ * interval, in the order they were added, so that a thousand subscribers' downlinks, the SQLite
+ * bus's poll and the event loop sampler tick in one wake-up of the event loop rather than at
+ * phases of their own (each wake-up of an otherwise idle process costs it more CPU than most of
+ * the work a tick does). Each callback measures the time since its last run itself (the first run
+ * comes up to one period early).
  */
 interface Shared {
   readonly timer: NodeJS.Timeout;
