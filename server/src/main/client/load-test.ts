@@ -28,7 +28,6 @@ import { feedbackPeerConfig, sendTransportFeedback } from './media/transport-fee
 const JOIN_CONCURRENCY = 10;
 /** From the token request to a connected peer connection. */
 const JOIN_TIMEOUT_MS = 30_000;
-/** The session's keepalive (docs/protocol/media.md, section 6.1: 45 s of silence closes it). */
 /** A subscriber's offer carries at most 40 tracks (docs/protocol/media.md, section 10.1). */
 const MAX_TRACKS = 40;
 /** Tokens without `ttl_seconds` last 600 s (docs/reference/token-api.md); longer runs ask for more, up to 3600. */
