@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../server/src/store/sqlite.ts';
 import { describeStoreContract } from './store-contract.ts';
 
@@ -17,4 +19,24 @@ describeStoreContract('sqlite', {
     dirs.push(dir);
     return async () => createSqliteStore(join(dir, 'rtc.sqlite'));
   },
+});
+
+describe('sqlite webhook outbox', () => {
+  it('claims nothing without the write lock when nothing is due, so another process writing never holds it up', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rtc-sqlite-'));
+    dirs.push(dir);
+    const file = join(dir, 'rtc.sqlite');
+    const store = createSqliteStore(file);
+    const writer = new Database(file);
+    try {
+      writer.prepare('BEGIN IMMEDIATE').run();
+      const claim = { nowMs: Date.now(), leaseMs: 30_000, owner: 'own_a', limit: 10, excludeWebhookIds: [], perWebhook: 2 };
+      // before, the claim took the write lock first and waited busy_timeout (5 s) for this one, then failed
+      assert.deepEqual(await store.claimDeliveries(claim), []);
+      writer.prepare('COMMIT').run();
+    } finally {
+      writer.close();
+      await store.close();
+    }
+  });
 });

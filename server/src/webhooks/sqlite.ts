@@ -23,6 +23,9 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
         WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
         AND webhook_id NOT IN (SELECT value FROM json_each(@exclude)))
       WHERE n <= @perWebhook ORDER BY next_attempt_at LIMIT @limit`),
+    // any delivery that may be due, read without the write lock (WAL: a reader waits for no writer)
+    anyDue: db.prepare<{ now: number }, number>(`SELECT 1 FROM webhook_deliveries
+      WHERE status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now) LIMIT 1`).pluck(),
     lease: db.prepare<{ id: string; owner: string; until: number }>(
       'UPDATE webhook_deliveries SET lease_owner = @owner, lease_until = @until WHERE id = @id'),
     job: db.prepare<[string], JobRow>(`SELECT d.id, d.webhook_id, d.event_id, w.url, d.body, w.secret, w.previous_secret,
@@ -98,7 +101,9 @@ export function sqliteWebhookStore(db: Database.Database): WebhookStore {
 
     // IMMEDIATE: the write lock before the read, so a process writing meanwhile makes this wait, not fail
     async recordEvent(event) { return record.immediate(event); },
-    async claimDeliveries(c) { return claim.immediate(c); },
+    // the write lock only when something may be due: an idle worker's poll each second never waits
+    // (its event loop blocked, up to busy_timeout) for another process's write, nor holds one up
+    async claimDeliveries(c) { return q.anyDue.get({ now: c.nowMs }) === undefined ? [] : claim.immediate(c); },
     async completeDelivery(id, owner, o) {
       return q.complete.run({
         id, owner, status: o.delivered ? 'delivered' : o.nextAttemptAt === null ? 'failed' : 'pending',
