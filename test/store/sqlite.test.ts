@@ -31,7 +31,7 @@ describe('sqlite webhook outbox', () => {
     try {
       writer.prepare('BEGIN IMMEDIATE').run();
       const claim = { nowMs: Date.now(), leaseMs: 30_000, owner: 'own_a', limit: 10, excludeWebhookIds: [], perWebhook: 2 };
-      // before, the claim took the write lock first and waited busy_timeout (5 s) for this one, then failed
+      // a claim that took the write lock first would wait busy_timeout (5 s) for this writer, then fail
       assert.deepEqual(await store.claimDeliveries(claim), []);
       writer.prepare('COMMIT').run();
     } finally {
